@@ -1,0 +1,1 @@
+"""Replay traces, leakage evaluation, the health classifier and benchmarks."""

@@ -1,0 +1,1 @@
+"""Embeddings, evidence search, question planning and context assembly."""

@@ -1,0 +1,1 @@
+"""The HTTP API, authentication and the ``sgam`` command line."""

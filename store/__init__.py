@@ -1,0 +1,1 @@
+"""The temporal fact store: schema, migrations, the write path and exact reads."""

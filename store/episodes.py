@@ -1,0 +1,111 @@
+"""Episodes: the raw inputs facts cite, recorded once per id."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from store.errors import Conflict, NotFound
+from store.models import Episode, EpisodeInput
+
+_COLUMNS = """
+    episode_id AS id, occurred_at, recorded_at, kind, session_id, subjects, text, content_hash,
+    retention_class, metadata, erased_at
+"""
+
+
+def content_hash(text: str) -> str:
+    """The hash that identifies an episode's content (kept in stubs and tombstones)."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def record_episode(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    episode: EpisodeInput,
+    *,
+    now: datetime,
+    new_id: Callable[[], object],
+) -> Episode:
+    """Record an episode; the same id with the same content returns the stored one.
+
+    The same id with different text, time or kind is refused: an id names one input.
+    """
+    episode_id = episode.id or str(new_id())
+    digest = content_hash(episode.text)
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            """
+            INSERT INTO episodes (
+                tenant_id, episode_id, occurred_at, recorded_at, kind, session_id, subjects,
+                text, content_hash, retention_class, metadata
+            ) VALUES (
+                %(tenant_id)s, %(episode_id)s, %(occurred_at)s, %(now)s, %(kind)s,
+                %(session_id)s, %(subjects)s, %(text)s, %(content_hash)s,
+                %(retention_class)s, %(metadata)s
+            )
+            ON CONFLICT (tenant_id, episode_id) DO NOTHING
+            RETURNING""" + _COLUMNS,
+            {
+                "tenant_id": tenant_id,
+                "episode_id": episode_id,
+                "occurred_at": episode.occurred_at,
+                "now": now,
+                "kind": episode.kind,
+                "session_id": episode.session_id,
+                "subjects": sorted(set(episode.subjects)),
+                "text": episode.text,
+                "content_hash": digest,
+                "retention_class": episode.retention_class,
+                "metadata": Jsonb(episode.metadata),
+            },
+        )
+        row = cur.fetchone()
+    if row is not None:
+        return Episode.model_validate(row)
+    stored = get_episode(conn, tenant_id, episode_id)
+    same = (
+        stored.content_hash == digest
+        and stored.occurred_at == episode.occurred_at
+        and stored.kind == episode.kind
+    )
+    if not same:
+        raise Conflict(
+            f"episode {episode_id!r} exists with different content", field="id"
+        )
+    return stored
+
+
+def get_episode(conn: psycopg.Connection[Any], tenant_id: str, episode_id: str) -> Episode:
+    """One episode (or its stub after an erasure); NotFound if the tenant has no such id."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM episodes"
+            " WHERE tenant_id = %(tenant_id)s AND episode_id = %(episode_id)s",
+            {"tenant_id": tenant_id, "episode_id": episode_id},
+        )
+        row = cur.fetchone()
+    if row is None:
+        raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
+    return Episode.model_validate(row)
+
+
+def add_subjects(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_id: str, subjects: Iterable[str]
+) -> None:
+    """Note that the episode concerns ``subjects`` (a candidate citing it names one)."""
+    conn.execute(
+        """
+        UPDATE episodes
+        SET subjects = ARRAY(SELECT DISTINCT s FROM unnest(subjects || %(subjects)s::text[]) AS s ORDER BY s)
+        WHERE tenant_id = %(tenant_id)s AND episode_id = %(episode_id)s
+          AND NOT subjects @> %(subjects)s::text[]
+        """,
+        {"tenant_id": tenant_id, "episode_id": episode_id, "subjects": list(subjects)},
+    )

@@ -1,0 +1,64 @@
+"""The store's own errors: each carries a stable ``code`` and, where one is at fault, a ``field``.
+
+``server/`` maps these to problem+json in one table; replay writes ``code`` and ``detail``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class StoreError(Exception):
+    """Base class: a request the store refused, with a stable machine-readable code."""
+
+    code: ClassVar[str] = "internal"
+
+    def __init__(self, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+
+
+class InvalidInput(StoreError):
+    """The input breaks a rule of the contract (bad id, naive timestamp, unknown attribute...)."""
+
+    code = "invalid"
+
+
+class NotFound(StoreError):
+    """Nothing of that name exists for this tenant (or is known at that time)."""
+
+    code = "not_found"
+
+
+class Conflict(StoreError):
+    """The request contradicts stored state (an episode id reused with other content...)."""
+
+    code = "conflict"
+
+
+class DatabaseUnavailable(StoreError):
+    """The configured database cannot be reached or lacks a required extension."""
+
+    code = "unavailable"
+
+
+def translate(error: Exception) -> StoreError:
+    """The store's error for a database error that escaped the write path's own checks."""
+    import psycopg  # noqa: PLC0415 - keeps this module importable without a driver loaded
+
+    if isinstance(error, psycopg.errors.ForeignKeyViolation):
+        return NotFound(
+            "a referenced record does not exist (it may have been erased meanwhile)"
+        )
+    if isinstance(error, psycopg.errors.IntegrityError):
+        diag = error.diag
+        return Conflict(
+            f"the database refused the write ({diag.constraint_name or diag.sqlstate}): "
+            f"{diag.message_primary}"
+        )
+    if isinstance(error, psycopg.OperationalError):
+        return DatabaseUnavailable(f"the database is unavailable: {error}")
+    if isinstance(error, psycopg.errors.DataError):
+        return InvalidInput(f"the database refused a value: {error.diag.message_primary}")
+    return StoreError(f"unexpected database error: {error}")

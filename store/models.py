@@ -1,0 +1,202 @@
+"""The store's vocabulary as pydantic models: what goes in, what comes back, in JSON's words."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StringConstraints,
+    model_validator,
+)
+
+from store.times import format_timestamp, parse_timestamp
+from store.values import JsonValue, ValueType
+
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
+
+Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
+"""Tenant, subject, attribute, episode and session ids: 1-200 of ``A-Z a-z 0-9 _ . : @ -``."""
+
+Timestamp = Annotated[
+    datetime,
+    BeforeValidator(parse_timestamp),
+    PlainSerializer(format_timestamp, return_type=str),
+]
+"""An instant: RFC 3339 with an offset in, UTC with ``Z`` out."""
+
+EpisodeKind = Literal[
+    "message", "tool_result", "event", "file", "ticket", "user_confirmation", "inference"
+]
+MemoryType = Literal["working", "semantic", "episodic", "procedural"]
+EqualStartPolicy = Literal["reject", "source_precedence", "confirmed_wins"]
+FactStatus = Literal["current", "past", "future", "retired"]
+EndedByKind = Literal["fact", "expiry"]
+UpdateStatus = Literal["written", "unchanged", "ignored", "conflict", "invalid"]
+
+MAX_TEXT = 100_000
+MAX_DESCRIPTION = 2_000
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_max_length=MAX_TEXT)
+
+
+class AttributeDeclaration(_Input):
+    """What a tenant declares about one attribute of its schema."""
+
+    description: Annotated[str, Field(max_length=MAX_DESCRIPTION)] = ""
+    value_type: ValueType
+    enum_values: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=200
+    )
+    aliases: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=50
+    )
+    memory_type: MemoryType = "semantic"
+    on_equal_start: EqualStartPolicy = "reject"
+    retention_class: Identifier = "standard"
+
+    @model_validator(mode="after")
+    def _enum_values_match_type(self) -> AttributeDeclaration:
+        if self.value_type is ValueType.ENUM and not self.enum_values:
+            raise ValueError("an enum attribute needs enum_values")
+        if self.value_type is not ValueType.ENUM and self.enum_values:
+            raise ValueError("enum_values apply only to value_type enum")
+        if len(set(self.enum_values)) != len(self.enum_values):
+            raise ValueError("enum_values must be distinct")
+        return self
+
+
+class Attribute(AttributeDeclaration):
+    """A declared attribute as stored, with the version of its declaration."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    attribute: Identifier
+    schema_version: int
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class EpisodeInput(_Input):
+    """A raw input to remember: the source that facts cite."""
+
+    id: Identifier | None = None
+    occurred_at: Timestamp
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
+    kind: EpisodeKind = "message"
+    session_id: Identifier | None = None
+    subjects: list[Identifier] = Field(default_factory=list, max_length=100)
+    retention_class: Identifier = "standard"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Episode(BaseModel):
+    """A recorded episode; after an erasure only its stub (id, hash, times, kind) remains."""
+
+    id: str
+    occurred_at: Timestamp
+    recorded_at: Timestamp
+    kind: EpisodeKind
+    session_id: str | None
+    subjects: list[str]
+    text: str | None
+    content_hash: str
+    retention_class: str
+    metadata: dict[str, Any]
+    erased_at: Timestamp | None
+
+
+class MemoryUpdate(_Input):
+    """A candidate fact, as a model's structured output proposes it (the seed's shape).
+
+    Tenant and source episode are never part of it: the write path stamps them from the call.
+    """
+
+    evidence: str = Field(description="Exact quote from the episode")
+    subject: Identifier = Field(description="Normalized entity id, e.g. mira")
+    attribute: Identifier = Field(description="Declared attribute being updated")
+    current_value: str | None = Field(
+        default=None, description="Stored value shown in the prompt (advisory)"
+    )
+    change: Literal["new", "update", "no_change"]
+    value: str | None = Field(
+        default=None, description="New value as text; null when change is no_change"
+    )
+    valid_from: Timestamp | None = Field(
+        default=None,
+        description="When the value starts to apply (RFC 3339 with offset); "
+        "defaults to the episode's occurred_at",
+    )
+    strength: Literal["strong", "weak"] = "strong"
+
+
+class Fact(BaseModel):
+    """One version of a fact, with its windows and its status relative to the read."""
+
+    fact_id: UUID
+    version_id: UUID
+    subject: str
+    attribute: str
+    value: JsonValue
+    valid_from: Timestamp
+    valid_to: Timestamp | None
+    recorded_at: Timestamp
+    retired_at: Timestamp | None
+    supersedes: UUID | None
+    ended_by: UUID | None
+    ended_by_kind: EndedByKind | None
+    source_episode_id: str
+    source_kind: EpisodeKind
+    evidence: str | None
+    evidence_verified: bool
+    schema_version: int
+    status: FactStatus
+    disputed: bool = False
+
+
+class UpdateResult(BaseModel):
+    """The outcome of one candidate: never an error, always one of the statuses."""
+
+    index: int
+    status: UpdateStatus
+    reason: str | None = None
+    field: str | None = None
+    fact: Fact | None = None
+    conflict_id: UUID | None = None
+
+
+class ExpireResult(BaseModel):
+    """The outcome of an expiry: ``expired`` with the closed version, or ``unchanged``."""
+
+    status: Literal["expired", "unchanged"]
+    expiry_id: UUID | None = None
+    fact: Fact | None = None
+
+
+class Profile(BaseModel):
+    """Every attribute of one subject known at ``known_at`` and valid at ``valid_at``."""
+
+    subject: str
+    valid_at: Timestamp
+    known_at: Timestamp
+    facts: list[Fact]
+
+
+class ErasureResult(BaseModel):
+    """An erasure's receipt: what kind of thing went and the tombstone that records it."""
+
+    status: Literal["erased"] = "erased"
+    tombstone_id: UUID
+    episodes_deleted: int
+    episodes_stubbed: int
+    fact_versions_deleted: int
+    conflicts_deleted: int
+    expiries_deleted: int

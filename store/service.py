@@ -1,0 +1,315 @@
+"""``MemoryStore``: the write path and exact reads behind one object, for the API and replays.
+
+Every call names its tenant explicitly (the caller's credential decides it, never the
+payload), takes system time from the injected clock once, and runs as one transaction that
+is retried on deadlock or serialization failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+from uuid import uuid4
+
+import psycopg
+from psycopg_pool import ConnectionPool
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from store import attributes, episodes, erasure, facts, reads, tenants
+from store.clock import Clock, wall_clock
+from store.database import make_pool
+from store.errors import InvalidInput, translate
+from store.locks import with_retries
+from store.migrate import migrate
+from store.models import (
+    Attribute,
+    AttributeDeclaration,
+    Episode,
+    EpisodeInput,
+    ErasureResult,
+    ExpireResult,
+    Fact,
+    Identifier,
+    MemoryUpdate,
+    Profile,
+    UpdateResult,
+)
+from store.times import TimestampError, parse_timestamp
+from store.versions import IdFactory
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
+
+
+def parse_input(model: type[M], data: M | Mapping[str, Any]) -> M:
+    """Validate a request body; a broken one is InvalidInput naming the first field at fault."""
+    if isinstance(data, model):
+        return data
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        raise InvalidInput(first["msg"], field=field) from None
+
+
+def check_identifier(value: str, field: str) -> str:
+    """Refuse an id outside 1-200 characters of ``A-Z a-z 0-9 _ . : @ -``."""
+    try:
+        return _IDENTIFIER.validate_python(value)
+    except ValidationError:
+        raise InvalidInput(
+            f"{field} must be 1-200 characters of A-Z a-z 0-9 _ . : @ -", field=field
+        ) from None
+
+
+def parse_instant(value: datetime | str | None, field: str) -> datetime | None:
+    """An optional timestamp argument in UTC; a naive or malformed one is InvalidInput."""
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(value)
+    except TimestampError as error:
+        raise InvalidInput(str(error), field=field) from None
+
+
+class MemoryStore:
+    """The temporal fact store over one connection pool."""
+
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        *,
+        clock: Clock = wall_clock,
+        new_id: IdFactory = uuid4,
+    ) -> None:
+        self.pool = pool
+        self.clock = clock
+        self.new_id = new_id
+
+    def _run(self, work: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
+        """Run ``work`` in one transaction at one system time, retried when that is safe."""
+        now = self.clock()
+
+        @with_retries
+        def attempt() -> T:
+            with self.pool.connection() as conn, conn.transaction():
+                return work(conn, now)
+
+        try:
+            return attempt()
+        except psycopg.Error as error:
+            raise translate(error) from error
+
+    # -- tenants and schema -------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        """Apply pending migrations; return the names applied."""
+        with self.pool.connection() as conn:
+            return [migration.name for migration in migrate(conn)]
+
+    def create_tenant(self, tenant_id: str) -> None:
+        """Create a tenant (Conflict if it exists)."""
+        check_identifier(tenant_id, "tenant_id")
+        self._run(lambda conn, now: tenants.create_tenant(conn, tenant_id, now=now))
+
+    def ensure_tenant(self, tenant_id: str) -> None:
+        """Create a tenant unless it exists."""
+        check_identifier(tenant_id, "tenant_id")
+        self._run(lambda conn, now: tenants.ensure_tenant(conn, tenant_id, now=now))
+
+    def declare_attribute(
+        self,
+        tenant_id: str,
+        attribute: str,
+        declaration: AttributeDeclaration | Mapping[str, Any],
+    ) -> Attribute:
+        """Declare or redeclare an attribute of the tenant's schema."""
+        check_identifier(attribute, "attribute")
+        parsed = parse_input(AttributeDeclaration, declaration)
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> Attribute:
+            tenants.require_tenant(conn, tenant_id)
+            return attributes.declare_attribute(
+                conn, tenant_id, attribute, declaration=parsed, now=now
+            )
+
+        return self._run(work)
+
+    def list_attributes(self, tenant_id: str) -> list[Attribute]:
+        """The tenant's attribute schema."""
+        return self._run(lambda conn, _: attributes.list_attributes(conn, tenant_id))
+
+    # -- episodes and candidates --------------------------------------------------------
+
+    def record_episode(
+        self, tenant_id: str, episode: EpisodeInput | Mapping[str, Any]
+    ) -> Episode:
+        """Record a raw episode (idempotent on id)."""
+        parsed = parse_input(EpisodeInput, episode)
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> Episode:
+            tenants.require_tenant(conn, tenant_id)
+            return episodes.record_episode(conn, tenant_id, parsed, now=now, new_id=self.new_id)
+
+        return self._run(work)
+
+    def get_episode(self, tenant_id: str, episode_id: str) -> Episode:
+        """One episode of the tenant (a stub if it was erased)."""
+        check_identifier(episode_id, "episode_id")
+        return self._run(lambda conn, _: episodes.get_episode(conn, tenant_id, episode_id))
+
+    def apply_updates(
+        self, tenant_id: str, episode_id: str, candidates: Sequence[object]
+    ) -> list[UpdateResult]:
+        """Apply candidates citing one episode, each in its own transaction.
+
+        The source episode and tenant come from this call; a candidate that names either is
+        refused as invalid. Results keep the candidates' order.
+        """
+        check_identifier(episode_id, "episode_id")
+        episode = self.get_episode(tenant_id, episode_id)
+        results = []
+        for index, candidate in enumerate(candidates):
+            update = facts.validate_candidate(candidate, index)
+            if isinstance(update, UpdateResult):
+                results.append(update)
+                continue
+            results.append(self._apply_one(tenant_id, episode, update, index))
+        return results
+
+    def _apply_one(
+        self, tenant_id: str, episode: Episode, update: MemoryUpdate, index: int
+    ) -> UpdateResult:
+        return self._run(
+            lambda conn, now: facts.apply_update(
+                conn, tenant_id, episode=episode, update=update, index=index, now=now,
+                new_id=self.new_id,
+            )
+        )
+
+    def expire(
+        self,
+        tenant_id: str,
+        subject: str,
+        attribute: str,
+        *,
+        at: datetime | str,
+        source_episode_id: str,
+    ) -> ExpireResult:
+        """End the value of a key at ``at``, citing the episode that said it ended."""
+        check_identifier(subject, "subject")
+        check_identifier(attribute, "attribute")
+        check_identifier(source_episode_id, "source_episode_id")
+        instant = parse_instant(at, "at")
+        assert instant is not None
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> ExpireResult:
+            source = episodes.get_episode(conn, tenant_id, source_episode_id)
+            return facts.expire(
+                conn, tenant_id, subject=subject, attribute=attribute, at=instant,
+                source_episode=source, now=now, new_id=self.new_id,
+            )
+
+        return self._run(work)
+
+    def erase_subject(self, tenant_id: str, subject: str) -> ErasureResult:
+        """Delete everything held about a subject; leave a content-free tombstone."""
+        check_identifier(subject, "subject")
+        return self._run(
+            lambda conn, now: erasure.erase_subject(
+                conn, tenant_id, subject=subject, now=now, new_id=self.new_id
+            )
+        )
+
+    # -- exact reads --------------------------------------------------------------------
+
+    def current(self, tenant_id: str, subject: str, attribute: str) -> Fact:
+        """The value valid now in current knowledge (NotFound: not known)."""
+        return self.at(tenant_id, subject, attribute)
+
+    def at(
+        self,
+        tenant_id: str,
+        subject: str,
+        attribute: str,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> Fact:
+        """The value valid at ``valid_at`` as believed at ``known_at``.
+
+        Both default to now; given only ``known_at``, ``valid_at`` defaults to it ("what did
+        we believe on June 2 about June 2").
+        """
+        check_identifier(subject, "subject")
+        check_identifier(attribute, "attribute")
+        valid, known = _read_times(valid_at, known_at)
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> Fact:
+            known_at_ = known or now
+            return reads.read_at(
+                conn, tenant_id, subject=subject, attribute=attribute,
+                valid_at=valid or known or now, known_at=known_at_, now=now,
+            )
+
+        return self._run(work)
+
+    def history(self, tenant_id: str, subject: str, attribute: str) -> list[Fact]:
+        """Every version of a key, by valid_from then recorded_at."""
+        check_identifier(subject, "subject")
+        check_identifier(attribute, "attribute")
+        return self._run(
+            lambda conn, now: reads.read_history(
+                conn, tenant_id, subject=subject, attribute=attribute, now=now
+            )
+        )
+
+    def profile(
+        self,
+        tenant_id: str,
+        subject: str,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> Profile:
+        """Every attribute of a subject at one valid and known time (defaults as ``at``)."""
+        check_identifier(subject, "subject")
+        valid, known = _read_times(valid_at, known_at)
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> Profile:
+            known_at_ = known or now
+            valid_at_ = valid or known or now
+            found = reads.read_profile(
+                conn, tenant_id, subject=subject, valid_at=valid_at_, known_at=known_at_,
+                now=now,
+            )
+            return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
+
+        return self._run(work)
+
+
+def _read_times(
+    valid_at: datetime | str | None, known_at: datetime | str | None
+) -> tuple[datetime | None, datetime | None]:
+    return parse_instant(valid_at, "valid_at"), parse_instant(known_at, "known_at")
+
+
+@contextmanager
+def open_store(
+    conninfo: str,
+    *,
+    clock: Clock = wall_clock,
+    new_id: IdFactory = uuid4,
+    max_connections: int = 10,
+) -> Iterator[MemoryStore]:
+    """Open a pool on ``conninfo``, apply pending migrations, yield a store, close the pool."""
+    pool = make_pool(conninfo, max_size=max_connections)
+    with pool:
+        pool.wait()
+        store = MemoryStore(pool, clock=clock, new_id=new_id)
+        store.migrate()
+        yield store

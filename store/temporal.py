@@ -1,0 +1,134 @@
+"""The temporal rules of one key, as pure functions over its current-knowledge versions.
+
+A plan says which versions to retire and which to insert; ``store.facts`` runs it in one
+transaction. Versions are never edited: changing a window retires the old row and inserts a
+new version of the same fact, so every earlier belief stays readable at its ``known_at``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+from store.values import JsonValue, same_value
+
+EndedByKind = Literal["fact", "expiry"]
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One row of a key's history; ``version_id`` is None until the store assigns one."""
+
+    fact_id: UUID
+    value: JsonValue
+    valid_from: datetime
+    valid_to: datetime | None
+    source_episode_id: str
+    source_kind: str
+    evidence: str | None
+    evidence_verified: bool
+    schema_version: int
+    supersedes: UUID | None = None
+    ended_by: UUID | None = None
+    ended_by_kind: EndedByKind | None = None
+    version_id: UUID | None = None
+
+    def contains(self, instant: datetime) -> bool:
+        """Whether ``instant`` lies strictly inside the valid window (after its start)."""
+        return self.valid_from < instant and (self.valid_to is None or instant < self.valid_to)
+
+    def holds_at(self, instant: datetime) -> bool:
+        """Whether the version is valid at ``instant`` (start included, end excluded)."""
+        return self.valid_from <= instant and (self.valid_to is None or instant < self.valid_to)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one write does to a key: the status, the rows to retire and the rows to insert.
+
+    ``subject_version`` is the version the caller should see: the new fact when written, the
+    existing one when unchanged, the incumbent on a conflict, the closed one on an expiry.
+    """
+
+    status: Literal["written", "unchanged", "conflict", "expired", "invalid"]
+    retire: tuple[Version, ...] = ()
+    insert: tuple[Version, ...] = ()
+    subject_version: Version | None = None
+    reason: str | None = None
+
+
+def plan_assert(current: Sequence[Version], new: Version) -> Plan:
+    """Assert ``new`` (a fact with an open window from ``new.valid_from``) against a key.
+
+    Rule 1: a version starting exactly there is an equal start (same value: unchanged; else a
+    conflict for the attribute's policy). Rule 2: a version containing the start is closed
+    there and the new fact inherits the rest of its window. Rule 3: otherwise the new fact runs
+    to the next version's start (or stays open) and nothing else changes, so a delayed
+    extraction never closes a later value.
+    """
+    start = new.valid_from
+    for version in current:
+        if version.valid_from == start:
+            if same_value(version.value, new.value):
+                return Plan("unchanged", subject_version=version, reason="same value")
+            return Plan(
+                "conflict",
+                subject_version=version,
+                reason="a different value already starts at this instant",
+            )
+    for version in current:
+        if version.contains(start):
+            if same_value(version.value, new.value):
+                return Plan("unchanged", subject_version=version, reason="same value")
+            closed = replace(
+                version, version_id=None, valid_to=start, ended_by=new.fact_id, ended_by_kind="fact"
+            )
+            successor = replace(
+                new,
+                valid_to=version.valid_to,
+                ended_by=version.ended_by,
+                ended_by_kind=version.ended_by_kind,
+                supersedes=version.fact_id,
+            )
+            return Plan("written", retire=(version,), insert=(closed, successor),
+                        subject_version=successor)
+    later = [version for version in current if version.valid_from > start]
+    following = min(later, key=lambda version: version.valid_from, default=None)
+    placed = replace(
+        new,
+        valid_to=following.valid_from if following else None,
+        ended_by=following.fact_id if following else None,
+        ended_by_kind="fact" if following else None,
+        supersedes=None,
+    )
+    return Plan("written", insert=(placed,), subject_version=placed)
+
+
+def plan_expire(current: Sequence[Version], *, at: datetime, expiry_id: UUID) -> Plan:
+    """End the value valid at ``at``: its version closes there with no successor.
+
+    ``at`` equal to a version's start would leave an empty window: that is a retraction, so
+    it is invalid here. Nothing valid at ``at`` is an idempotent no-op.
+    """
+    for version in current:
+        if version.valid_from == at:
+            return Plan(
+                "invalid",
+                subject_version=version,
+                reason="a version starts at this instant; retract it instead of expiring it",
+            )
+    for version in current:
+        if version.contains(at):
+            closed = replace(
+                version, version_id=None, valid_to=at, ended_by=expiry_id, ended_by_kind="expiry"
+            )
+            return Plan("expired", retire=(version,), insert=(closed,), subject_version=closed)
+    return Plan("unchanged", reason="nothing is valid at this instant")
+
+
+def holding_at(versions: Sequence[Version], instant: datetime) -> Version | None:
+    """The version valid at ``instant`` among non-overlapping versions, if any."""
+    return next((version for version in versions if version.holds_at(instant)), None)

@@ -1,0 +1,142 @@
+"""Typed values: candidates carry strings, the store keeps normalized JSON values.
+
+"Same value" means equal canonical forms, so ``1.50`` equals ``1.5`` for a number and
+``2026-06-30T12:00:00+02:00`` equals ``2026-06-30T10:00:00Z`` for a datetime.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from typing import Any
+
+from store.times import TimestampError, format_timestamp, parse_timestamp
+
+JsonValue = Any  # str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+class ValueType(StrEnum):
+    """The value types an attribute can declare."""
+
+    STRING = "string"
+    DATE = "date"
+    DATETIME = "datetime"
+    NUMBER = "number"
+    INTEGER = "integer"
+    BOOLEAN = "boolean"
+    ENUM = "enum"
+    JSON = "json"
+
+
+class ValueParseError(ValueError):
+    """A value that does not parse as its attribute's type."""
+
+
+def parse_value(
+    text: str, value_type: ValueType, *, enum_values: Sequence[str] = ()
+) -> JsonValue:
+    """Parse ``text`` by ``value_type`` into its normalized JSON value, or raise ValueParseError."""
+    parser = _PARSERS[value_type]
+    return parser(text, enum_values)
+
+
+def canonical(value: JsonValue) -> str:
+    """The form "same value" compares: sorted-key compact JSON."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def same_value(left: JsonValue, right: JsonValue) -> bool:
+    """Whether two normalized values are the same value."""
+    return canonical(left) == canonical(right)
+
+
+def display(value: JsonValue) -> str:
+    """The value as one line of text (strings bare, everything else as JSON)."""
+    return value if isinstance(value, str) else canonical(value)
+
+
+def _string(text: str, _: Sequence[str]) -> JsonValue:
+    if not text:
+        raise ValueParseError("a string value must not be empty")
+    return text
+
+
+def _date(text: str, _: Sequence[str]) -> JsonValue:
+    stripped = text.strip()
+    if not _DATE.fullmatch(stripped):
+        raise ValueParseError(f"{text!r} is not a date in YYYY-MM-DD form")
+    try:
+        return date.fromisoformat(stripped).isoformat()
+    except ValueError:
+        raise ValueParseError(f"{text!r} is not a calendar date") from None
+
+
+def _datetime(text: str, _: Sequence[str]) -> JsonValue:
+    try:
+        return format_timestamp(parse_timestamp(text))
+    except TimestampError as error:
+        raise ValueParseError(str(error)) from None
+
+
+def _integer(text: str, _: Sequence[str]) -> JsonValue:
+    stripped = text.strip()
+    if not _INTEGER.fullmatch(stripped):
+        raise ValueParseError(f"{text!r} is not an integer")
+    return int(stripped)
+
+
+def _number(text: str, _: Sequence[str]) -> JsonValue:
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        raise ValueParseError(f"{text!r} is not a number") from None
+    as_float = float(number)
+    if not math.isfinite(as_float):
+        raise ValueParseError(f"{text!r} is not a finite number")
+    if number == number.to_integral_value() and abs(number) < 2**53:
+        return int(number)
+    return as_float
+
+
+def _boolean(text: str, _: Sequence[str]) -> JsonValue:
+    lowered = text.strip().lower()
+    if lowered not in {"true", "false"}:
+        raise ValueParseError(f"{text!r} is not a boolean (true or false)")
+    return lowered == "true"
+
+
+def _enum(text: str, enum_values: Sequence[str]) -> JsonValue:
+    if text not in enum_values:
+        raise ValueParseError(f"{text!r} is not one of {', '.join(enum_values)}")
+    return text
+
+
+def _json(text: str, _: Sequence[str]) -> JsonValue:
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, ValueParseError) as error:
+        raise ValueParseError(f"not a JSON text: {error}") from None
+
+
+def _refuse_constant(name: str) -> JsonValue:
+    raise ValueParseError(f"{name} is not valid JSON")
+
+
+_PARSERS = {
+    ValueType.STRING: _string,
+    ValueType.DATE: _date,
+    ValueType.DATETIME: _datetime,
+    ValueType.INTEGER: _integer,
+    ValueType.NUMBER: _number,
+    ValueType.BOOLEAN: _boolean,
+    ValueType.ENUM: _enum,
+    ValueType.JSON: _json,
+}
