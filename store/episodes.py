@@ -51,7 +51,8 @@ def record_episode(
                 %(retention_class)s, %(metadata)s
             )
             ON CONFLICT (tenant_id, episode_id) DO NOTHING
-            RETURNING""" + _COLUMNS,
+            RETURNING"""
+            + _COLUMNS,
             {
                 "tenant_id": tenant_id,
                 "episode_id": episode_id,
@@ -76,9 +77,7 @@ def record_episode(
         and stored.kind == episode.kind
     )
     if not same:
-        raise Conflict(
-            f"episode {episode_id!r} exists with different content", field="id"
-        )
+        raise Conflict(f"episode {episode_id!r} exists with different content", field="id")
     return stored
 
 
@@ -103,7 +102,9 @@ def add_subjects(
     conn.execute(
         """
         UPDATE episodes
-        SET subjects = ARRAY(SELECT DISTINCT s FROM unnest(subjects || %(subjects)s::text[]) AS s ORDER BY s)
+        SET subjects = ARRAY(
+            SELECT DISTINCT s FROM unnest(subjects || %(subjects)s::text[]) AS s ORDER BY s
+        )
         WHERE tenant_id = %(tenant_id)s AND episode_id = %(episode_id)s
           AND NOT subjects @> %(subjects)s::text[]
         """,

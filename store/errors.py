@@ -48,9 +48,7 @@ def translate(error: Exception) -> StoreError:
     import psycopg  # noqa: PLC0415 - keeps this module importable without a driver loaded
 
     if isinstance(error, psycopg.errors.ForeignKeyViolation):
-        return NotFound(
-            "a referenced record does not exist (it may have been erased meanwhile)"
-        )
+        return NotFound("a referenced record does not exist (it may have been erased meanwhile)")
     if isinstance(error, psycopg.errors.IntegrityError):
         diag = error.diag
         return Conflict(

@@ -101,15 +101,24 @@ def apply_update(
     if plan.status == "conflict":
         assert plan.subject_version is not None
         conflict_id = _log_conflict(
-            conn, new=new, incumbent=plan.subject_version, policy=attribute.on_equal_start,
-            now=now, new_id=new_id, **key,
+            conn,
+            new=new,
+            incumbent=plan.subject_version,
+            policy=attribute.on_equal_start,
+            now=now,
+            new_id=new_id,
+            **key,
         )
         return UpdateResult(
             index=index, status="conflict", reason=plan.reason, conflict_id=conflict_id
         )
     fact = _run_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
-    return UpdateResult(index=index, status=plan.status, reason=plan.reason,  # type: ignore[arg-type]
-                        fact=fact)
+    return UpdateResult(
+        index=index,
+        status=plan.status,
+        reason=plan.reason,
+        fact=fact,
+    )
 
 
 def expire(
@@ -144,8 +153,13 @@ def expire(
         VALUES (%(tenant_id)s, %(expiry_id)s, %(subject)s, %(attribute)s, %(at)s,
                 %(source_episode_id)s, %(now)s)
         """,
-        {**key, "expiry_id": expiry_id, "at": at, "source_episode_id": source_episode.id,
-         "now": now},
+        {
+            **key,
+            "expiry_id": expiry_id,
+            "at": at,
+            "source_episode_id": source_episode.id,
+            "now": now,
+        },
     )
     episodes.add_subjects(conn, tenant_id, source_episode.id, [subject])
     fact = _run_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
@@ -153,7 +167,11 @@ def expire(
 
 
 def _require_forward_time(
-    conn: psycopg.Connection[Any], *, tenant_id: str, subject: str, attribute: str,
+    conn: psycopg.Connection[Any],
+    *,
+    tenant_id: str,
+    subject: str,
+    attribute: str,
     now: datetime,
 ) -> None:
     last = versions.last_system_time(
@@ -181,8 +199,13 @@ def _run_plan(
     """Retire and insert what the plan says; return the fact the caller should see."""
     versions.retire(conn, tenant_id=tenant_id, versions=plan.retire, at=now)
     inserted = versions.insert(
-        conn, tenant_id=tenant_id, subject=subject, attribute=attribute,
-        versions=plan.insert, recorded_at=now, new_id=new_id,
+        conn,
+        tenant_id=tenant_id,
+        subject=subject,
+        attribute=attribute,
+        versions=plan.insert,
+        recorded_at=now,
+        new_id=new_id,
     )
     shown = plan.subject_version
     if shown is None:

@@ -45,7 +45,7 @@ def lock_keys(
 
 
 def with_retries(function: Callable[..., T]) -> Callable[..., T]:
-    """Re-run a whole transaction on deadlock or serialization failure, a bounded number of times."""
+    """Re-run a transaction on deadlock or serialization failure, at most MAX_ATTEMPTS times."""
     return retry(
         retry=retry_if_exception_type(RETRYABLE),
         stop=stop_after_attempt(MAX_ATTEMPTS),

@@ -36,10 +36,13 @@ def read_at(
     """The fact valid at ``valid_at`` as known at ``known_at``; NotFound means "not known"."""
     with conn.cursor(row_factory=class_row(VersionRow)) as cur:
         cur.execute(
-            "SELECT" + COLUMNS + """
+            "SELECT"
+            + COLUMNS
+            + """
             FROM fact_versions
             WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-              AND attribute = %(attribute)s""" + _KNOWN_AND_VALID,
+              AND attribute = %(attribute)s"""
+            + _KNOWN_AND_VALID,
             {
                 "tenant_id": tenant_id,
                 "subject": subject,
@@ -66,25 +69,37 @@ def read_profile(
     """Every attribute of ``subject`` valid at ``valid_at`` as known at ``known_at``."""
     with conn.cursor(row_factory=class_row(VersionRow)) as cur:
         cur.execute(
-            "SELECT" + COLUMNS + """
+            "SELECT"
+            + COLUMNS
+            + """
             FROM fact_versions
             WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"""
             + _KNOWN_AND_VALID
             + " ORDER BY attribute",
-            {"tenant_id": tenant_id, "subject": subject, "valid_at": valid_at,
-             "known_at": known_at},
+            {
+                "tenant_id": tenant_id,
+                "subject": subject,
+                "valid_at": valid_at,
+                "known_at": known_at,
+            },
         )
         return [to_fact(row, now) for row in cur.fetchall()]
 
 
 def read_history(
-    conn: psycopg.Connection[Any], tenant_id: str, *, subject: str, attribute: str,
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    subject: str,
+    attribute: str,
     now: datetime,
 ) -> list[Fact]:
     """Every version of the key ever recorded, by valid_from then recorded_at."""
     with conn.cursor(row_factory=class_row(VersionRow)) as cur:
         cur.execute(
-            "SELECT" + COLUMNS + """
+            "SELECT"
+            + COLUMNS
+            + """
             FROM fact_versions
             WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
               AND attribute = %(attribute)s

@@ -145,9 +145,7 @@ class MemoryStore:
 
     # -- episodes and candidates --------------------------------------------------------
 
-    def record_episode(
-        self, tenant_id: str, episode: EpisodeInput | Mapping[str, Any]
-    ) -> Episode:
+    def record_episode(self, tenant_id: str, episode: EpisodeInput | Mapping[str, Any]) -> Episode:
         """Record a raw episode (idempotent on id)."""
         parsed = parse_input(EpisodeInput, episode)
 
@@ -186,7 +184,12 @@ class MemoryStore:
     ) -> UpdateResult:
         return self._run(
             lambda conn, now: facts.apply_update(
-                conn, tenant_id, episode=episode, update=update, index=index, now=now,
+                conn,
+                tenant_id,
+                episode=episode,
+                update=update,
+                index=index,
+                now=now,
                 new_id=self.new_id,
             )
         )
@@ -210,8 +213,14 @@ class MemoryStore:
         def work(conn: psycopg.Connection[Any], now: datetime) -> ExpireResult:
             source = episodes.get_episode(conn, tenant_id, source_episode_id)
             return facts.expire(
-                conn, tenant_id, subject=subject, attribute=attribute, at=instant,
-                source_episode=source, now=now, new_id=self.new_id,
+                conn,
+                tenant_id,
+                subject=subject,
+                attribute=attribute,
+                at=instant,
+                source_episode=source,
+                now=now,
+                new_id=self.new_id,
             )
 
         return self._run(work)
@@ -252,8 +261,13 @@ class MemoryStore:
         def work(conn: psycopg.Connection[Any], now: datetime) -> Fact:
             known_at_ = known or now
             return reads.read_at(
-                conn, tenant_id, subject=subject, attribute=attribute,
-                valid_at=valid or known or now, known_at=known_at_, now=now,
+                conn,
+                tenant_id,
+                subject=subject,
+                attribute=attribute,
+                valid_at=valid or known or now,
+                known_at=known_at_,
+                now=now,
             )
 
         return self._run(work)
@@ -284,7 +298,11 @@ class MemoryStore:
             known_at_ = known or now
             valid_at_ = valid or known or now
             found = reads.read_profile(
-                conn, tenant_id, subject=subject, valid_at=valid_at_, known_at=known_at_,
+                conn,
+                tenant_id,
+                subject=subject,
+                valid_at=valid_at_,
+                known_at=known_at_,
                 now=now,
             )
             return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)

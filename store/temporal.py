@@ -93,8 +93,9 @@ def plan_assert(current: Sequence[Version], new: Version) -> Plan:
                 ended_by_kind=version.ended_by_kind,
                 supersedes=version.fact_id,
             )
-            return Plan("written", retire=(version,), insert=(closed, successor),
-                        subject_version=successor)
+            return Plan(
+                "written", retire=(version,), insert=(closed, successor), subject_version=successor
+            )
     later = [version for version in current if version.valid_from > start]
     following = min(later, key=lambda version: version.valid_from, default=None)
     placed = replace(

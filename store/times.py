@@ -1,4 +1,4 @@
-"""One clock (invariant 6): timestamps are parsed with an offset, kept in UTC, printed with ``Z``."""
+"""One clock (invariant 6): timestamps parse with an offset, live in UTC, print with ``Z``."""
 
 from __future__ import annotations
 
@@ -26,9 +26,7 @@ def parse_timestamp(value: object) -> datetime:
     else:
         raise TimestampError("a timestamp must be an RFC 3339 string")
     if parsed.tzinfo is None or parsed.utcoffset() is None:
-        raise TimestampError(
-            f"{value!s} has no UTC offset; add one (e.g. 'Z' or '+02:00')"
-        )
+        raise TimestampError(f"{value!s} has no UTC offset; add one (e.g. 'Z' or '+02:00')")
     return parsed.astimezone(UTC)
 
 

@@ -40,9 +40,7 @@ class ValueParseError(ValueError):
     """A value that does not parse as its attribute's type."""
 
 
-def parse_value(
-    text: str, value_type: ValueType, *, enum_values: Sequence[str] = ()
-) -> JsonValue:
+def parse_value(text: str, value_type: ValueType, *, enum_values: Sequence[str] = ()) -> JsonValue:
     """Parse ``text`` by ``value_type`` into its normalized JSON value, or raise ValueParseError."""
     parser = _PARSERS[value_type]
     return parser(text, enum_values)

@@ -93,7 +93,7 @@ def to_fact(row: VersionRow, now: datetime) -> Fact:
         ended_by=row.ended_by,
         ended_by_kind=row.ended_by_kind,
         source_episode_id=row.source_episode_id,
-        source_kind=row.source_kind,  # type: ignore[arg-type]  # the table CHECKs the kind
+        source_kind=row.source_kind,
         evidence=row.evidence,
         evidence_verified=row.evidence_verified,
         schema_version=row.schema_version,
@@ -107,7 +107,9 @@ def load_current(
     """The key's versions in current knowledge, by valid_from."""
     with conn.cursor(row_factory=class_row(VersionRow)) as cur:
         cur.execute(
-            "SELECT" + COLUMNS + """
+            "SELECT"
+            + COLUMNS
+            + """
             FROM fact_versions
             WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
               AND attribute = %(attribute)s AND retired_at IS NULL
@@ -149,7 +151,8 @@ def retire(
     )
 
 
-_INSERT = """
+_INSERT = (
+    """
 INSERT INTO fact_versions (
     tenant_id, version_id, fact_id, subject, attribute, value, valid_from, valid_to,
     recorded_at, supersedes, ended_by, ended_by_kind, source_episode_id, source_kind, evidence,
@@ -160,7 +163,9 @@ INSERT INTO fact_versions (
     %(ended_by_kind)s, %(source_episode_id)s, %(source_kind)s, %(evidence)s,
     %(evidence_verified)s, %(schema_version)s
 )
-RETURNING""" + COLUMNS
+RETURNING"""
+    + COLUMNS
+)
 
 
 def insert(

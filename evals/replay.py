@@ -1,0 +1,229 @@
+"""Replay files: a fixed sequence of memory operations, one JSON result line per input line.
+
+The clock: a line may set ``now``; a line without one keeps the previous line's clock; before
+the first ``now`` the clock is the wall clock. A write takes ``now`` as its system time and may
+not go back in system time. A read takes ``now`` as its valid instant and default known-at.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel
+
+from store.clock import wall_clock
+from store.database import scratch_database
+from store.errors import InvalidInput, StoreError
+from store.service import MemoryStore, open_store, parse_instant
+
+JsonObject = dict[str, Any]
+_COMMON = frozenset({"op", "tenant", "now"})
+
+
+class ReplayClock:
+    """The replay's clock: the wall clock until a line sets ``now``, then that instant."""
+
+    def __init__(self) -> None:
+        self.fixed: datetime | None = None
+
+    def __call__(self) -> datetime:
+        return self.fixed if self.fixed is not None else wall_clock()
+
+
+class CountingIds:
+    """Deterministic ids (1, 2, 3... as UUIDs) so a replay's output is reproducible."""
+
+    def __init__(self) -> None:
+        self.issued = 0
+
+    def __call__(self) -> UUID:
+        self.issued += 1
+        return UUID(int=self.issued)
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One replay operation: its fields and whether it writes."""
+
+    run: Callable[[MemoryStore, str, JsonObject], Any]
+    required: frozenset[str]
+    optional: frozenset[str] = frozenset()
+    writes: bool = False
+    passthrough: bool = False  # remaining fields form the body (define, episode)
+
+
+def _body(line: JsonObject, *, drop: Iterable[str]) -> JsonObject:
+    dropped = _COMMON | set(drop)
+    return {key: value for key, value in line.items() if key not in dropped}
+
+
+def _define(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    return store.declare_attribute(tenant, line["attribute"], _body(line, drop={"attribute"}))
+
+
+def _episode(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    return store.record_episode(tenant, _body(line, drop=()))
+
+
+def _update(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    [result] = store.apply_updates(tenant, line["episode"], [line["candidate"]])
+    return result
+
+
+def _at(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    return store.at(
+        tenant,
+        line["subject"],
+        line["attribute"],
+        valid_at=line.get("valid_at"),
+        known_at=line.get("known_at"),
+    )
+
+
+def _history(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    versions = store.history(tenant, line["subject"], line["attribute"])
+    return {"subject": line["subject"], "attribute": line["attribute"], "versions": versions}
+
+
+def _profile(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    return store.profile(
+        tenant, line["subject"], valid_at=line.get("valid_at"), known_at=line.get("known_at")
+    )
+
+
+def _expire(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    return store.expire(
+        tenant,
+        line["subject"],
+        line["attribute"],
+        at=line["at"],
+        source_episode_id=line["source_episode_id"],
+    )
+
+
+def _erase(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    if ("subject" in line) == ("episode" in line):
+        raise InvalidInput("erase takes exactly one of subject or episode", field="subject")
+    if "episode" in line:
+        raise InvalidInput("erasing an episode is not supported yet", field="episode")
+    return store.erase_subject(tenant, line["subject"])
+
+
+_KEY = frozenset({"subject", "attribute"})
+OPS: Mapping[str, Op] = {
+    "define": Op(_define, frozenset({"attribute"}), writes=True, passthrough=True),
+    "episode": Op(_episode, frozenset(), writes=True, passthrough=True),
+    "update": Op(_update, frozenset({"episode", "candidate"}), writes=True),
+    "current": Op(
+        lambda store, tenant, line: store.current(tenant, line["subject"], line["attribute"]), _KEY
+    ),
+    "at": Op(_at, _KEY, frozenset({"valid_at", "known_at"})),
+    "history": Op(_history, _KEY),
+    "profile": Op(_profile, frozenset({"subject"}), frozenset({"valid_at", "known_at"})),
+    "expire": Op(_expire, _KEY | {"at", "source_episode_id"}, writes=True),
+    "erase": Op(_erase, frozenset(), frozenset({"subject", "episode"}), writes=True),
+}
+
+
+@dataclass
+class Replay:
+    """Runs replay lines against one store, keeping the clock and the system-time floor."""
+
+    store: MemoryStore
+    clock: ReplayClock
+    last_write: datetime | None = None
+    tenants: set[str] = field(default_factory=set)
+
+    def run_line(self, number: int, text: str) -> JsonObject:
+        """The result line for input line ``number``."""
+        try:
+            result = self._run(text)
+        except StoreError as error:
+            problem: JsonObject = {"code": error.code, "detail": error.detail}
+            if error.field:
+                problem["field"] = error.field
+            return {"line": number, "ok": False, "error": problem}
+        return {"line": number, "ok": True, "result": _jsonable(result)}
+
+    def _run(self, text: str) -> Any:
+        try:
+            line = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InvalidInput(f"not a JSON line: {error}") from None
+        if not isinstance(line, dict):
+            raise InvalidInput("a replay line must be a JSON object")
+        op = OPS.get(line.get("op"))  # type: ignore[arg-type]
+        if op is None:
+            raise InvalidInput(f"unknown op {line.get('op')!r}; one of {sorted(OPS)}", field="op")
+        tenant = line.get("tenant")
+        if not isinstance(tenant, str):
+            raise InvalidInput("every line needs a tenant", field="tenant")
+        _check_fields(line, op)
+        if "now" in line:
+            self.clock.fixed = parse_instant(line["now"], "now")
+        if op.writes:
+            now = self.clock()
+            if self.last_write is not None and now < self.last_write:
+                raise InvalidInput(
+                    "writes may not go back in system time (this line's now is before an"
+                    " earlier write's)",
+                    field="now",
+                )
+            self.last_write = now
+        if tenant not in self.tenants:
+            self.store.ensure_tenant(tenant)
+            self.tenants.add(tenant)
+        return op.run(self.store, tenant, line)
+
+
+def _check_fields(line: JsonObject, op: Op) -> None:
+    missing = sorted(op.required - line.keys())
+    if missing:
+        raise InvalidInput(f"{line['op']} needs {', '.join(missing)}", field=missing[0])
+    if op.passthrough:
+        return
+    unknown = sorted(line.keys() - _COMMON - op.required - op.optional)
+    if unknown:
+        raise InvalidInput(f"{line['op']} does not take {', '.join(unknown)}", field=unknown[0])
+
+
+def _jsonable(result: Any) -> Any:
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json")
+    if isinstance(result, dict):
+        return {key: _jsonable(value) for key, value in result.items()}
+    if isinstance(result, list):
+        return [_jsonable(item) for item in result]
+    return result
+
+
+def replay_lines(
+    store: MemoryStore, clock: ReplayClock, lines: Iterable[str]
+) -> Iterator[JsonObject]:
+    """Run a replay's lines (blank lines skipped, numbered from 1) and yield result lines."""
+    replay = Replay(store, clock)
+    for number, text in enumerate(lines, start=1):
+        if text.strip():
+            yield replay.run_line(number, text)
+
+
+def dumps(result: JsonObject) -> str:
+    """One result line as written to the output."""
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+
+
+def replay_file(path: Path, *, database_url: str | None) -> list[JsonObject]:
+    """Replay ``path`` on a fresh temporary database (embedded unless ``database_url``)."""
+    clock = ReplayClock()
+    with (
+        scratch_database(database_url) as conninfo,
+        open_store(conninfo, clock=clock, new_id=CountingIds()) as store,
+        path.open(encoding="utf-8") as lines,
+    ):
+        return list(replay_lines(store, clock, lines))

@@ -1,0 +1,94 @@
+"""The ``sgam`` command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from server.settings import Settings
+
+app = typer.Typer(
+    name="sgam",
+    help="SGAM: a temporal, cited memory server for AI agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.command()
+def migrate() -> None:
+    """Apply pending schema migrations to the configured database.
+
+    Uses DATABASE_URL when set, else the embedded PostgreSQL in SGAM_DATA_DIR.
+    """
+    from store.database import make_pool, resolve_conninfo  # noqa: PLC0415 - keep --help fast
+    from store.migrate import migrate as apply  # noqa: PLC0415
+
+    settings = Settings()
+    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    with make_pool(conninfo, max_size=1) as pool, pool.connection() as conn:
+        applied = apply(conn)
+    if applied:
+        for migration in applied:
+            typer.echo(f"applied {migration.version:04d}_{migration.name}")
+    else:
+        typer.echo("no pending migrations")
+
+
+@app.command()
+def replay(
+    trace: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, help="A .jsonl replay file.")
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="Write result lines here instead of standard output.")
+    ] = None,
+    expected: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="Compare with these result lines; exit 1 on any difference.",
+        ),
+    ] = None,
+) -> None:
+    """Run a replay file on a fresh temporary database; print one result line per input line.
+
+    Each line is one operation (define, episode, update, current, at, history, profile,
+    expire, erase) for a tenant; see the README for the format.
+    """
+    from evals.replay import dumps, replay_file  # noqa: PLC0415 - keep --help fast
+
+    settings = Settings()
+    lines = [dumps(result) for result in replay_file(trace, database_url=settings.database_url)]
+    text = "".join(line + "\n" for line in lines)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+    if expected is not None:
+        wanted = [line for line in expected.read_text(encoding="utf-8").splitlines() if line]
+        differences = [
+            (number, got, want)
+            for number, (got, want) in enumerate(zip(lines, wanted, strict=False), start=1)
+            if got != want
+        ]
+        if differences or len(lines) != len(wanted):
+            for number, got, want in differences:
+                typer.echo(f"result {number} differs:\n  got:  {got}\n  want: {want}", err=True)
+            if len(lines) != len(wanted):
+                typer.echo(f"{len(lines)} results, {len(wanted)} expected", err=True)
+            raise typer.Exit(1)
+        typer.echo(f"all {len(lines)} results match {expected}", err=True)
+
+
+def main() -> None:
+    """Entry point of the ``sgam`` console script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

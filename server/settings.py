@@ -1,0 +1,30 @@
+"""One typed settings object, read from the environment (prefix ``SGAM_``) and built once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from store.database import default_data_dir
+
+
+class Settings(BaseSettings):
+    """Server and store settings; each field says what it changes."""
+
+    model_config = SettingsConfigDict(env_prefix="SGAM_", extra="ignore")
+
+    database_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("DATABASE_URL", "SGAM_DATABASE_URL"),
+        description="PostgreSQL 16+ with pgvector 0.8+ and btree_gist; unset = the embedded"
+        " PostgreSQL in data_dir.",
+    )
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Folder of the embedded database (kept across restarts).",
+    )
+    pool_max_size: int = Field(
+        default=10, ge=1, le=200, description="Most database connections the server holds."
+    )

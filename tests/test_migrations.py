@@ -1,0 +1,99 @@
+"""Migrations build the exact schema on a blank database, once, and the database keeps the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from store.database import temporary_database
+from store.migrate import available_migrations, migrate
+
+
+@pytest.fixture(scope="module")
+def blank(server_conninfo: str) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    """A connection to a blank database that the test migrates itself."""
+    with temporary_database(server_conninfo) as info, psycopg.connect(info) as conn:
+        yield conn
+
+
+def _names(conn: psycopg.Connection[tuple[object, ...]], query: str) -> set[str]:
+    return {str(row[0]) for row in conn.execute(query.encode())}
+
+
+def test_a_blank_database_migrates_to_the_exact_schema(
+    blank: psycopg.Connection[tuple[object, ...]],
+) -> None:
+    applied = migrate(blank)
+    assert [m.version for m in applied] == [m.version for m in available_migrations()]
+    assert _names(blank, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'") == {
+        "schema_migrations",
+        "tenants",
+        "attributes",
+        "episodes",
+        "expiries",
+        "fact_versions",
+        "conflicts",
+        "tombstones",
+    }
+    assert _names(
+        blank,
+        "SELECT conname FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace"
+        " WHERE n.nspname = 'public' AND contype IN ('x', 'c') AND conrelid <> 0"
+        " AND conname NOT LIKE '%_check'",
+    ) == {
+        "attributes_enum_values",
+        "episodes_stub_has_no_text",
+        "fact_versions_valid_window",
+        "fact_versions_system_window",
+        "fact_versions_ended_by_kind",
+        "fact_versions_one_truth",
+        "conflicts_resolution",
+    }
+    assert _names(
+        blank,
+        "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'"
+        " AND indexname NOT LIKE '%_pkey'",
+    ) == {
+        "episodes_subjects",
+        "episodes_occurred",
+        "expiries_subject",
+        "expiries_source",
+        "fact_versions_one_truth",
+        "fact_versions_current",
+        "fact_versions_fact",
+        "fact_versions_source",
+        "conflicts_open",
+        "conflicts_challenger",
+    }
+    assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
+
+
+def test_the_exclusion_constraint_covers_both_windows(
+    blank: psycopg.Connection[tuple[object, ...]],
+) -> None:
+    migrate(blank)
+    row = blank.execute(
+        "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
+        " WHERE conname = 'fact_versions_one_truth'"
+    ).fetchone()
+    assert row is not None
+    assert row[0] == (
+        "EXCLUDE USING gist (tenant_id WITH =, subject WITH =, attribute WITH =,"
+        " tstzrange(valid_from, valid_to) WITH &&, tstzrange(recorded_at, retired_at) WITH &&)"
+    )
+    current = blank.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'fact_versions_current'"
+    ).fetchone()
+    assert current is not None
+    assert str(current[0]).endswith("WHERE (retired_at IS NULL)")
+
+
+def test_migrating_again_applies_nothing_and_records_each_version_once(
+    blank: psycopg.Connection[tuple[object, ...]],
+) -> None:
+    migrate(blank)
+    assert migrate(blank) == []
+    recorded = blank.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+    assert [(v, n) for v, n in recorded] == [(m.version, m.name) for m in available_migrations()]

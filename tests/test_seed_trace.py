@@ -1,0 +1,165 @@
+"""The seed's trace, replayed: the contract's worked example must hold exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals.replay import replay_file
+
+TRACES = Path(__file__).resolve().parent.parent / "evals" / "traces"
+SEED = TRACES / "seed_mira.jsonl"
+EXPECTED = TRACES / "seed_mira.expected.jsonl"
+
+
+@pytest.fixture(scope="module")
+def results(server_conninfo: str) -> list[dict[str, Any]]:
+    """The seed trace replayed on a temporary database of the session's server."""
+    return replay_file(SEED, database_url=server_conninfo)
+
+
+def _fact(results: list[dict[str, Any]], line: int) -> dict[str, Any]:
+    result = results[line - 1]
+    assert result["line"] == line
+    assert result["ok"], result
+    fact: dict[str, Any] = result["result"]
+    return fact
+
+
+def test_every_line_succeeds_and_matches_the_shipped_results(
+    results: list[dict[str, Any]],
+) -> None:
+    expected = [json.loads(line) for line in EXPECTED.read_text().splitlines() if line]
+    assert results == expected
+
+
+def test_now_is_e2s_value_and_june_2_is_e1s(results: list[dict[str, Any]]) -> None:
+    now = _fact(results, 7)
+    june_2 = _fact(results, 8)
+    assert (now["value"], now["source_episode_id"], now["status"]) == (
+        "2026-06-30",
+        "e2",
+        "current",
+    )
+    assert (june_2["value"], june_2["source_episode_id"]) == ("2026-07-15", "e1")
+    assert (june_2["valid_from"], june_2["valid_to"]) == (
+        "2026-06-01T09:00:00Z",
+        "2026-06-03T10:00:00Z",
+    )
+    assert now["supersedes"] == june_2["fact_id"]
+    assert june_2["ended_by"] == now["fact_id"]
+
+
+def test_known_at_before_e2_was_recorded_returns_e1s_value(results: list[dict[str, Any]]) -> None:
+    believed = _fact(results, 9)
+    assert (believed["value"], believed["source_episode_id"]) == ("2026-07-15", "e1")
+    assert believed["valid_to"] is None  # then, nothing had closed it yet
+    assert believed["status"] == "retired"  # no longer believed now
+
+
+def test_delayed_e0_fills_the_gap_before_e1_and_changes_nothing_else(
+    results: list[dict[str, Any]],
+) -> None:
+    written = results[10]["result"]["fact"]
+    assert (written["valid_from"], written["valid_to"]) == (
+        "2026-05-30T08:00:00Z",
+        "2026-06-01T09:00:00Z",
+    )
+    assert written["supersedes"] is None
+    e1_fact = _fact(results, 8)["fact_id"]
+    assert written["ended_by"] == e1_fact
+    assert _fact(results, 12)["value"] == "2026-08-01"
+    assert _fact(results, 13) == _fact(results, 8)  # June 2 unchanged, same version
+    assert _fact(results, 14) == _fact(results, 7)  # e2 still current, same version
+
+
+def test_history_shows_every_version_with_both_windows(results: list[dict[str, Any]]) -> None:
+    versions = results[14]["result"]["versions"]
+    summary = [
+        (
+            v["value"],
+            v["source_episode_id"],
+            v["valid_from"],
+            v["valid_to"],
+            v["recorded_at"],
+            v["retired_at"],
+            v["status"],
+        )
+        for v in versions
+    ]
+    assert summary == [
+        (
+            "2026-08-01",
+            "e0",
+            "2026-05-30T08:00:00Z",
+            "2026-06-01T09:00:00Z",
+            "2026-06-05T12:00:00Z",
+            None,
+            "past",
+        ),
+        (
+            "2026-07-15",
+            "e1",
+            "2026-06-01T09:00:00Z",
+            None,
+            "2026-06-01T09:00:05Z",
+            "2026-06-03T10:00:05Z",
+            "retired",
+        ),
+        (
+            "2026-07-15",
+            "e1",
+            "2026-06-01T09:00:00Z",
+            "2026-06-03T10:00:00Z",
+            "2026-06-03T10:00:05Z",
+            None,
+            "past",
+        ),
+        ("2026-06-30", "e2", "2026-06-03T10:00:00Z", None, "2026-06-03T10:00:05Z", None, "current"),
+    ]
+    e0, e1_open, e1_closed, e2 = versions
+    assert e1_open["fact_id"] == e1_closed["fact_id"] != e2["fact_id"]
+    assert e1_closed["ended_by"] == e2["fact_id"]
+    assert e1_closed["ended_by_kind"] == "fact"
+    assert e2["supersedes"] == e1_closed["fact_id"]
+    assert e0["ended_by"] == e1_closed["fact_id"]
+
+
+def test_profile_lists_the_current_value(results: list[dict[str, Any]]) -> None:
+    profile = results[15]["result"]
+    assert [(f["attribute"], f["value"]) for f in profile["facts"]] == [
+        ("passport_deadline", "2026-06-30")
+    ]
+
+
+def test_sgam_replay_command_checks_the_expected_results(tmp_path: Path) -> None:
+    """The console command, on its own temporary embedded database, end to end."""
+    out = tmp_path / "results.jsonl"
+    env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "server.cli",
+            "replay",
+            str(SEED),
+            "--out",
+            str(out),
+            "--expected",
+            str(EXPECTED),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert out.read_text() == EXPECTED.read_text()
+    assert "all 16 results match" in completed.stderr
