@@ -19,7 +19,7 @@ from typing import Any
 import platformdirs
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
 from store.errors import DatabaseUnavailable
@@ -113,19 +113,24 @@ def check_server(conninfo: str) -> None:
             ).fetchall()
     except psycopg.OperationalError as error:
         raise DatabaseUnavailable(f"cannot connect to the database: {error}") from error
-    available: dict[str, str] = dict(rows)
+    problems = server_problems(version, dict(rows))
+    if problems:
+        raise DatabaseUnavailable("; ".join(problems))
+
+
+def server_problems(server_version: int, extensions: dict[str, str]) -> list[str]:
+    """What keeps a server from hosting SGAM, given its version and available extensions."""
     problems = []
-    if version < MIN_SERVER_VERSION:
-        problems.append(f"PostgreSQL 16 or newer is required (server is {version // 10000})")
-    vector = available.get("vector")
+    if server_version < MIN_SERVER_VERSION:
+        problems.append(f"PostgreSQL 16 or newer is required (server is {server_version // 10000})")
+    vector = extensions.get("vector")
     if vector is None:
         problems.append("the pgvector extension ('vector') is not installed on the server")
     elif _version_tuple(vector) < MIN_VECTOR_VERSION:
         problems.append(f"pgvector 0.8 or newer is required (server has {vector})")
-    if "btree_gist" not in available:
+    if "btree_gist" not in extensions:
         problems.append("the btree_gist extension is not installed on the server")
-    if problems:
-        raise DatabaseUnavailable("; ".join(problems))
+    return problems
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -162,8 +167,3 @@ def temporary_database(conninfo: str) -> Iterator[str]:
             conn.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
-
-
-def database_name(conninfo: str) -> str:
-    """The database a connection string names (for messages)."""
-    return str(conninfo_to_dict(conninfo).get("dbname", ""))

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from store import episodes, versions
 from store.attributes import find_attribute, get_attribute
+from store.clock import Clock
 from store.errors import InvalidInput
 from store.locks import lock_key
 from store.models import Episode, ExpireResult, Fact, MemoryUpdate, UpdateResult
@@ -58,10 +59,14 @@ def apply_update(
     episode: Episode,
     update: MemoryUpdate,
     index: int,
-    now: datetime,
+    clock: Clock,
     new_id: IdFactory,
 ) -> UpdateResult:
-    """Apply one validated candidate citing ``episode`` (the caller's, never the model's)."""
+    """Apply one validated candidate citing ``episode`` (the caller's, never the model's).
+
+    System time is read after the key's lock is held, so writers queued on one key record
+    in the order they commit.
+    """
     if update.change == "no_change":
         return UpdateResult(index=index, status="ignored", reason="change is no_change")
     if update.strength == "weak":
@@ -80,6 +85,7 @@ def apply_update(
 
     key = {"tenant_id": tenant_id, "subject": update.subject, "attribute": update.attribute}
     lock_key(conn, **key)
+    now = clock()
     try:
         _require_forward_time(conn, now=now, **key)
     except InvalidInput as error:
@@ -129,7 +135,7 @@ def expire(
     attribute: str,
     at: datetime,
     source_episode: Episode,
-    now: datetime,
+    clock: Clock,
     new_id: IdFactory,
 ) -> ExpireResult:
     """End the value valid at ``at`` (no successor), citing the episode that said so."""
@@ -138,6 +144,7 @@ def expire(
         raise InvalidInput(f"episode {source_episode.id!r} was erased", field="source_episode_id")
     key = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
     lock_key(conn, **key)
+    now = clock()
     _require_forward_time(conn, now=now, **key)
     current = versions.load_current(conn, **key)
     expiry_id = new_id()

@@ -183,13 +183,13 @@ class MemoryStore:
         self, tenant_id: str, episode: Episode, update: MemoryUpdate, index: int
     ) -> UpdateResult:
         return self._run(
-            lambda conn, now: facts.apply_update(
+            lambda conn, _: facts.apply_update(
                 conn,
                 tenant_id,
                 episode=episode,
                 update=update,
                 index=index,
-                now=now,
+                clock=self.clock,
                 new_id=self.new_id,
             )
         )
@@ -210,7 +210,7 @@ class MemoryStore:
         instant = parse_instant(at, "at")
         assert instant is not None
 
-        def work(conn: psycopg.Connection[Any], now: datetime) -> ExpireResult:
+        def work(conn: psycopg.Connection[Any], _: datetime) -> ExpireResult:
             source = episodes.get_episode(conn, tenant_id, source_episode_id)
             return facts.expire(
                 conn,
@@ -219,7 +219,7 @@ class MemoryStore:
                 attribute=attribute,
                 at=instant,
                 source_episode=source,
-                now=now,
+                clock=self.clock,
                 new_id=self.new_id,
             )
 

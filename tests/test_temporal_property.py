@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from store.clock import ManualClock
@@ -116,7 +116,7 @@ def known_at(snapshots: list[tuple[datetime, Timeline]], system_time: datetime) 
     known: Timeline = {}
     for recorded, timeline in snapshots:
         if recorded <= system_time:
-            known = snapshots[-1][1]
+            known = timeline
     return known
 
 
@@ -182,8 +182,9 @@ def _as_run(fact: Fact | None) -> Run | None:
     return (fact.valid_from, fact.valid_to, fact.value)
 
 
-def _overlap(start_a: datetime, end_a: datetime | None, start_b: datetime,
-             end_b: datetime | None) -> bool:
+def _overlap(
+    start_a: datetime, end_a: datetime | None, start_b: datetime, end_b: datetime | None
+) -> bool:
     """Whether half-open windows [start, end) overlap (None = open end)."""
     return (end_b is None or start_a < end_b) and (end_a is None or start_b < end_a)
 
@@ -223,9 +224,7 @@ def _apply(
 @pytest.fixture
 def declared(store: MemoryStore, tenant: str) -> str:
     """The test's tenant with the date attribute declared (reject on equal start)."""
-    store.declare_attribute(
-        tenant, ATTRIBUTE, {"value_type": "date", "description": "a deadline"}
-    )
+    store.declare_attribute(tenant, ATTRIBUTE, {"value_type": "date", "description": "a deadline"})
     return tenant
 
 
@@ -233,6 +232,34 @@ def declared(store: MemoryStore, tenant: str) -> str:
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(ops=operations)
+# A value cut short before its old end: a later value in the gap runs past that stale end.
+@example(
+    ops=[
+        Assert(VALUES[0], INSTANTS[0], same_time=False),
+        Expire(INSTANTS[5], same_time=False),
+        Expire(INSTANTS[3], same_time=False),
+        Assert(VALUES[1], INSTANTS[4], same_time=False),
+    ]
+)
+# The same value asserted exactly where it was expired starts a new version (rule 3).
+@example(
+    ops=[
+        Assert(VALUES[0], INSTANTS[0], same_time=False),
+        Expire(INSTANTS[2], same_time=False),
+        Assert(VALUES[0], INSTANTS[2], same_time=False),
+    ]
+)
+# Equal starts (conflict, invalid expiry) and writes sharing one system time.
+@example(
+    ops=[
+        Assert(VALUES[0], INSTANTS[1], same_time=False),
+        Assert(VALUES[1], INSTANTS[1], same_time=True),
+        Expire(INSTANTS[1], same_time=True),
+        Assert(VALUES[2], INSTANTS[4], same_time=True),
+        Expire(INSTANTS[6], same_time=False),
+        Assert(VALUES[0], INSTANTS[0], same_time=True),
+    ]
+)
 def test_random_writes_in_random_order_agree_with_the_reference_model(
     store: MemoryStore, clock: ManualClock, declared: str, ops: list[Operation]
 ) -> None:
@@ -267,9 +294,7 @@ def test_random_writes_in_random_order_agree_with_the_reference_model(
         found = _read(store, tenant, subject, valid_at=instant)
         assert _as_run(found) == model_run_at(timeline, instant), instant
     history = store.history(tenant, subject, ATTRIBUTE)
-    assert {
-        _as_run(fact) for fact in history if fact.retired_at is None
-    } == model_runs(timeline)
+    assert {_as_run(fact) for fact in history if fact.retired_at is None} == model_runs(timeline)
     try:
         current: str | None = store.current(tenant, subject, ATTRIBUTE).value
     except NotFound:
@@ -279,7 +304,9 @@ def test_random_writes_in_random_order_agree_with_the_reference_model(
     # Past knowledge: before the first write, at each write, between writes, after the last.
     write_times = sorted({recorded for recorded, _ in snapshots})
     probes = {write_times[0] - timedelta(seconds=30), *write_times}
-    probes |= {earlier + (later - earlier) / 2 for earlier, later in itertools.pairwise(write_times)}
+    probes |= {
+        earlier + (later - earlier) / 2 for earlier, later in itertools.pairwise(write_times)
+    }
     probes.add(write_times[-1] + timedelta(seconds=30))
     for system_time in sorted(probes):
         believed = known_at(snapshots, system_time)
@@ -299,6 +326,5 @@ def test_random_writes_in_random_order_agree_with_the_reference_model(
     for first, second in itertools.combinations(seen, 2):
         assert not (
             _overlap(first.valid_from, first.valid_to, second.valid_from, second.valid_to)
-            and _overlap(first.recorded_at, first.retired_at, second.recorded_at,
-                         second.retired_at)
+            and _overlap(first.recorded_at, first.retired_at, second.recorded_at, second.retired_at)
         ), (first, second)
