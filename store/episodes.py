@@ -71,6 +71,9 @@ def record_episode(
     if row is not None:
         return Episode.model_validate(row)
     stored = get_episode(conn, tenant_id, episode_id)
+    if stored.erased_at is not None:
+        # A stub keeps only a content hash: answering "same content" would confirm a guess.
+        raise Conflict(f"episode {episode_id!r} was erased; its id cannot be reused", field="id")
     same = (
         stored.content_hash == digest
         and stored.occurred_at == episode.occurred_at

@@ -228,11 +228,14 @@ class MemoryStore:
     def erase_subject(self, tenant_id: str, subject: str) -> ErasureResult:
         """Delete everything held about a subject; leave a content-free tombstone."""
         check_identifier(subject, "subject")
-        return self._run(
-            lambda conn, now: erasure.erase_subject(
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> ErasureResult:
+            tenants.require_tenant(conn, tenant_id)
+            return erasure.erase_subject(
                 conn, tenant_id, subject=subject, now=now, new_id=self.new_id
             )
-        )
+
+        return self._run(work)
 
     # -- exact reads --------------------------------------------------------------------
 
