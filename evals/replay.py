@@ -19,8 +19,9 @@ from pydantic import BaseModel
 
 from store.clock import wall_clock
 from store.database import scratch_database
-from store.errors import InvalidInput, StoreError
-from store.service import MemoryStore, open_store, parse_instant
+from store.errors import Conflict, InvalidInput, NotFound, StoreError
+from store.inputs import parse_instant
+from store.service import MemoryStore, open_store
 
 JsonObject = dict[str, Any]
 _COMMON = frozenset({"op", "tenant", "now"})
@@ -111,8 +112,36 @@ def _erase(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
     if ("subject" in line) == ("episode" in line):
         raise InvalidInput("erase takes exactly one of subject or episode", field="subject")
     if "episode" in line:
-        raise InvalidInput("erasing an episode is not supported yet", field="episode")
+        return store.erase_episode(tenant, line["episode"])
     return store.erase_subject(tenant, line["subject"])
+
+
+def _retract(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    return store.retract(
+        tenant,
+        line["subject"],
+        line["attribute"],
+        valid_from=line.get("valid_from"),
+        fact_id=line.get("fact_id"),
+    )
+
+
+def _resolve(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+    page = store.list_conflicts(
+        tenant,
+        status="open",
+        subject=line["subject"],
+        attribute=line["attribute"],
+        valid_from=line["valid_from"],
+    )
+    if not page.conflicts:
+        raise NotFound("no open conflict of that key starts at that instant", field="valid_from")
+    if len(page.conflicts) > 1:
+        raise Conflict(
+            f"{len(page.conflicts)} open conflicts start at that instant; resolve them by id",
+            field="valid_from",
+        )
+    return store.resolve_conflict(tenant, page.conflicts[0].conflict_id, choose=line["choose"])
 
 
 _KEY = frozenset({"subject", "attribute"})
@@ -128,6 +157,8 @@ OPS: Mapping[str, Op] = {
     "profile": Op(_profile, frozenset({"subject"}), frozenset({"valid_at", "known_at"})),
     "expire": Op(_expire, _KEY | {"at", "source_episode_id"}, writes=True),
     "erase": Op(_erase, frozenset(), frozenset({"subject", "episode"}), writes=True),
+    "retract": Op(_retract, _KEY, frozenset({"valid_from", "fact_id"}), writes=True),
+    "resolve": Op(_resolve, _KEY | {"valid_from", "choose"}, writes=True),
 }
 
 

@@ -7,16 +7,24 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
-from store.errors import Conflict, InvalidInput, NotFound
+from store.errors import Conflict, NotFound
 from store.models import Attribute, AttributeDeclaration
 
 _COLUMNS = """
     attribute, description, value_type, enum_values, aliases, memory_type, on_equal_start,
-    retention_class, schema_version, created_at, updated_at
+    source_ranks, retention_class, schema_version, created_at, updated_at
 """
 # Fields whose change is compatible: they bump schema_version and keep stored values valid.
-_COMPATIBLE = ("description", "aliases", "memory_type", "on_equal_start", "retention_class")
+_COMPATIBLE = (
+    "description",
+    "aliases",
+    "memory_type",
+    "on_equal_start",
+    "source_ranks",
+    "retention_class",
+)
 
 
 def get_attribute(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> Attribute:
@@ -66,11 +74,6 @@ def declare_attribute(
     a new value type, or enum members removed, would strand stored values and is refused
     until schema evolution exists.
     """
-    if declaration.on_equal_start != "reject":
-        raise InvalidInput(
-            f"on_equal_start {declaration.on_equal_start!r} is not supported yet; use 'reject'",
-            field="on_equal_start",
-        )
     conn.execute(
         "SELECT 1 FROM attributes WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s"
         " FOR UPDATE",
@@ -81,6 +84,7 @@ def declare_attribute(
         "tenant_id": tenant_id,
         "attribute": attribute,
         **declaration.model_dump(mode="json"),
+        "source_ranks": Jsonb(declaration.source_ranks) if declaration.source_ranks else None,
         "now": now,
     }
     if existing is None:
@@ -88,12 +92,12 @@ def declare_attribute(
             """
             INSERT INTO attributes (
                 tenant_id, attribute, description, value_type, enum_values, aliases,
-                memory_type, on_equal_start, retention_class, schema_version, created_at,
-                updated_at
+                memory_type, on_equal_start, source_ranks, retention_class, schema_version,
+                created_at, updated_at
             ) VALUES (
                 %(tenant_id)s, %(attribute)s, %(description)s, %(value_type)s,
                 %(enum_values)s, %(aliases)s, %(memory_type)s, %(on_equal_start)s,
-                %(retention_class)s, 1, %(now)s, %(now)s
+                %(source_ranks)s, %(retention_class)s, 1, %(now)s, %(now)s
             )
             """,
             params,
@@ -123,7 +127,8 @@ def declare_attribute(
         UPDATE attributes SET
             description = %(description)s, enum_values = %(enum_values)s,
             aliases = %(aliases)s, memory_type = %(memory_type)s,
-            on_equal_start = %(on_equal_start)s, retention_class = %(retention_class)s,
+            on_equal_start = %(on_equal_start)s, source_ranks = %(source_ranks)s,
+            retention_class = %(retention_class)s,
             schema_version = schema_version + 1, updated_at = %(now)s
         WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
         """,

@@ -1,9 +1,10 @@
 """Erasure: the one path that deletes. What goes leaves a content-free tombstone.
 
 Erasing a subject deletes its fact versions, conflicts and expiries and every episode linked
-to it. An episode another subject's fact still cites becomes a stub (id, kind, times, content
-hash): the citation resolves, the content is gone. Evidence quoted from an erased episode is
-cleared wherever it survives.
+to it. Erasing an episode retracts the facts it sourced, drops the conflicts it challenged
+with, then deletes it the same way. An episode some remaining row still cites becomes a stub
+(id, kind, times, content hash): the citation resolves, the content is gone. Evidence quoted
+from an erased episode is cleared wherever it survives.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import Any, LiteralString
 
 import psycopg
 
+from store.errors import NotFound
 from store.locks import lock_keys
 from store.models import ErasureResult
+from store.retraction import retract_current
 from store.versions import IdFactory
 
 _LINKED_EPISODES = """
@@ -69,20 +72,113 @@ def erase_subject(
             {"tenant_id": tenant_id},
         )
     ]
-    lock_keys(conn, tenant_id=tenant_id, subject=subject, attributes=attributes)
-    params: dict[str, Any] = {"tenant_id": tenant_id, "subject": subject, "now": now}
+    lock_keys(conn, tenant_id=tenant_id, keys=[(subject, name) for name in attributes])
+    params: dict[str, Any] = {"tenant_id": tenant_id, "subject": subject}
     linked = conn.execute(_LINKED_EPISODES, params).fetchall()
-    params["episode_ids"] = [episode_id for episode_id, _ in linked]
 
     by_subject = "WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
-    fact_versions_deleted = _count(conn, "DELETE FROM fact_versions " + by_subject, params)
-    conflicts_deleted = _count(conn, "DELETE FROM conflicts " + by_subject, params)
-    expiries_deleted = _count(conn, "DELETE FROM expiries " + by_subject, params)
+    counts = {
+        "fact_versions_deleted": _count(conn, "DELETE FROM fact_versions " + by_subject, params),
+        "conflicts_deleted": _count(conn, "DELETE FROM conflicts " + by_subject, params),
+        "expiries_deleted": _count(conn, "DELETE FROM expiries " + by_subject, params),
+        **_remove_episodes(conn, tenant_id, [episode_id for episode_id, _ in linked], now=now),
+    }
+    # Other episodes may still list the subject among those they concern: forget the link.
+    conn.execute(
+        """
+        UPDATE episodes SET subjects = array_remove(subjects, %(subject)s)
+        WHERE tenant_id = %(tenant_id)s AND %(subject)s = ANY(subjects)
+        """,
+        params,
+    )
+    return _tombstone(
+        conn,
+        tenant_id,
+        target="subject",
+        target_hash=identifier_hash(subject),
+        episode_hashes=[content_hash for _, content_hash in linked],
+        counts=counts,
+        now=now,
+        new_id=new_id,
+    )
 
+
+def erase_episode(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    episode_id: str,
+    now: datetime,
+    new_id: IdFactory,
+) -> ErasureResult:
+    """Retract the facts an episode sourced, then remove it; record a tombstone.
+
+    Facts it alone sourced leave current knowledge; what they had closed gets its window
+    back. Its retired versions stay in history citing the stub, without the quoted evidence.
+    """
+    params: dict[str, Any] = {"tenant_id": tenant_id, "episode_id": episode_id}
+    found = conn.execute(
+        "SELECT content_hash, erased_at FROM episodes"
+        " WHERE tenant_id = %(tenant_id)s AND episode_id = %(episode_id)s",
+        params,
+    ).fetchone()
+    if found is None:
+        raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
+    content_hash, erased_at = found
+    sourced = conn.execute(
+        """
+        SELECT DISTINCT subject, attribute, fact_id FROM fact_versions
+        WHERE tenant_id = %(tenant_id)s AND source_episode_id = %(episode_id)s
+          AND retired_at IS NULL
+        ORDER BY subject, attribute, fact_id
+        """,
+        params,
+    ).fetchall()
+    lock_keys(conn, tenant_id=tenant_id, keys=[(s, a) for s, a, _ in sourced])
+    retracted = sum(
+        retract_current(
+            conn,
+            tenant_id=tenant_id,
+            subject=subject,
+            attribute=attribute,
+            fact_id=fact_id,
+            now=now,
+            new_id=new_id,
+        ).status
+        == "retracted"
+        for subject, attribute, fact_id in sourced
+    )
+    counts = {
+        "facts_retracted": retracted,
+        "conflicts_deleted": _count(
+            conn,
+            "DELETE FROM conflicts"
+            " WHERE tenant_id = %(tenant_id)s AND challenger_episode_id = %(episode_id)s",
+            params,
+        ),
+        **_remove_episodes(conn, tenant_id, [] if erased_at else [episode_id], now=now),
+    }
+    return _tombstone(
+        conn,
+        tenant_id,
+        target="episode",
+        target_hash=identifier_hash(episode_id),
+        episode_hashes=[] if erased_at else [content_hash],
+        counts=counts,
+        now=now,
+        new_id=new_id,
+    )
+
+
+def _remove_episodes(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_ids: list[str], *, now: datetime
+) -> dict[str, int]:
+    """Delete episodes no row cites any more; reduce the others to stubs."""
+    params: dict[str, Any] = {"tenant_id": tenant_id, "episode_ids": episode_ids, "now": now}
     cited = {row[0] for row in conn.execute(_STILL_CITED, params)}
     params["stubbed"] = sorted(cited)
-    params["deleted"] = sorted(set(params["episode_ids"]) - cited)
-    # Quotes of erased text held by other subjects' rows go with the text.
+    params["deleted"] = sorted(set(episode_ids) - cited)
+    # Quotes of erased text held by surviving rows go with the text.
     conn.execute(
         "UPDATE fact_versions SET evidence = NULL"
         " WHERE tenant_id = %(tenant_id)s AND source_episode_id = ANY(%(episode_ids)s)",
@@ -93,7 +189,7 @@ def erase_subject(
         " WHERE tenant_id = %(tenant_id)s AND challenger_episode_id = ANY(%(episode_ids)s)",
         params,
     )
-    episodes_stubbed = _count(
+    stubbed = _count(
         conn,
         """
         UPDATE episodes SET text = NULL, subjects = '{}', session_id = NULL, metadata = '{}',
@@ -102,49 +198,54 @@ def erase_subject(
         """,
         params,
     )
-    episodes_deleted = _count(
+    deleted = _count(
         conn,
         "DELETE FROM episodes WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(deleted)s)",
         params,
     )
-    # Other episodes may still list the subject among those they concern: forget the link.
-    conn.execute(
-        """
-        UPDATE episodes SET subjects = array_remove(subjects, %(subject)s)
-        WHERE tenant_id = %(tenant_id)s AND %(subject)s = ANY(subjects)
-        """,
-        params,
+    return {"episodes_stubbed": stubbed, "episodes_deleted": deleted}
+
+
+def _tombstone(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    target: str,
+    target_hash: str,
+    episode_hashes: list[str],
+    counts: dict[str, int],
+    now: datetime,
+    new_id: IdFactory,
+) -> ErasureResult:
+    result = ErasureResult(
+        tombstone_id=new_id(),
+        episodes_deleted=counts.get("episodes_deleted", 0),
+        episodes_stubbed=counts.get("episodes_stubbed", 0),
+        fact_versions_deleted=counts.get("fact_versions_deleted", 0),
+        conflicts_deleted=counts.get("conflicts_deleted", 0),
+        expiries_deleted=counts.get("expiries_deleted", 0),
+        facts_retracted=counts.get("facts_retracted", 0),
     )
-    tombstone_id = new_id()
     conn.execute(
         """
         INSERT INTO tombstones (
             tenant_id, tombstone_id, target, target_hash, erased_at, episodes_deleted,
             episodes_stubbed, fact_versions_deleted, conflicts_deleted, expiries_deleted,
-            episode_hashes
+            facts_retracted, episode_hashes
         ) VALUES (
-            %(tenant_id)s, %(tombstone_id)s, 'subject', %(target_hash)s, %(now)s,
+            %(tenant_id)s, %(tombstone_id)s, %(target)s, %(target_hash)s, %(now)s,
             %(episodes_deleted)s, %(episodes_stubbed)s, %(fact_versions_deleted)s,
-            %(conflicts_deleted)s, %(expiries_deleted)s, %(episode_hashes)s
+            %(conflicts_deleted)s, %(expiries_deleted)s, %(facts_retracted)s,
+            %(episode_hashes)s
         )
         """,
         {
-            **params,
-            "tombstone_id": tombstone_id,
-            "target_hash": identifier_hash(subject),
-            "episodes_deleted": episodes_deleted,
-            "episodes_stubbed": episodes_stubbed,
-            "fact_versions_deleted": fact_versions_deleted,
-            "conflicts_deleted": conflicts_deleted,
-            "expiries_deleted": expiries_deleted,
-            "episode_hashes": sorted(content_hash for _, content_hash in linked),
+            **result.model_dump(exclude={"status"}),
+            "tenant_id": tenant_id,
+            "target": target,
+            "target_hash": target_hash,
+            "episode_hashes": sorted(episode_hashes),
+            "now": now,
         },
     )
-    return ErasureResult(
-        tombstone_id=tombstone_id,
-        episodes_deleted=episodes_deleted,
-        episodes_stubbed=episodes_stubbed,
-        fact_versions_deleted=fact_versions_deleted,
-        conflicts_deleted=conflicts_deleted,
-        expiries_deleted=expiries_deleted,
-    )
+    return result

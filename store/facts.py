@@ -9,19 +9,19 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from typing import Any
-from uuid import UUID
 
 import psycopg
 from pydantic import ValidationError
 
-from store import episodes, versions
+from store import conflicts, episodes, versions
 from store.attributes import find_attribute, get_attribute
 from store.clock import Clock
 from store.errors import InvalidInput
 from store.locks import lock_key
-from store.models import Episode, ExpireResult, Fact, MemoryUpdate, UpdateResult
-from store.temporal import Plan, Version, plan_assert, plan_expire
-from store.values import ValueParseError, canonical, parse_value
+from store.models import Episode, ExpireResult, MemoryUpdate, UpdateResult
+from store.policies import equal_start_outcome
+from store.temporal import Version, plan_assert, plan_expire, plan_replace
+from store.values import ValueParseError, parse_value
 from store.versions import IdFactory
 
 _WHITESPACE = re.compile(r"\s+")
@@ -87,7 +87,7 @@ def apply_update(
     lock_key(conn, **key)
     now = clock()
     try:
-        _require_forward_time(conn, now=now, **key)
+        versions.require_forward_time(conn, now=now, **key)
     except InvalidInput as error:
         return _invalid(index, error.detail, error.field)
     new = Version(
@@ -105,26 +105,44 @@ def apply_update(
     plan = plan_assert([row.as_version() for row in current], new)
     episodes.add_subjects(conn, tenant_id, episode.id, [update.subject])
     if plan.status == "conflict":
-        assert plan.subject_version is not None
-        conflict_id = _log_conflict(
-            conn,
-            new=new,
-            incumbent=plan.subject_version,
-            policy=attribute.on_equal_start,
-            now=now,
-            new_id=new_id,
-            **key,
+        incumbent = plan.subject_version
+        assert incumbent is not None
+        outcome = equal_start_outcome(
+            attribute.on_equal_start,
+            newcomer_kind=new.source_kind,
+            incumbent_kind=incumbent.source_kind,
+            overrides=attribute.source_ranks,
         )
-        return UpdateResult(
-            index=index, status="conflict", reason=plan.reason, conflict_id=conflict_id
-        )
-    fact = _run_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
-    return UpdateResult(
-        index=index,
-        status=plan.status,
-        reason=plan.reason,
-        fact=fact,
-    )
+        if outcome == "outranked":
+            shown = next(row for row in current if row.version_id == incumbent.version_id)
+            return UpdateResult(
+                index=index,
+                status="unchanged",
+                reason="outranked",
+                fact=versions.to_fact(shown, now),
+            )
+        if outcome in {"conflict", "dispute"}:
+            conflict_id = conflicts.log_conflict(
+                conn,
+                new=new,
+                incumbent=incumbent,
+                policy=attribute.on_equal_start,
+                disputed=outcome == "dispute",
+                now=now,
+                new_id=new_id,
+                **key,
+            )
+            reason = (
+                "disputed: a source of equal rank starts a different value here"
+                if outcome == "dispute"
+                else plan.reason
+            )
+            return UpdateResult(
+                index=index, status="conflict", reason=reason, conflict_id=conflict_id
+            )
+        plan = plan_replace(incumbent, new)
+    fact = versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
+    return UpdateResult(index=index, status=plan.status, reason=plan.reason, fact=fact)
 
 
 def expire(
@@ -145,7 +163,7 @@ def expire(
     key = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
     lock_key(conn, **key)
     now = clock()
-    _require_forward_time(conn, now=now, **key)
+    versions.require_forward_time(conn, now=now, **key)
     current = versions.load_current(conn, **key)
     expiry_id = new_id()
     plan = plan_expire([row.as_version() for row in current], at=at, expiry_id=expiry_id)
@@ -169,120 +187,5 @@ def expire(
         },
     )
     episodes.add_subjects(conn, tenant_id, source_episode.id, [subject])
-    fact = _run_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
+    fact = versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
     return ExpireResult(status="expired", expiry_id=expiry_id, fact=fact)
-
-
-def _require_forward_time(
-    conn: psycopg.Connection[Any],
-    *,
-    tenant_id: str,
-    subject: str,
-    attribute: str,
-    now: datetime,
-) -> None:
-    last = versions.last_system_time(
-        conn, tenant_id=tenant_id, subject=subject, attribute=attribute
-    )
-    if last is not None and now < last:
-        raise InvalidInput(
-            f"system time {now.isoformat()} is before this key's last change"
-            f" ({last.isoformat()}); writes may not go back in system time",
-            field="now",
-        )
-
-
-def _run_plan(
-    conn: psycopg.Connection[Any],
-    plan: Plan,
-    *,
-    current: list[versions.VersionRow],
-    tenant_id: str,
-    subject: str,
-    attribute: str,
-    now: datetime,
-    new_id: IdFactory,
-) -> Fact | None:
-    """Retire and insert what the plan says; return the fact the caller should see."""
-    versions.retire(conn, tenant_id=tenant_id, versions=plan.retire, at=now)
-    inserted = versions.insert(
-        conn,
-        tenant_id=tenant_id,
-        subject=subject,
-        attribute=attribute,
-        versions=plan.insert,
-        recorded_at=now,
-        new_id=new_id,
-    )
-    shown = plan.subject_version
-    if shown is None:
-        return None
-    for planned, row in zip(plan.insert, inserted, strict=True):
-        if planned is shown:
-            return versions.to_fact(row, now)
-    return next(
-        (versions.to_fact(row, now) for row in current if row.version_id == shown.version_id),
-        None,
-    )
-
-
-def _log_conflict(
-    conn: psycopg.Connection[Any],
-    *,
-    tenant_id: str,
-    subject: str,
-    attribute: str,
-    new: Version,
-    incumbent: Version,
-    policy: str,
-    now: datetime,
-    new_id: IdFactory,
-) -> UUID:
-    """Record an equal-start disagreement once (a repeated candidate finds the open one)."""
-    params = {
-        "tenant_id": tenant_id,
-        "subject": subject,
-        "attribute": attribute,
-        "valid_from": new.valid_from,
-        "challenger_value": canonical(new.value),
-        "challenger_episode_id": new.source_episode_id,
-    }
-    existing = conn.execute(
-        """
-        SELECT conflict_id FROM conflicts
-        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s AND attribute = %(attribute)s
-          AND valid_from = %(valid_from)s AND status = 'open'
-          AND challenger_value = %(challenger_value)s::jsonb
-          AND challenger_episode_id = %(challenger_episode_id)s
-        """,
-        params,
-    ).fetchone()
-    if existing is not None:
-        conflict_id: UUID = existing[0]
-        return conflict_id
-    conflict_id = new_id()
-    conn.execute(
-        """
-        INSERT INTO conflicts (
-            tenant_id, conflict_id, subject, attribute, valid_from, policy, incumbent_fact_id,
-            challenger_value, challenger_episode_id, challenger_kind, evidence,
-            evidence_verified, created_at
-        ) VALUES (
-            %(tenant_id)s, %(conflict_id)s, %(subject)s, %(attribute)s, %(valid_from)s,
-            %(policy)s, %(incumbent_fact_id)s, %(challenger_value)s::jsonb,
-            %(challenger_episode_id)s, %(challenger_kind)s, %(evidence)s,
-            %(evidence_verified)s, %(now)s
-        )
-        """,
-        {
-            **params,
-            "conflict_id": conflict_id,
-            "policy": policy,
-            "incumbent_fact_id": incumbent.fact_id,
-            "challenger_kind": new.source_kind,
-            "evidence": new.evidence,
-            "evidence_verified": new.evidence_verified,
-            "now": now,
-        },
-    )
-    return conflict_id

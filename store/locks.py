@@ -37,10 +37,13 @@ def lock_key(
 
 
 def lock_keys(
-    conn: psycopg.Connection[Any], *, tenant_id: str, subject: str, attributes: Iterable[str]
+    conn: psycopg.Connection[Any], *, tenant_id: str, keys: Iterable[tuple[str, str]]
 ) -> None:
-    """Lock several keys of one subject in a fixed order, so two such writers cannot deadlock."""
-    for attribute in sorted(set(attributes)):
+    """Lock several (subject, attribute) keys in sorted order, so such writers cannot deadlock.
+
+    A single-key writer never holds another key's lock, so it cannot take part in a cycle.
+    """
+    for subject, attribute in sorted(set(keys)):
         lock_key(conn, tenant_id=tenant_id, subject=subject, attribute=attribute)
 
 

@@ -61,10 +61,17 @@ class AttributeDeclaration(_Input):
     )
     memory_type: MemoryType = "semantic"
     on_equal_start: EqualStartPolicy = "reject"
+    source_ranks: dict[EpisodeKind, Annotated[int, Field(ge=0, le=100)]] | None = Field(
+        default=None,
+        description="Override of the source ranks source_precedence compares, by episode"
+        " kind (unnamed kinds keep their default rank)",
+    )
     retention_class: Identifier = "standard"
 
     @model_validator(mode="after")
     def _enum_values_match_type(self) -> AttributeDeclaration:
+        if not self.source_ranks:
+            self.source_ranks = None
         if self.value_type is ValueType.ENUM and not self.enum_values:
             raise ValueError("an enum attribute needs enum_values")
         if self.value_type is not ValueType.ENUM and self.enum_values:
@@ -138,6 +145,35 @@ class MemoryUpdate(_Input):
     strength: Literal["strong", "weak"] = "strong"
 
 
+class Challenger(BaseModel):
+    """A value disputing a fact at the same start, as it waits in the conflicts table."""
+
+    conflict_id: UUID
+    value: JsonValue
+    source_episode_id: str
+    source_kind: EpisodeKind
+    evidence: str | None
+    evidence_verified: bool
+
+
+class ConflictRecord(BaseModel):
+    """An equal-start disagreement: the incumbent fact and the challenger it met."""
+
+    conflict_id: UUID
+    subject: str
+    attribute: str
+    valid_from: Timestamp
+    policy: EqualStartPolicy
+    disputed: bool
+    incumbent_fact_id: UUID
+    challenger: Challenger
+    status: Literal["open", "resolved"]
+    created_at: Timestamp
+    resolved_at: Timestamp | None
+    resolution: Literal["incumbent", "challenger"] | None
+    resolved_fact_id: UUID | None
+
+
 class Fact(BaseModel):
     """One version of a fact, with its windows and its status relative to the read."""
 
@@ -160,6 +196,7 @@ class Fact(BaseModel):
     schema_version: int
     status: FactStatus
     disputed: bool = False
+    challengers: list[Challenger] = Field(default_factory=list)
 
 
 class UpdateResult(BaseModel):
@@ -171,6 +208,28 @@ class UpdateResult(BaseModel):
     field: str | None = None
     fact: Fact | None = None
     conflict_id: UUID | None = None
+
+
+class RetractResult(BaseModel):
+    """The outcome of a retraction: the fact withdrawn and any incumbent it brought back."""
+
+    status: Literal["retracted", "unchanged"]
+    fact_id: UUID
+    restored_fact_id: UUID | None = None
+
+
+class ConflictPage(BaseModel):
+    """One page of conflicts and the cursor of the next (null on the last page)."""
+
+    conflicts: list[ConflictRecord]
+    next_cursor: str | None
+
+
+class ResolveResult(BaseModel):
+    """A settled conflict, and the fact now holding its start."""
+
+    conflict: ConflictRecord
+    fact: Fact | None
 
 
 class ExpireResult(BaseModel):
@@ -195,6 +254,7 @@ class ErasureResult(BaseModel):
 
     status: Literal["erased"] = "erased"
     tombstone_id: UUID
+    facts_retracted: int = 0
     episodes_deleted: int
     episodes_stubbed: int
     fact_versions_deleted: int

@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import class_row
 
+from store.conflicts import with_disputes
 from store.errors import NotFound
 from store.models import Fact
 from store.versions import COLUMNS, VersionRow, to_fact
@@ -54,7 +55,8 @@ def read_at(
         row = cur.fetchone()
     if row is None:
         raise NotFound(f"{subject}.{attribute} is not known at that time", field="attribute")
-    return to_fact(row, now)
+    [fact] = with_disputes(conn, tenant_id, [to_fact(row, now)])
+    return fact
 
 
 def read_profile(
@@ -83,7 +85,8 @@ def read_profile(
                 "known_at": known_at,
             },
         )
-        return [to_fact(row, now) for row in cur.fetchall()]
+        rows = cur.fetchall()
+    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows])
 
 
 def read_history(
@@ -107,4 +110,5 @@ def read_history(
             """,
             {"tenant_id": tenant_id, "subject": subject, "attribute": attribute},
         )
-        return [to_fact(row, now) for row in cur.fetchall()]
+        rows = cur.fetchall()
+    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows])

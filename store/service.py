@@ -10,70 +10,37 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, TypeVar
-from uuid import uuid4
+from typing import Any, Literal, TypeVar
+from uuid import UUID, uuid4
 
 import psycopg
 from psycopg_pool import ConnectionPool
-from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from store import attributes, episodes, erasure, facts, reads, tenants
+from store import attributes, conflicts, episodes, erasure, facts, reads, retraction, tenants
 from store.clock import Clock, wall_clock
 from store.database import make_pool
 from store.errors import InvalidInput, translate
+from store.inputs import check_identifier, parse_input, parse_instant, parse_uuid, read_times
 from store.locks import with_retries
 from store.migrate import migrate
 from store.models import (
     Attribute,
     AttributeDeclaration,
+    ConflictPage,
     Episode,
     EpisodeInput,
     ErasureResult,
     ExpireResult,
     Fact,
-    Identifier,
     MemoryUpdate,
     Profile,
+    ResolveResult,
+    RetractResult,
     UpdateResult,
 )
-from store.times import TimestampError, parse_timestamp
 from store.versions import IdFactory
 
 T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
-_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
-
-
-def parse_input(model: type[M], data: M | Mapping[str, Any]) -> M:
-    """Validate a request body; a broken one is InvalidInput naming the first field at fault."""
-    if isinstance(data, model):
-        return data
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
-        raise InvalidInput(first["msg"], field=field) from None
-
-
-def check_identifier(value: str, field: str) -> str:
-    """Refuse an id outside 1-200 characters of ``A-Z a-z 0-9 _ . : @ -``."""
-    try:
-        return _IDENTIFIER.validate_python(value)
-    except ValidationError:
-        raise InvalidInput(
-            f"{field} must be 1-200 characters of A-Z a-z 0-9 _ . : @ -", field=field
-        ) from None
-
-
-def parse_instant(value: datetime | str | None, field: str) -> datetime | None:
-    """An optional timestamp argument in UTC; a naive or malformed one is InvalidInput."""
-    if value is None:
-        return None
-    try:
-        return parse_timestamp(value)
-    except TimestampError as error:
-        raise InvalidInput(str(error), field=field) from None
 
 
 class MemoryStore:
@@ -237,6 +204,100 @@ class MemoryStore:
 
         return self._run(work)
 
+    def retract(
+        self,
+        tenant_id: str,
+        subject: str,
+        attribute: str,
+        *,
+        fact_id: UUID | str | None = None,
+        valid_from: datetime | str | None = None,
+    ) -> RetractResult:
+        """Withdraw a wrong fact, named by ``fact_id`` or by its ``valid_from``."""
+        check_identifier(subject, "subject")
+        check_identifier(attribute, "attribute")
+        if (fact_id is None) == (valid_from is None):
+            raise InvalidInput(
+                "name the fact by exactly one of fact_id or valid_from", field="fact_id"
+            )
+        target = parse_uuid(fact_id, "fact_id") if fact_id is not None else None
+        start = parse_instant(valid_from, "valid_from")
+        return self._run(
+            lambda conn, _: retraction.retract(
+                conn,
+                tenant_id,
+                subject=subject,
+                attribute=attribute,
+                fact_id=target,
+                valid_from=start,
+                clock=self.clock,
+                new_id=self.new_id,
+            )
+        )
+
+    def list_conflicts(
+        self,
+        tenant_id: str,
+        *,
+        status: Literal["open", "resolved"] | None = "open",
+        subject: str | None = None,
+        attribute: str | None = None,
+        valid_from: datetime | str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> ConflictPage:
+        """A page of conflicts (open ones by default), oldest first."""
+        for value, field in ((subject, "subject"), (attribute, "attribute")):
+            if value is not None:
+                check_identifier(value, field)
+        start = parse_instant(valid_from, "valid_from")
+
+        def work(conn: psycopg.Connection[Any], _: datetime) -> ConflictPage:
+            found, next_cursor = conflicts.list_conflicts(
+                conn,
+                tenant_id,
+                status=status,
+                subject=subject,
+                attribute=attribute,
+                valid_from=start,
+                limit=limit,
+                cursor=cursor,
+            )
+            return ConflictPage(conflicts=found, next_cursor=next_cursor)
+
+        return self._run(work)
+
+    def resolve_conflict(
+        self,
+        tenant_id: str,
+        conflict_id: UUID | str,
+        *,
+        choose: Literal["incumbent", "challenger"],
+    ) -> ResolveResult:
+        """Settle a conflict: keep the incumbent, or let the challenger replace it."""
+        target = parse_uuid(conflict_id, "conflict_id")
+        if choose not in ("incumbent", "challenger"):
+            raise InvalidInput("choose must be incumbent or challenger", field="choose")
+        return self._run(
+            lambda conn, _: conflicts.resolve(
+                conn,
+                tenant_id,
+                conflict_id=target,
+                choose=choose,
+                clock=self.clock,
+                new_id=self.new_id,
+            )
+        )
+
+    def erase_episode(self, tenant_id: str, episode_id: str) -> ErasureResult:
+        """Retract the facts an episode sourced, delete it, leave a tombstone."""
+        check_identifier(episode_id, "episode_id")
+        return self._run(
+            lambda conn, now: erasure.erase_episode(
+                conn, tenant_id, episode_id=episode_id, now=now, new_id=self.new_id
+            )
+        )
+
     # -- exact reads --------------------------------------------------------------------
 
     def current(self, tenant_id: str, subject: str, attribute: str) -> Fact:
@@ -259,7 +320,7 @@ class MemoryStore:
         """
         check_identifier(subject, "subject")
         check_identifier(attribute, "attribute")
-        valid, known = _read_times(valid_at, known_at)
+        valid, known = read_times(valid_at, known_at)
 
         def work(conn: psycopg.Connection[Any], now: datetime) -> Fact:
             known_at_ = known or now
@@ -295,7 +356,7 @@ class MemoryStore:
     ) -> Profile:
         """Every attribute of a subject at one valid and known time (defaults as ``at``)."""
         check_identifier(subject, "subject")
-        valid, known = _read_times(valid_at, known_at)
+        valid, known = read_times(valid_at, known_at)
 
         def work(conn: psycopg.Connection[Any], now: datetime) -> Profile:
             known_at_ = known or now
@@ -311,12 +372,6 @@ class MemoryStore:
             return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
 
         return self._run(work)
-
-
-def _read_times(
-    valid_at: datetime | str | None, known_at: datetime | str | None
-) -> tuple[datetime | None, datetime | None]:
-    return parse_instant(valid_at, "valid_at"), parse_instant(known_at, "known_at")
 
 
 @contextmanager

@@ -53,7 +53,7 @@ class Plan:
     existing one when unchanged, the incumbent on a conflict, the closed one on an expiry.
     """
 
-    status: Literal["written", "unchanged", "conflict", "expired", "invalid"]
+    status: Literal["written", "unchanged", "conflict", "expired", "invalid", "retracted"]
     retire: tuple[Version, ...] = ()
     insert: tuple[Version, ...] = ()
     subject_version: Version | None = None
@@ -133,3 +133,72 @@ def plan_expire(current: Sequence[Version], *, at: datetime, expiry_id: UUID) ->
 def holding_at(versions: Sequence[Version], instant: datetime) -> Version | None:
     """The version valid at ``instant`` among non-overlapping versions, if any."""
     return next((version for version in versions if version.holds_at(instant)), None)
+
+
+def plan_replace(incumbent: Version, new: Version) -> Plan:
+    """A newcomer takes an equal-start incumbent's place: its window, its ``ended_by``.
+
+    The incumbent is retired, not deleted; the newcomer ``supersedes`` it.
+    """
+    placed = replace(
+        new,
+        valid_from=incumbent.valid_from,
+        valid_to=incumbent.valid_to,
+        ended_by=incumbent.ended_by,
+        ended_by_kind=incumbent.ended_by_kind,
+        supersedes=incumbent.fact_id,
+    )
+    return Plan("written", retire=(incumbent,), insert=(placed,), subject_version=placed)
+
+
+def plan_retract(
+    current: Sequence[Version], *, fact_id: UUID, restored: Version | None = None
+) -> Plan:
+    """Withdraw a fact as if it had never been asserted.
+
+    Its current version is retired. A version it closed (``ended_by`` = the fact) gets back
+    the window it would have had: it runs to where the fact ended, taking the fact's
+    ``ended_by``. If the fact replaced an incumbent at the same start, ``restored`` (the
+    incumbent's last version) comes back in the fact's window instead, and what the fact
+    closed is now closed by the incumbent again.
+    """
+    target = next((version for version in current if version.fact_id == fact_id), None)
+    if target is None:
+        return Plan("unchanged", reason="the fact is not in current knowledge")
+    retire = [target]
+    insert = []
+    if restored is not None:
+        insert.append(
+            replace(
+                restored,
+                version_id=None,
+                valid_from=target.valid_from,
+                valid_to=target.valid_to,
+                ended_by=target.ended_by,
+                ended_by_kind=target.ended_by_kind,
+            )
+        )
+    for version in current:
+        if version.ended_by != fact_id or version is target:
+            continue
+        retire.append(version)
+        if restored is not None:
+            insert.append(
+                replace(version, version_id=None, ended_by=restored.fact_id, ended_by_kind="fact")
+            )
+        else:
+            insert.append(
+                replace(
+                    version,
+                    version_id=None,
+                    valid_to=target.valid_to,
+                    ended_by=target.ended_by,
+                    ended_by_kind=target.ended_by_kind,
+                )
+            )
+    return Plan(
+        "retracted",
+        retire=tuple(retire),
+        insert=tuple(insert),
+        subject_version=insert[0] if restored is not None else None,
+    )

@@ -12,8 +12,9 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from store.errors import InvalidInput
 from store.models import Fact, FactStatus
-from store.temporal import EndedByKind, Version
+from store.temporal import EndedByKind, Plan, Version
 from store.values import JsonValue
 
 IdFactory = Callable[[], UUID]
@@ -208,3 +209,55 @@ def insert(
             assert row is not None
             inserted.append(row)
     return inserted
+
+
+def require_forward_time(
+    conn: psycopg.Connection[Any],
+    *,
+    tenant_id: str,
+    subject: str,
+    attribute: str,
+    now: datetime,
+) -> None:
+    """Refuse a write whose system time is before the key's last change."""
+    last = last_system_time(conn, tenant_id=tenant_id, subject=subject, attribute=attribute)
+    if last is not None and now < last:
+        raise InvalidInput(
+            f"system time {now.isoformat()} is before this key's last change"
+            f" ({last.isoformat()}); writes may not go back in system time",
+            field="now",
+        )
+
+
+def apply_plan(
+    conn: psycopg.Connection[Any],
+    plan: Plan,
+    *,
+    current: list[VersionRow],
+    tenant_id: str,
+    subject: str,
+    attribute: str,
+    now: datetime,
+    new_id: IdFactory,
+) -> Fact | None:
+    """Retire and insert what the plan says; return the fact the caller should see."""
+    retire(conn, tenant_id=tenant_id, versions=plan.retire, at=now)
+    inserted = insert(
+        conn,
+        tenant_id=tenant_id,
+        subject=subject,
+        attribute=attribute,
+        versions=plan.insert,
+        recorded_at=now,
+        new_id=new_id,
+    )
+    shown = plan.subject_version
+    if shown is None:
+        return None
+    for planned, row in zip(plan.insert, inserted, strict=True):
+        if planned is shown:
+            return to_fact(row, now)
+    return next(
+        (to_fact(row, now) for row in current if row.version_id == shown.version_id),
+        None,
+    )

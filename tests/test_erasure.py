@@ -294,6 +294,7 @@ MIRA_COUNTS = {
     "fact_versions_deleted": 6,  # deadline 3 (one superseded), colour 2 (expired), city 1
     "conflicts_deleted": 1,
     "expiries_deleted": 1,
+    "facts_retracted": 0,  # a subject's erasure deletes; only an episode's retracts
 }
 ZERO_COUNTS = dict.fromkeys(MIRA_COUNTS, 0)
 

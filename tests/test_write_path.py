@@ -360,14 +360,6 @@ def test_enum_attributes_accept_added_members_only(store: MemoryStore, tenant: s
     assert "enum_values" in raised.value.detail
 
 
-def test_other_equal_start_policies_are_refused_until_supported(
-    store: MemoryStore, tenant: str
-) -> None:
-    with pytest.raises(InvalidInput) as raised:
-        declare(store, tenant, on_equal_start="source_precedence")
-    assert raised.value.field == "on_equal_start"
-
-
 def test_typed_values_are_stored_normalized_and_compared_so(
     store: MemoryStore, tenant: str
 ) -> None:

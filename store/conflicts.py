@@ -1,0 +1,292 @@
+"""Equal-start conflicts: logged, listed, shown on reads when they dispute a key, resolved.
+
+A challenger lives only here until it is chosen; choosing it writes it as a fact that
+replaces the incumbent (retired, not deleted), so history keeps both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+import psycopg
+from psycopg.rows import dict_row
+
+from store import versions
+from store.attributes import get_attribute
+from store.clock import Clock
+from store.errors import Conflict, NotFound
+from store.locks import lock_key
+from store.models import Challenger, ConflictRecord, Fact, ResolveResult
+from store.paging import check_limit, decode_cursor, encode_cursor
+from store.temporal import Version, plan_assert, plan_replace
+from store.values import canonical
+from store.versions import IdFactory
+
+_COLUMNS = """
+    conflict_id, subject, attribute, valid_from, policy, disputed, incumbent_fact_id,
+    challenger_value, challenger_episode_id, challenger_kind, evidence, evidence_verified,
+    status, created_at, resolved_at, resolution, resolved_fact_id
+"""
+
+
+def _record(row: dict[str, Any]) -> ConflictRecord:
+    return ConflictRecord(
+        conflict_id=row["conflict_id"],
+        subject=row["subject"],
+        attribute=row["attribute"],
+        valid_from=row["valid_from"],
+        policy=row["policy"],
+        disputed=row["disputed"],
+        incumbent_fact_id=row["incumbent_fact_id"],
+        challenger=_challenger(row),
+        status=row["status"],
+        created_at=row["created_at"],
+        resolved_at=row["resolved_at"],
+        resolution=row["resolution"],
+        resolved_fact_id=row["resolved_fact_id"],
+    )
+
+
+def _challenger(row: dict[str, Any]) -> Challenger:
+    return Challenger(
+        conflict_id=row["conflict_id"],
+        value=row["challenger_value"],
+        source_episode_id=row["challenger_episode_id"],
+        source_kind=row["challenger_kind"],
+        evidence=row["evidence"],
+        evidence_verified=row["evidence_verified"],
+    )
+
+
+def log_conflict(
+    conn: psycopg.Connection[Any],
+    *,
+    tenant_id: str,
+    subject: str,
+    attribute: str,
+    new: Version,
+    incumbent: Version,
+    policy: str,
+    disputed: bool,
+    now: datetime,
+    new_id: IdFactory,
+) -> UUID:
+    """Record an equal-start disagreement once (a repeated candidate finds the open one)."""
+    params = {
+        "tenant_id": tenant_id,
+        "subject": subject,
+        "attribute": attribute,
+        "valid_from": new.valid_from,
+        "challenger_value": canonical(new.value),
+        "challenger_episode_id": new.source_episode_id,
+    }
+    existing = conn.execute(
+        """
+        SELECT conflict_id FROM conflicts
+        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s AND attribute = %(attribute)s
+          AND valid_from = %(valid_from)s AND status = 'open'
+          AND challenger_value = %(challenger_value)s::jsonb
+          AND challenger_episode_id = %(challenger_episode_id)s
+        """,
+        params,
+    ).fetchone()
+    if existing is not None:
+        found: UUID = existing[0]
+        return found
+    conflict_id = new_id()
+    conn.execute(
+        """
+        INSERT INTO conflicts (
+            tenant_id, conflict_id, subject, attribute, valid_from, policy, disputed,
+            incumbent_fact_id, challenger_value, challenger_episode_id, challenger_kind,
+            evidence, evidence_verified, created_at
+        ) VALUES (
+            %(tenant_id)s, %(conflict_id)s, %(subject)s, %(attribute)s, %(valid_from)s,
+            %(policy)s, %(disputed)s, %(incumbent_fact_id)s, %(challenger_value)s::jsonb,
+            %(challenger_episode_id)s, %(challenger_kind)s, %(evidence)s,
+            %(evidence_verified)s, %(now)s
+        )
+        """,
+        {
+            **params,
+            "conflict_id": conflict_id,
+            "policy": policy,
+            "disputed": disputed,
+            "incumbent_fact_id": incumbent.fact_id,
+            "challenger_kind": new.source_kind,
+            "evidence": new.evidence,
+            "evidence_verified": new.evidence_verified,
+            "now": now,
+        },
+    )
+    return conflict_id
+
+
+def get_conflict(
+    conn: psycopg.Connection[Any], tenant_id: str, conflict_id: UUID
+) -> ConflictRecord:
+    """One conflict of the tenant; NotFound otherwise."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM conflicts"
+            " WHERE tenant_id = %(tenant_id)s AND conflict_id = %(conflict_id)s",
+            {"tenant_id": tenant_id, "conflict_id": conflict_id},
+        )
+        row = cur.fetchone()
+    if row is None:
+        raise NotFound(f"conflict {conflict_id} does not exist", field="conflict_id")
+    return _record(row)
+
+
+def list_conflicts(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    status: Literal["open", "resolved"] | None,
+    subject: str | None,
+    attribute: str | None,
+    valid_from: datetime | None = None,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[ConflictRecord], str | None]:
+    """A page of the tenant's conflicts, oldest first, and the cursor of the next page."""
+    after = decode_cursor(cursor) if cursor else None
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT"
+            + _COLUMNS
+            + """
+            FROM conflicts
+            WHERE tenant_id = %(tenant_id)s
+              AND (%(status)s::text IS NULL OR status = %(status)s)
+              AND (%(subject)s::text IS NULL OR subject = %(subject)s)
+              AND (%(attribute)s::text IS NULL OR attribute = %(attribute)s)
+              AND (%(valid_from)s::timestamptz IS NULL OR valid_from = %(valid_from)s)
+              AND (%(after_at)s::timestamptz IS NULL
+                   OR (created_at, conflict_id) > (%(after_at)s, %(after_id)s::uuid))
+            ORDER BY created_at, conflict_id
+            LIMIT %(limit)s
+            """,
+            {
+                "tenant_id": tenant_id,
+                "status": status,
+                "subject": subject,
+                "attribute": attribute,
+                "valid_from": valid_from,
+                "after_at": after[0] if after else None,
+                "after_id": after[1] if after else None,
+                "limit": check_limit(limit) + 1,
+            },
+        )
+        rows = cur.fetchall()
+    page = [_record(row) for row in rows[:limit]]
+    more = len(rows) > limit
+    next_cursor = (
+        encode_cursor([page[-1].created_at.isoformat(), str(page[-1].conflict_id)])
+        if more
+        else None
+    )
+    return page, next_cursor
+
+
+def with_disputes(
+    conn: psycopg.Connection[Any], tenant_id: str, facts: Sequence[Fact]
+) -> list[Fact]:
+    """Mark facts an open dispute challenges: ``disputed`` and the challengers cited."""
+    if not facts:
+        return []
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT"
+            + _COLUMNS
+            + """
+            FROM conflicts
+            WHERE tenant_id = %(tenant_id)s AND status = 'open' AND disputed
+              AND incumbent_fact_id = ANY(%(fact_ids)s)
+            ORDER BY created_at, conflict_id
+            """,
+            {"tenant_id": tenant_id, "fact_ids": list({fact.fact_id for fact in facts})},
+        )
+        rows = cur.fetchall()
+    challengers: dict[UUID, list[Challenger]] = {}
+    for row in rows:
+        challengers.setdefault(row["incumbent_fact_id"], []).append(_challenger(row))
+    return [
+        fact.model_copy(update={"disputed": True, "challengers": challengers[fact.fact_id]})
+        if fact.fact_id in challengers
+        else fact
+        for fact in facts
+    ]
+
+
+def resolve(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    conflict_id: UUID,
+    choose: Literal["incumbent", "challenger"],
+    clock: Clock,
+    new_id: IdFactory,
+) -> ResolveResult:
+    """Settle an open conflict: keep the incumbent, or write the challenger in its place."""
+    conflict = get_conflict(conn, tenant_id, conflict_id)
+    key = {"tenant_id": tenant_id, "subject": conflict.subject, "attribute": conflict.attribute}
+    lock_key(conn, **key)
+    now = clock()
+    versions.require_forward_time(conn, now=now, **key)
+    conflict = get_conflict(conn, tenant_id, conflict_id)  # as of holding the lock
+    if conflict.status != "open":
+        raise Conflict(f"conflict {conflict_id} is already resolved", field="conflict_id")
+    current = versions.load_current(conn, **key)
+    at_start = next((row for row in current if row.valid_from == conflict.valid_from), None)
+    fact: Fact | None = versions.to_fact(at_start, now) if at_start else None
+    resolved_fact_id = None
+    if choose == "challenger":
+        if at_start is not None and at_start.fact_id != conflict.incumbent_fact_id:
+            raise Conflict(
+                "another fact holds this start since the conflict was logged; assert the"
+                " challenger again instead",
+                field="conflict_id",
+            )
+        attribute = get_attribute(conn, tenant_id, conflict.attribute)
+        challenger = conflict.challenger
+        new = Version(
+            fact_id=new_id(),
+            value=challenger.value,
+            valid_from=conflict.valid_from,
+            valid_to=None,
+            source_episode_id=challenger.source_episode_id,
+            source_kind=challenger.source_kind,
+            evidence=challenger.evidence,
+            evidence_verified=challenger.evidence_verified,
+            schema_version=attribute.schema_version,
+        )
+        current_versions = [row.as_version() for row in current]
+        plan = (
+            plan_replace(at_start.as_version(), new)
+            if at_start is not None
+            else plan_assert(current_versions, new)
+        )
+        fact = versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
+        resolved_fact_id = new.fact_id
+    conn.execute(
+        """
+        UPDATE conflicts SET status = 'resolved', resolved_at = %(now)s,
+            resolution = %(choose)s, resolved_fact_id = %(resolved_fact_id)s
+        WHERE tenant_id = %(tenant_id)s AND conflict_id = %(conflict_id)s
+        """,
+        {
+            "tenant_id": tenant_id,
+            "conflict_id": conflict_id,
+            "now": now,
+            "choose": choose,
+            "resolved_fact_id": resolved_fact_id,
+        },
+    )
+    settled = get_conflict(conn, tenant_id, conflict_id)
+    if fact is not None:
+        [fact] = with_disputes(conn, tenant_id, [fact])
+    return ResolveResult(conflict=settled, fact=fact)

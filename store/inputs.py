@@ -1,0 +1,65 @@
+"""Checking call arguments: bodies, ids and instants become InvalidInput naming the field."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, TypeVar
+from uuid import UUID
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from store.errors import InvalidInput
+from store.models import Identifier
+from store.times import TimestampError, parse_timestamp
+
+M = TypeVar("M", bound=BaseModel)
+_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
+
+
+def parse_input(model: type[M], data: M | Mapping[str, Any]) -> M:
+    """Validate a request body; a broken one is InvalidInput naming the first field at fault."""
+    if isinstance(data, model):
+        return data
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        raise InvalidInput(first["msg"], field=field) from None
+
+
+def check_identifier(value: str, field: str) -> str:
+    """Refuse an id outside 1-200 characters of ``A-Z a-z 0-9 _ . : @ -``."""
+    try:
+        return _IDENTIFIER.validate_python(value)
+    except ValidationError:
+        raise InvalidInput(
+            f"{field} must be 1-200 characters of A-Z a-z 0-9 _ . : @ -", field=field
+        ) from None
+
+
+def parse_instant(value: datetime | str | None, field: str) -> datetime | None:
+    """An optional timestamp argument in UTC; a naive or malformed one is InvalidInput."""
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(value)
+    except TimestampError as error:
+        raise InvalidInput(str(error), field=field) from None
+
+
+def read_times(
+    valid_at: datetime | str | None, known_at: datetime | str | None
+) -> tuple[datetime | None, datetime | None]:
+    return parse_instant(valid_at, "valid_at"), parse_instant(known_at, "known_at")
+
+
+def parse_uuid(value: UUID | str, field: str) -> UUID:
+    """An id given as a UUID or its text; anything else is InvalidInput."""
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except ValueError:
+        raise InvalidInput(f"{field} must be a UUID", field=field) from None
