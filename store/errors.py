@@ -47,6 +47,10 @@ def translate(error: Exception) -> StoreError:
     """The store's error for a database error that escaped the write path's own checks."""
     import psycopg  # noqa: PLC0415 - keeps this module importable without a driver loaded
 
+    if isinstance(error, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected):
+        return Conflict(
+            "the write kept colliding with concurrent writers and was given up; retry it"
+        )
     if isinstance(error, psycopg.errors.ForeignKeyViolation):
         return NotFound("a referenced record does not exist (it may have been erased meanwhile)")
     if isinstance(error, psycopg.errors.IntegrityError):
