@@ -82,3 +82,14 @@ def test_eight_writers_with_one_value_at_one_start_write_once(pool: ConnectionPo
         results = list(executor.map(write, range(WRITERS)))
     assert Counter(r.status for r in results) == Counter(written=1, unchanged=WRITERS - 1)
     assert len(store.history(tenant, "mira", "passport_deadline")) == 1
+
+
+def test_the_writer_benchmark_runs_end_to_end(server_conninfo: str) -> None:
+    """The benchmark is not a test of speed; this only keeps it runnable."""
+    from evals.bench_writers import run  # noqa: PLC0415 - the benchmark is an optional tool
+
+    results = run(rounds=1, database_url=server_conninfo)
+    assert results["single_writer"]["n"] == 4
+    assert results["eight_writers_one_key"]["n"] == WRITERS
+    assert results["eight_writers_eight_keys"]["n"] == WRITERS
+    assert results["retry"]["one_retry"]["n"] == 2
