@@ -24,12 +24,14 @@ def migrate() -> None:
 
     Uses DATABASE_URL when set, else the embedded PostgreSQL in SGAM_DATA_DIR.
     """
-    from store.database import make_pool, resolve_conninfo  # noqa: PLC0415 - keep --help fast
+    import psycopg  # noqa: PLC0415 - keep --help fast
+
+    from store.database import resolve_conninfo  # noqa: PLC0415
     from store.migrate import migrate as apply  # noqa: PLC0415
 
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
-    with make_pool(conninfo, max_size=1) as pool, pool.connection() as conn:
+    with psycopg.connect(conninfo) as conn:
         applied = apply(conn)
     if applied:
         for migration in applied:

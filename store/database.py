@@ -18,6 +18,7 @@ from typing import Any
 
 import platformdirs
 import psycopg
+from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
@@ -138,12 +139,17 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
+    # Needs the vector extension: migrate before opening a pool on a new database.
+    register_vector(conn)
     conn.execute("SET TIME ZONE 'UTC'")
     conn.commit()
 
 
 def make_pool(conninfo: str, *, min_size: int = 1, max_size: int = 10) -> ConnectionPool:
-    """A pool created closed: open it where its lifetime is managed (a lifespan, a ``with``)."""
+    """A pool created closed: open it where its lifetime is managed (a lifespan, a ``with``).
+
+    Each connection speaks UTC and knows pgvector's types; the database must be migrated.
+    """
     return ConnectionPool(
         conninfo,
         min_size=min_size,

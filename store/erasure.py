@@ -189,6 +189,12 @@ def _remove_episodes(
         " WHERE tenant_id = %(tenant_id)s AND challenger_episode_id = ANY(%(episode_ids)s)",
         params,
     )
+    # A stub keeps no embedding either (deleted episodes take theirs along by cascade).
+    conn.execute(
+        "DELETE FROM episode_vectors"
+        " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(stubbed)s)",
+        params,
+    )
     stubbed = _count(
         conn,
         """

@@ -73,11 +73,6 @@ class MemoryStore:
 
     # -- tenants and schema -------------------------------------------------------------
 
-    def migrate(self) -> list[str]:
-        """Apply pending migrations; return the names applied."""
-        with self.pool.connection() as conn:
-            return [migration.name for migration in migrate(conn)]
-
     def create_tenant(self, tenant_id: str) -> None:
         """Create a tenant (Conflict if it exists)."""
         check_identifier(tenant_id, "tenant_id")
@@ -382,10 +377,10 @@ def open_store(
     new_id: IdFactory = uuid4,
     max_connections: int = 10,
 ) -> Iterator[MemoryStore]:
-    """Open a pool on ``conninfo``, apply pending migrations, yield a store, close the pool."""
+    """Apply pending migrations on ``conninfo``, open a pool, yield a store, close the pool."""
+    with psycopg.connect(conninfo) as conn:
+        migrate(conn)
     pool = make_pool(conninfo, max_size=max_connections)
     with pool:
         pool.wait()
-        store = MemoryStore(pool, clock=clock, new_id=new_id)
-        store.migrate()
-        yield store
+        yield MemoryStore(pool, clock=clock, new_id=new_id)

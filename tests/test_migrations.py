@@ -36,6 +36,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "fact_versions",
         "conflicts",
         "tombstones",
+        "episode_vectors",
     }
     assert _names(
         blank,
@@ -66,8 +67,60 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "fact_versions_source",
         "conflicts_open",
         "conflicts_challenger",
+        "episode_vectors_hnsw_all_minilm_l6_v2",
+        "episode_vectors_episode",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
+    assert _columns(blank, "fact_versions") == [
+        "tenant_id",
+        "version_id",
+        "fact_id",
+        "subject",
+        "attribute",
+        "value",
+        "valid_from",
+        "valid_to",
+        "recorded_at",
+        "retired_at",
+        "supersedes",
+        "ended_by",
+        "ended_by_kind",
+        "source_episode_id",
+        "source_kind",
+        "evidence",
+        "evidence_verified",
+        "schema_version",
+    ]
+    assert _columns(blank, "episodes") == [
+        "tenant_id",
+        "episode_id",
+        "occurred_at",
+        "recorded_at",
+        "kind",
+        "session_id",
+        "subjects",
+        "text",
+        "content_hash",
+        "retention_class",
+        "metadata",
+        "erased_at",
+    ]
+    assert _columns(blank, "episode_vectors") == [
+        "tenant_id",
+        "episode_id",
+        "model",
+        "embedding",
+        "created_at",
+    ]
+
+
+def _columns(conn: psycopg.Connection[tuple[object, ...]], table: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT column_name FROM information_schema.columns"
+        " WHERE table_schema = 'public' AND table_name = %(table)s ORDER BY ordinal_position",
+        {"table": table},
+    )
+    return [str(row[0]) for row in rows]
 
 
 def test_the_exclusion_constraint_covers_both_windows(

