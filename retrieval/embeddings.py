@@ -77,7 +77,12 @@ class Embedder:
     @property
     def dimensions(self) -> int:
         """Length of the model's vectors."""
-        size = self.model.get_sentence_embedding_dimension()
+        model: Any = self.model
+        # sentence-transformers 5.x renamed the method; keep both working.
+        getter = getattr(model, "get_embedding_dimension", None) or (
+            model.get_sentence_embedding_dimension
+        )
+        size = getter()
         assert size is not None
         return int(size)
 

@@ -17,7 +17,7 @@ M = TypeVar("M", bound=BaseModel)
 _IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
 
 
-def parse_input(model: type[M], data: M | Mapping[str, Any]) -> M:
+def parse_input(model: type[M], data: M | Mapping[str, Any], *, field_prefix: str = "") -> M:
     """Validate a request body; a broken one is InvalidInput naming the first field at fault."""
     if isinstance(data, model):
         return data
@@ -25,8 +25,8 @@ def parse_input(model: type[M], data: M | Mapping[str, Any]) -> M:
         return model.model_validate(data)
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
-        raise InvalidInput(first["msg"], field=field) from None
+        field = ".".join(str(part) for part in first["loc"])
+        raise InvalidInput(first["msg"], field=(field_prefix + field).strip(".") or None) from None
 
 
 def check_identifier(value: str, field: str) -> str:

@@ -38,6 +38,7 @@ from store.models import (
     RetractResult,
     UpdateResult,
 )
+from store.vectors import EpisodeEmbedder, insert_vectors
 from store.versions import IdFactory
 
 T = TypeVar("T")
@@ -52,10 +53,12 @@ class MemoryStore:
         *,
         clock: Clock = wall_clock,
         new_id: IdFactory = uuid4,
+        embedder: EpisodeEmbedder | None = None,
     ) -> None:
         self.pool = pool
         self.clock = clock
         self.new_id = new_id
+        self.embedder = embedder
 
     def _run(self, work: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
         """Run ``work`` in one transaction at one system time, retried when that is safe."""
@@ -108,12 +111,39 @@ class MemoryStore:
     # -- episodes and candidates --------------------------------------------------------
 
     def record_episode(self, tenant_id: str, episode: EpisodeInput | Mapping[str, Any]) -> Episode:
-        """Record a raw episode (idempotent on id)."""
-        parsed = parse_input(EpisodeInput, episode)
+        """Record a raw episode (idempotent on id), embedded when an embedder is set."""
+        [recorded] = self.record_episodes(tenant_id, [episode], field_prefix="")
+        return recorded
 
-        def work(conn: psycopg.Connection[Any], now: datetime) -> Episode:
+    def record_episodes(
+        self,
+        tenant_id: str,
+        batch: Sequence[EpisodeInput | Mapping[str, Any]],
+        *,
+        field_prefix: str = "episodes",
+    ) -> list[Episode]:
+        """Record several episodes in one transaction, their texts embedded in one call.
+
+        One invalid or conflicting episode fails the whole batch, naming it by index.
+        """
+        parsed = []
+        for index, item in enumerate(batch):
+            prefix = f"{field_prefix}.{index}." if field_prefix else ""
+            parsed.append(parse_input(EpisodeInput, item, field_prefix=prefix))
+        vectors = self.embedder.embed([item.text for item in parsed]) if self.embedder else None
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> list[Episode]:
             tenants.require_tenant(conn, tenant_id)
-            return episodes.record_episode(conn, tenant_id, parsed, now=now, new_id=self.new_id)
+            recorded = [
+                episodes.record_episode(conn, tenant_id, item, now=now, new_id=self.new_id)
+                for item in parsed
+            ]
+            if self.embedder is not None and vectors is not None:
+                rows = [
+                    (episode.id, vector) for episode, vector in zip(recorded, vectors, strict=True)
+                ]
+                insert_vectors(conn, tenant_id, model=self.embedder.model_id, rows=rows, now=now)
+            return recorded
 
         return self._run(work)
 
@@ -375,6 +405,7 @@ def open_store(
     *,
     clock: Clock = wall_clock,
     new_id: IdFactory = uuid4,
+    embedder: EpisodeEmbedder | None = None,
     max_connections: int = 10,
 ) -> Iterator[MemoryStore]:
     """Apply pending migrations on ``conninfo``, open a pool, yield a store, close the pool."""
@@ -383,4 +414,4 @@ def open_store(
     pool = make_pool(conninfo, max_size=max_connections)
     with pool:
         pool.wait()
-        yield MemoryStore(pool, clock=clock, new_id=new_id)
+        yield MemoryStore(pool, clock=clock, new_id=new_id, embedder=embedder)

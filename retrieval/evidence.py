@@ -1,0 +1,159 @@
+"""Evidence search: cosine similarity over a tenant's episodes, cited, never deciding a value.
+
+A global HNSW index with a tenant post-filter can return almost nothing for a small tenant,
+so the plan follows the size of the scope: up to ``EXACT_SCAN_LIMIT`` vectors are scanned
+exactly (every row of the scope is compared, recall 1); larger scopes use the model's HNSW
+index with pgvector's iterative scan, which keeps walking the graph until enough rows pass
+the filters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+import psycopg
+from pgvector import HalfVector
+from psycopg import sql
+from psycopg.rows import dict_row
+
+EXACT_SCAN_LIMIT = 20_000
+HNSW_EF_SEARCH = 200
+
+_SCOPE = """
+    v.tenant_id = %(tenant_id)s AND v.model = {model} AND e.erased_at IS NULL
+    AND (%(subject)s::text IS NULL OR %(subject)s = ANY(e.subjects))
+    AND (%(session_id)s::text IS NULL OR e.session_id = %(session_id)s)
+    AND (%(occurred_from)s::timestamptz IS NULL OR e.occurred_at >= %(occurred_from)s)
+    AND (%(occurred_to)s::timestamptz IS NULL OR e.occurred_at < %(occurred_to)s)
+"""
+_FROM = """
+    FROM episode_vectors AS v
+    JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.episode_id = v.episode_id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchScope:
+    """What part of a tenant's episodes to search (None = no restriction)."""
+
+    subject: str | None = None
+    session_id: str | None = None
+    occurred_from: datetime | None = None
+    occurred_to: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceHit:
+    """One similar episode, with the text to quote and its cosine similarity."""
+
+    episode_id: str
+    occurred_at: datetime
+    kind: str
+    session_id: str | None
+    text: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPlan:
+    """How a search ran: exact scan or HNSW, and how many vectors the scope held (capped)."""
+
+    method: Literal["exact", "hnsw"]
+    scope_size: int
+    scope_size_capped: bool
+
+
+def _params(
+    tenant_id: str, scope: SearchScope, query: np.ndarray[Any, Any], k: int
+) -> dict[str, Any]:
+    return {
+        "tenant_id": tenant_id,
+        "subject": scope.subject,
+        "session_id": scope.session_id,
+        "occurred_from": scope.occurred_from,
+        "occurred_to": scope.occurred_to,
+        "query": HalfVector(query),
+        "k": k,
+    }
+
+
+def scope_size(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    model: str,
+    scope: SearchScope,
+    limit: int,
+) -> int:
+    """How many vectors the scope holds, counting no further than ``limit``."""
+    query = sql.SQL(
+        "SELECT count(*) FROM (SELECT 1" + _FROM + "WHERE" + _SCOPE + "LIMIT %(limit)s) AS s"
+    ).format(model=sql.Literal(model))
+    params = {**_params(tenant_id, scope, np.zeros(1), 0), "limit": limit}
+    row = conn.execute(query, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def search_evidence(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    query: np.ndarray[Any, Any],
+    model: str,
+    dimensions: int,
+    k: int,
+    scope: SearchScope = SearchScope(),
+    exact_limit: int = EXACT_SCAN_LIMIT,
+    ef_search: int = HNSW_EF_SEARCH,
+) -> tuple[list[EvidenceHit], SearchPlan]:
+    """The ``k`` episodes of the scope nearest to ``query`` (a unit vector), best first."""
+    size = scope_size(conn, tenant_id, model=model, scope=scope, limit=exact_limit + 1)
+    capped = size > exact_limit
+    params = _params(tenant_id, scope, query, k)
+    columns = """
+        SELECT e.episode_id, e.occurred_at, e.kind, e.session_id, e.text,
+               1 - ({distance}) AS score
+    """
+    if not capped:
+        # Not the index's expression, so the planner scans the scope's rows exactly.
+        distance: sql.Composable = sql.SQL("v.embedding <=> %(query)s")
+        statement = sql.SQL(
+            columns + _FROM + "WHERE" + _SCOPE + "ORDER BY {distance}, e.episode_id LIMIT %(k)s"
+        ).format(distance=distance, model=sql.Literal(model))
+        method: Literal["exact", "hnsw"] = "exact"
+    else:
+        conn.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', %(ef)s, true)",
+            {"ef": str(ef_search)},
+        )
+        typed = sql.SQL("halfvec({})").format(sql.Literal(dimensions))
+        distance = sql.SQL("(v.embedding::{typed}) <=> (%(query)s::{typed})").format(typed=typed)
+        # Relaxed order can return neighbours slightly out of order: sort the few found.
+        statement = sql.SQL(
+            "WITH nearest AS MATERIALIZED ("
+            + columns
+            + _FROM
+            + "WHERE"
+            + _SCOPE
+            + "ORDER BY {distance} LIMIT %(k)s) SELECT * FROM nearest"
+            " ORDER BY score DESC, episode_id"
+        ).format(distance=distance, model=sql.Literal(model))
+        method = "hnsw"
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(statement, params)
+        hits = [
+            EvidenceHit(
+                episode_id=row["episode_id"],
+                occurred_at=row["occurred_at"],
+                kind=row["kind"],
+                session_id=row["session_id"],
+                text=row["text"],
+                score=float(row["score"]),
+            )
+            for row in cur.fetchall()
+        ]
+    return hits, SearchPlan(method=method, scope_size=size, scope_size_capped=capped)
