@@ -125,6 +125,35 @@ def log_conflict(
     return conflict_id
 
 
+def follow_replacement(
+    conn: psycopg.Connection[Any],
+    *,
+    tenant_id: str,
+    subject: str,
+    attribute: str,
+    valid_from: datetime,
+    replaced: UUID,
+    by: UUID,
+) -> None:
+    """Point the open conflicts against a replaced incumbent at its successor at that start."""
+    conn.execute(
+        """
+        UPDATE conflicts SET incumbent_fact_id = %(by)s
+        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s AND attribute = %(attribute)s
+          AND valid_from = %(valid_from)s AND status = 'open'
+          AND incumbent_fact_id = %(replaced)s
+        """,
+        {
+            "tenant_id": tenant_id,
+            "subject": subject,
+            "attribute": attribute,
+            "valid_from": valid_from,
+            "replaced": replaced,
+            "by": by,
+        },
+    )
+
+
 def get_conflict(
     conn: psycopg.Connection[Any], tenant_id: str, conflict_id: UUID
 ) -> ConflictRecord:
@@ -286,6 +315,15 @@ def resolve(
             "resolved_fact_id": resolved_fact_id,
         },
     )
+    if resolved_fact_id is not None and at_start is not None:
+        # Other challengers of the same start now dispute the chosen value.
+        follow_replacement(
+            conn,
+            valid_from=conflict.valid_from,
+            replaced=at_start.fact_id,
+            by=resolved_fact_id,
+            **key,
+        )
     settled = get_conflict(conn, tenant_id, conflict_id)
     if fact is not None:
         [fact] = with_disputes(conn, tenant_id, [fact])

@@ -141,6 +141,13 @@ def apply_update(
                 index=index, status="conflict", reason=reason, conflict_id=conflict_id
             )
         plan = plan_replace(incumbent, new)
+        conflicts.follow_replacement(
+            conn,
+            valid_from=incumbent.valid_from,
+            replaced=incumbent.fact_id,
+            by=new.fact_id,
+            **key,
+        )
     fact = versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
     return UpdateResult(index=index, status=plan.status, reason=plan.reason, fact=fact)
 

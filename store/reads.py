@@ -97,7 +97,7 @@ def read_history(
     attribute: str,
     now: datetime,
 ) -> list[Fact]:
-    """Every version of the key ever recorded, by valid_from then recorded_at."""
+    """Every version of the key ever believed, by valid_from then recorded_at."""
     with conn.cursor(row_factory=class_row(VersionRow)) as cur:
         cur.execute(
             "SELECT"
@@ -106,6 +106,8 @@ def read_history(
             FROM fact_versions
             WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
               AND attribute = %(attribute)s
+              -- recorded and retired at one instant: never believed, never shown
+              AND (retired_at IS NULL OR retired_at > recorded_at)
             ORDER BY valid_from, recorded_at, version_id
             """,
             {"tenant_id": tenant_id, "subject": subject, "attribute": attribute},
