@@ -1,0 +1,561 @@
+"""Context assembly and snippets: the block's rules, pure (no database, no model)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from retrieval.assemble import (
+    Assembled,
+    EvidenceCandidate,
+    KeyFacts,
+    assemble_context,
+    is_stale,
+    stale_checks,
+)
+from retrieval.snippets import ELLIPSIS, mentions_value, split_sentences, trim_snippet
+from store.models import Challenger, Fact
+
+E0_AT = datetime(2026, 5, 30, 8, tzinfo=UTC)
+E1_AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
+E2_AT = datetime(2026, 6, 3, 10, tzinfo=UTC)
+JUNE_2 = datetime(2026, 6, 2, 12, tzinfo=UTC)
+NOW = datetime(2026, 6, 4, 12, tzinfo=UTC)
+
+E1_TEXT = "Mira's passport renewal deadline is 2026-07-15. She booked an appointment."
+E2_TEXT = "Mira corrected the deadline. It is now 2026-06-30."
+E3_TEXT = "Mira prefers window seats on long flights."
+
+OLD = "2026-07-15"
+NEW = "2026-06-30"
+
+
+def words(text: str) -> int:
+    """A whitespace token counter."""
+    return len(text.split())
+
+
+def chars(text: str) -> int:
+    """A character token counter."""
+    return len(text)
+
+
+def fact(
+    value: Any,
+    *,
+    source: str,
+    valid_from: datetime,
+    valid_to: datetime | None = None,
+    subject: str = "mira",
+    attribute: str = "passport_deadline",
+    disputed: bool = False,
+    challengers: Sequence[Challenger] = (),
+) -> Fact:
+    return Fact(
+        fact_id=uuid4(),
+        version_id=uuid4(),
+        subject=subject,
+        attribute=attribute,
+        value=value,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        recorded_at=valid_from,
+        retired_at=None,
+        supersedes=None,
+        ended_by=None,
+        ended_by_kind=None,
+        source_episode_id=source,
+        source_kind="message",
+        evidence=None,
+        evidence_verified=False,
+        schema_version=1,
+        status="current",
+        disputed=disputed,
+        challengers=list(challengers),
+    )
+
+
+def candidate(
+    episode_id: str, at: datetime, text: str, score: float, *, source: bool = False
+) -> EvidenceCandidate:
+    return EvidenceCandidate(
+        episode_id=episode_id, occurred_at=at, text=text, score=score, is_fact_source=source
+    )
+
+
+def seed_evidence() -> list[EvidenceCandidate]:
+    """Similarity ranks the stale e1 above the correcting e2, as naive retrieval does."""
+    return [
+        candidate("e1", E1_AT, E1_TEXT, 0.91),
+        candidate("e2", E2_AT, E2_TEXT, 0.74, source=True),
+        candidate("e3", E1_AT, E3_TEXT, 0.30),
+    ]
+
+
+def current_key() -> KeyFacts:
+    return KeyFacts(
+        subject="mira",
+        attribute="passport_deadline",
+        fact=fact(NEW, source="e2", valid_from=E2_AT),
+        other_values=(OLD,),
+    )
+
+
+def assemble(
+    keys: Sequence[KeyFacts],
+    evidence: Sequence[EvidenceCandidate],
+    *,
+    valid_at: datetime = NOW,
+    count_tokens: Callable[[str], int] = words,
+    **options: Any,
+) -> Assembled:
+    result = assemble_context(
+        keys=keys,
+        evidence=evidence,
+        valid_at=valid_at,
+        known_at=NOW,
+        count_tokens=count_tokens,
+        **options,
+    )
+    assert result.tokens == count_tokens(result.block)
+    return result
+
+
+def evidence_lines(block: str) -> list[str]:
+    return [line for line in block.splitlines() if line.startswith("- [")]
+
+
+def assert_never_unmarked(block: str, stale_value: str) -> None:
+    for line in block.splitlines():
+        if stale_value in line:
+            assert "superseded" in line, line
+
+
+# --- the seed case ---------------------------------------------------------------------------
+
+
+def test_seed_case_block_marks_the_superseded_snippet() -> None:
+    result = assemble([current_key()], seed_evidence())
+
+    assert result.block == "\n".join(
+        [
+            "Facts valid at 2026-06-04T12:00:00Z, known at 2026-06-04T12:00:00Z:",
+            "mira.passport_deadline: 2026-06-30 (valid from 2026-06-03T10:00:00Z; source e2)",
+            "Evidence:",
+            "- [e2, 2026-06-03T10:00:00Z] Mira corrected the deadline. It is now 2026-06-30.",
+            "- [e1, 2026-06-01T09:00:00Z] superseded: " + E1_TEXT,
+            "- [e3, 2026-06-01T09:00:00Z] " + E3_TEXT,
+        ]
+    )
+    assert_never_unmarked(result.block, OLD)
+    assert [item["superseded"] for item in result.evidence] == [False, True, False]
+    assert result.over_budget is False
+    assert [f.value for f in result.facts] == [NEW]
+    assert result.uncertain == []
+    assert result.citations == [
+        {"episode_id": "e2", "occurred_at": "2026-06-03T10:00:00Z", "role": "fact"},
+        {"episode_id": "e1", "occurred_at": "2026-06-01T09:00:00Z", "role": "evidence"},
+        {"episode_id": "e3", "occurred_at": "2026-06-01T09:00:00Z", "role": "evidence"},
+    ]
+
+
+def test_seed_case_drop_removes_the_stale_snippet_and_the_next_takes_its_place() -> None:
+    result = assemble([current_key()], seed_evidence(), stale="drop", evidence_k=2)
+
+    assert OLD not in result.block
+    assert [item["episode_id"] for item in result.evidence] == ["e2", "e3"]
+    assert [item["superseded"] for item in result.evidence] == [False, False]
+    assert "e1" not in {c["episode_id"] for c in result.citations}
+
+
+def test_a_snippet_with_both_the_current_and_a_stale_value_is_marked() -> None:
+    both = "Mira moved the deadline from 2026-07-15 to 2026-06-30."
+    result = assemble([current_key()], [candidate("e2", E2_AT, both, 0.9, source=True)])
+
+    assert evidence_lines(result.block) == [f"- [e2, 2026-06-03T10:00:00Z] superseded: {both}"]
+    assert_never_unmarked(result.block, OLD)
+
+
+def test_stale_values_match_case_insensitively_and_across_keys() -> None:
+    tier = KeyFacts(
+        subject="mira",
+        attribute="tier",
+        fact=fact("gold", source="e4", valid_from=E1_AT, attribute="tier"),
+        other_values=("Silver",),
+    )
+    snippets = [
+        candidate("e5", E1_AT, "Mira was on the SILVER tier.", 0.9),
+        candidate("e1", E1_AT, E1_TEXT, 0.8),
+        candidate("e6", E1_AT, "Mira is gold now.", 0.7),
+    ]
+    result = assemble([current_key(), tier], snippets, evidence_k=5)
+
+    marked = {item["episode_id"]: item["superseded"] for item in result.evidence}
+    assert marked == {"e5": True, "e1": True, "e6": False}
+    assert_never_unmarked(result.block, "SILVER")
+    assert_never_unmarked(result.block, OLD)
+
+
+# --- point in time and not known -------------------------------------------------------------
+
+
+def test_point_in_time_marks_the_later_value() -> None:
+    key = KeyFacts(
+        subject="mira",
+        attribute="passport_deadline",
+        fact=fact(OLD, source="e1", valid_from=E1_AT, valid_to=E2_AT),
+        other_values=(NEW,),
+    )
+    result = assemble([key], seed_evidence(), valid_at=JUNE_2)
+
+    lines = result.block.splitlines()
+    assert lines[0] == "Facts valid at 2026-06-02T12:00:00Z, known at 2026-06-04T12:00:00Z:"
+    assert lines[1] == (
+        "mira.passport_deadline: 2026-07-15 (valid from 2026-06-01T09:00:00Z"
+        " until 2026-06-03T10:00:00Z; source e1)"
+    )
+    assert evidence_lines(result.block)[:2] == [
+        "- [e1, 2026-06-01T09:00:00Z] " + E1_TEXT,
+        "- [e2, 2026-06-03T10:00:00Z] superseded: " + E2_TEXT,
+    ]
+    assert_never_unmarked(result.block, NEW)
+
+
+def test_a_key_with_no_fact_says_not_known_and_every_version_is_stale() -> None:
+    key = KeyFacts(
+        subject="mira", attribute="passport_deadline", fact=None, other_values=(OLD, NEW)
+    )
+    result = assemble([key], seed_evidence(), valid_at=E0_AT)
+
+    assert result.block.splitlines()[1] == "mira.passport_deadline: not known"
+    assert result.facts == []
+    assert [item["superseded"] for item in result.evidence] == [True, True, False]
+    assert_never_unmarked(result.block, OLD)
+    assert_never_unmarked(result.block, NEW)
+    assert all(c["role"] == "evidence" for c in result.citations)
+
+
+def test_an_other_version_with_the_chosen_value_is_not_stale() -> None:
+    key = KeyFacts(
+        subject="mira",
+        attribute="passport_deadline",
+        fact=fact(NEW, source="e2", valid_from=E2_AT),
+        other_values=(OLD, NEW),
+    )
+    result = assemble([key], seed_evidence())
+
+    assert [item["superseded"] for item in result.evidence] == [False, True, False]
+
+
+def test_a_stale_value_inside_the_chosen_value_is_not_stale() -> None:
+    key = KeyFacts(
+        subject="mira",
+        attribute="meeting_room",
+        fact=fact("Room 4B", source="e2", valid_from=E2_AT, attribute="meeting_room"),
+        other_values=("4B", "Room 5"),
+    )
+    checks = stale_checks([key])
+
+    assert not is_stale("The meeting is in room 4b.", checks)
+    assert is_stale("Was it 4B or room 4B?", checks)
+    assert is_stale("We used Room 5 before.", checks)
+    assert not is_stale("We used Room 50 before.", checks)
+
+
+# --- disputed keys ---------------------------------------------------------------------------
+
+
+def test_a_disputed_key_goes_under_uncertain_citing_both_sides() -> None:
+    challenger = Challenger(
+        conflict_id=uuid4(),
+        value="2026-07-01",
+        source_episode_id="e5",
+        source_kind="message",
+        evidence="the deadline is 2026-07-01",
+        evidence_verified=True,
+    )
+    disputed = KeyFacts(
+        subject="mira",
+        attribute="passport_deadline",
+        fact=fact(NEW, source="e2", valid_from=E2_AT, disputed=True, challengers=[challenger]),
+        other_values=(OLD,),
+    )
+    city = KeyFacts(
+        subject="mira",
+        attribute="city",
+        fact=fact("Lisbon", source="e4", valid_from=E1_AT, attribute="city"),
+    )
+    result = assemble([disputed, city], [])
+
+    lines = result.block.splitlines()
+    assert lines[1] == "mira.city: Lisbon (valid from 2026-06-01T09:00:00Z; source e4)"
+    assert lines[2] == "Uncertain:"
+    assert lines[3] == (
+        "- mira.passport_deadline (valid from 2026-06-03T10:00:00Z, disputed):"
+        " 2026-06-30 (incumbent; source e2) vs 2026-07-01 (challenger; source e5)"
+    )
+    assert len(lines) == 4
+    assert [f.attribute for f in result.facts] == ["passport_deadline", "city"]
+    [entry] = result.uncertain
+    assert entry["subject"] == "mira"
+    assert entry["attribute"] == "passport_deadline"
+    assert entry["incumbent"]["value"] == NEW
+    assert entry["incumbent"]["source_episode_id"] == "e2"
+    assert [c["value"] for c in entry["challengers"]] == ["2026-07-01"]
+    assert [c["source_episode_id"] for c in entry["challengers"]] == ["e5"]
+    roles = {c["episode_id"]: c["role"] for c in result.citations}
+    assert roles == {"e4": "fact", "e2": "fact", "e5": "challenger"}
+
+
+# --- evidence order, cap and dedupe ----------------------------------------------------------
+
+
+def test_fact_sources_come_first_then_by_score() -> None:
+    snippets = [
+        candidate("e7", E1_AT, "Seven.", 0.2),
+        candidate("e8", E1_AT, "Eight.", 0.8),
+        candidate("e2", E2_AT, E2_TEXT, 0.1, source=True),
+        candidate("e9", E1_AT, "Nine.", 0.5),
+    ]
+    result = assemble([current_key()], snippets, evidence_k=4)
+
+    assert [item["episode_id"] for item in result.evidence] == ["e2", "e8", "e9", "e7"]
+
+
+def test_a_chosen_facts_source_counts_as_one_even_unflagged() -> None:
+    snippets = [candidate("e8", E1_AT, "Eight.", 0.8), candidate("e2", E2_AT, E2_TEXT, 0.1)]
+    result = assemble([current_key()], snippets)
+
+    assert [item["episode_id"] for item in result.evidence] == ["e2", "e8"]
+
+
+def test_evidence_k_caps_the_lines() -> None:
+    snippets = [candidate(f"e{i}", E1_AT, f"Note {i}.", 1 - i / 10) for i in range(3, 9)]
+
+    assert len(assemble([current_key()], snippets, evidence_k=2).evidence) == 2
+    assert len(assemble([current_key()], snippets).evidence) == 3
+    none = assemble([current_key()], snippets, evidence_k=0)
+    assert none.evidence == []
+    assert "Evidence:" not in none.block
+
+
+def test_evidence_never_repeats_an_episode() -> None:
+    snippets = [
+        candidate("e2", E2_AT, E2_TEXT, 0.9, source=True),
+        candidate("e2", E2_AT, "It is now 2026-06-30.", 0.95),
+        candidate("e3", E1_AT, E3_TEXT, 0.5),
+        candidate("e3", E1_AT, "Window seats.", 0.4),
+    ]
+    result = assemble([current_key()], snippets)
+
+    assert [item["episode_id"] for item in result.evidence] == ["e2", "e3"]
+    assert result.evidence[0]["snippet"] == "It is now 2026-06-30."
+    assert [c["episode_id"] for c in result.citations] == ["e2", "e3"]
+
+
+def test_snippets_are_one_line() -> None:
+    snippets = [candidate("e3", E1_AT, "Mira prefers\nwindow   seats.\n", 0.5)]
+    result = assemble([current_key()], snippets)
+
+    assert evidence_lines(result.block) == [
+        "- [e3, 2026-06-01T09:00:00Z] Mira prefers window seats."
+    ]
+
+
+# --- token budget ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count_tokens", [words, chars], ids=["words", "chars"])
+def test_evidence_is_cut_from_the_end_first(count_tokens: Callable[[str], int]) -> None:
+    full = assemble([current_key()], seed_evidence(), count_tokens=count_tokens)
+    lines = full.block.splitlines()
+    two_lines = count_tokens("\n".join(lines[:-1]))
+
+    result = assemble(
+        [current_key()], seed_evidence(), count_tokens=count_tokens, token_budget=two_lines
+    )
+
+    assert result.block == "\n".join(lines[:-1])
+    assert [item["episode_id"] for item in result.evidence] == ["e2", "e1"]
+    assert result.over_budget is False
+    assert result.tokens == two_lines
+    assert "e3" not in {c["episode_id"] for c in result.citations}
+
+
+@pytest.mark.parametrize("count_tokens", [words, chars], ids=["words", "chars"])
+def test_no_evidence_fits_leaves_the_facts_within_budget(
+    count_tokens: Callable[[str], int],
+) -> None:
+    facts_only = assemble([current_key()], [], count_tokens=count_tokens)
+
+    result = assemble(
+        [current_key()], seed_evidence(), count_tokens=count_tokens, token_budget=facts_only.tokens
+    )
+
+    assert result.block == facts_only.block
+    assert result.evidence == []
+    assert "Evidence:" not in result.block
+    assert result.over_budget is False
+
+
+@pytest.mark.parametrize("count_tokens", [words, chars], ids=["words", "chars"])
+def test_facts_alone_over_budget_returns_all_facts(count_tokens: Callable[[str], int]) -> None:
+    keys = [
+        current_key(),
+        KeyFacts(subject="mira", attribute="city", fact=None),
+        KeyFacts(
+            subject="mira",
+            attribute="tier",
+            fact=fact("gold", source="e4", valid_from=E1_AT, attribute="tier"),
+        ),
+    ]
+    result = assemble(keys, seed_evidence(), count_tokens=count_tokens, token_budget=5)
+
+    assert result.over_budget is True
+    assert result.block.splitlines()[1:] == [
+        "mira.passport_deadline: 2026-06-30 (valid from 2026-06-03T10:00:00Z; source e2)",
+        "mira.city: not known",
+        "mira.tier: gold (valid from 2026-06-01T09:00:00Z; source e4)",
+    ]
+    assert result.evidence == []
+    assert result.tokens == count_tokens(result.block) > 5
+    assert [f.attribute for f in result.facts] == ["passport_deadline", "tier"]
+
+
+def test_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="offset"):
+        assemble_context(
+            keys=[],
+            evidence=[],
+            valid_at=datetime(2026, 6, 4),  # noqa: DTZ001 - the naive time under test
+            known_at=NOW,
+            count_tokens=words,
+        )
+    with pytest.raises(ValueError, match="evidence_k"):
+        assemble([], [], evidence_k=-1)
+
+
+# --- snippets --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", []),
+        ("   \n ", []),
+        ("No terminator here", ["No terminator here"]),
+        (
+            "The fee is 1.5 percent. It is due 2026-06-30. Then we are done!",
+            ["The fee is 1.5 percent.", "It is due 2026-06-30.", "Then we are done!"],
+        ),
+        (
+            "Is it due? Yes. 2026-06-30 is the day.",
+            ["Is it due?", "Yes.", "2026-06-30 is the day."],
+        ),
+        (
+            "Bring documents, e.g. the old passport. Done.",
+            [
+                "Bring documents, e.g. the old passport.",
+                "Done.",
+            ],
+        ),
+        ("Dr. Smith signed it. J. Doe did too.", ["Dr. Smith signed it.", "J. Doe did too."]),
+        ('She said "done." Then left.', ['She said "done."', "Then left."]),
+        ("First line\nwraps here.\n\nNew paragraph", ["First line wraps here.", "New paragraph"]),
+        ("Items:\n- passport\n- visa", ["Items:", "- passport", "- visa"]),
+        ("Version 2.0.1 ships. Cost $3.50 each.", ["Version 2.0.1 ships.", "Cost $3.50 each."]),
+    ],
+)
+def test_split_sentences(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def test_trim_picks_the_window_with_most_overlap() -> None:
+    text = (
+        "Mira flew to Lisbon. She liked the food. "
+        "The passport deadline moved. It is now 2026-06-30. Nothing else changed."
+    )
+
+    assert trim_snippet(text, "What is Mira's passport deadline now?") == (
+        "The passport deadline moved. It is now 2026-06-30."
+    )
+    assert trim_snippet(text, "When is Mira's passport deadline?") == (
+        "She liked the food. The passport deadline moved."
+    )
+    assert trim_snippet(text, "passport deadline", max_sentences=1) == (
+        "The passport deadline moved."
+    )
+
+
+def test_trim_ties_go_to_the_earliest_window() -> None:
+    text = "Alpha one. Beta two. Gamma three. Delta four."
+
+    assert trim_snippet(text, "unrelated words") == "Alpha one. Beta two."
+    assert trim_snippet(text, "beta or gamma", max_sentences=1) == "Beta two."
+
+
+def test_trim_keeps_short_text_whole() -> None:
+    assert (
+        trim_snippet("Mira corrected\nthe deadline.", "deadline") == "Mira corrected the deadline."
+    )
+    assert trim_snippet("", "deadline") == ""
+
+
+def test_trim_cuts_at_a_word_boundary_with_an_ellipsis() -> None:
+    text = "The passport deadline is 2026-06-30 according to the consulate letter."
+
+    trimmed = trim_snippet(text, "passport deadline", max_chars=40)
+
+    assert trimmed == "The passport deadline is 2026-06-30" + ELLIPSIS
+    assert len(trimmed) <= 40
+    assert trim_snippet("Supercalifragilistic", "x", max_chars=6) == "Super" + ELLIPSIS
+    with pytest.raises(ValueError, match="max_sentences"):
+        trim_snippet(text, "x", max_sentences=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "found"),
+    [
+        ("It is now 2026-06-30.", "2026-06-30", True),
+        ("due 2026-06-30T10:00Z", "2026-06-30", True),
+        ("Moved to LISBON's office", "Lisbon", True),
+        ("Lisbonese food", "Lisbon", False),
+        ("paid 2025 dollars", "5", False),
+        ("rate 1.50 now", "1.5", False),
+        ("rate 21.5 now", "1.5", False),
+        ("rate 1.5.", "1.5", True),
+        ("short   answers please", "short answers", True),
+        ("anything", "", False),
+    ],
+)
+def test_mentions_value(text: str, value: str, found: bool) -> None:
+    assert mentions_value(text, value) is found
+
+
+# --- unverified evidence and citation times --------------------------------------------------
+
+
+def test_unrouted_questions_label_the_evidence_unverified() -> None:
+    result = assemble([], [candidate("e3", E1_AT, E3_TEXT, 0.5)], unverified=True)
+
+    assert result.block.splitlines()[1:] == [
+        "No declared attribute matches the question; the evidence below is unverified.",
+        "Evidence (unverified):",
+        "- [e3, 2026-06-01T09:00:00Z] " + E3_TEXT,
+    ]
+    assert [item["unverified"] for item in result.evidence] == [True]
+    assert assemble([], [candidate("e3", E1_AT, E3_TEXT, 0.5)]).evidence[0]["unverified"] is False
+
+
+def test_citation_times_come_from_the_episodes_when_given() -> None:
+    result = assemble([current_key()], [], episode_times={"e2": E2_AT})
+    unknown = assemble([current_key()], [])
+
+    assert result.citations == [
+        {"episode_id": "e2", "occurred_at": "2026-06-03T10:00:00Z", "role": "fact"}
+    ]
+    assert unknown.citations == [{"episode_id": "e2", "occurred_at": None, "role": "fact"}]
