@@ -17,10 +17,13 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
+from retrieval.embeddings import Embedder
+from retrieval.models import ContextRequest, SearchRequest
+from retrieval.reader import Reader
 from store.clock import wall_clock
 from store.database import scratch_database
 from store.errors import Conflict, InvalidInput, NotFound, StoreError
-from store.inputs import parse_instant
+from store.inputs import parse_input, parse_instant
 from store.service import MemoryStore, open_store
 
 JsonObject = dict[str, Any]
@@ -52,7 +55,7 @@ class CountingIds:
 class Op:
     """One replay operation: its fields and whether it writes."""
 
-    run: Callable[[MemoryStore, str, JsonObject], Any]
+    run: Callable[[Replay, str, JsonObject], Any]
     required: frozenset[str]
     optional: frozenset[str] = frozenset()
     writes: bool = False
@@ -64,21 +67,23 @@ def _body(line: JsonObject, *, drop: Iterable[str]) -> JsonObject:
     return {key: value for key, value in line.items() if key not in dropped}
 
 
-def _define(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
-    return store.declare_attribute(tenant, line["attribute"], _body(line, drop={"attribute"}))
+def _define(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    return replay.store.declare_attribute(
+        tenant, line["attribute"], _body(line, drop={"attribute"})
+    )
 
 
-def _episode(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
-    return store.record_episode(tenant, _body(line, drop=()))
+def _episode(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    return replay.store.record_episode(tenant, _body(line, drop=()))
 
 
-def _update(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
-    [result] = store.apply_updates(tenant, line["episode"], [line["candidate"]])
+def _update(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    [result] = replay.store.apply_updates(tenant, line["episode"], [line["candidate"]])
     return result
 
 
-def _at(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
-    return store.at(
+def _at(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    return replay.store.at(
         tenant,
         line["subject"],
         line["attribute"],
@@ -87,19 +92,19 @@ def _at(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
     )
 
 
-def _history(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
-    versions = store.history(tenant, line["subject"], line["attribute"])
+def _history(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    versions = replay.store.history(tenant, line["subject"], line["attribute"])
     return {"subject": line["subject"], "attribute": line["attribute"], "versions": versions}
 
 
-def _profile(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
-    return store.profile(
+def _profile(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    return replay.store.profile(
         tenant, line["subject"], valid_at=line.get("valid_at"), known_at=line.get("known_at")
     )
 
 
-def _expire(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
-    return store.expire(
+def _expire(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    return replay.store.expire(
         tenant,
         line["subject"],
         line["attribute"],
@@ -108,16 +113,16 @@ def _expire(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
     )
 
 
-def _erase(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
+def _erase(replay: Replay, tenant: str, line: JsonObject) -> Any:
     if ("subject" in line) == ("episode" in line):
         raise InvalidInput("erase takes exactly one of subject or episode", field="subject")
     if "episode" in line:
-        return store.erase_episode(tenant, line["episode"])
-    return store.erase_subject(tenant, line["subject"])
+        return replay.store.erase_episode(tenant, line["episode"])
+    return replay.store.erase_subject(tenant, line["subject"])
 
 
-def _retract(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
-    return store.retract(
+def _retract(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    return replay.store.retract(
         tenant,
         line["subject"],
         line["attribute"],
@@ -126,8 +131,8 @@ def _retract(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
     )
 
 
-def _resolve(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
-    page = store.list_conflicts(
+def _resolve(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    page = replay.store.list_conflicts(
         tenant,
         status="open",
         subject=line["subject"],
@@ -141,7 +146,19 @@ def _resolve(store: MemoryStore, tenant: str, line: JsonObject) -> Any:
             f"{len(page.conflicts)} open conflicts start at that instant; resolve them by id",
             field="valid_from",
         )
-    return store.resolve_conflict(tenant, page.conflicts[0].conflict_id, choose=line["choose"])
+    return replay.store.resolve_conflict(
+        tenant, page.conflicts[0].conflict_id, choose=line["choose"]
+    )
+
+
+def _search(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    request = parse_input(SearchRequest, _body(line, drop=()))
+    return replay.reader().search(tenant, request)
+
+
+def _context(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    request = parse_input(ContextRequest, _body(line, drop=()))
+    return replay.reader().context(tenant, request)
 
 
 _KEY = frozenset({"subject", "attribute"})
@@ -150,7 +167,10 @@ OPS: Mapping[str, Op] = {
     "episode": Op(_episode, frozenset(), writes=True, passthrough=True),
     "update": Op(_update, frozenset({"episode", "candidate"}), writes=True),
     "current": Op(
-        lambda store, tenant, line: store.current(tenant, line["subject"], line["attribute"]), _KEY
+        lambda replay, tenant, line: replay.store.current(
+            tenant, line["subject"], line["attribute"]
+        ),
+        _KEY,
     ),
     "at": Op(_at, _KEY, frozenset({"valid_at", "known_at"})),
     "history": Op(_history, _KEY),
@@ -159,6 +179,8 @@ OPS: Mapping[str, Op] = {
     "erase": Op(_erase, frozenset(), frozenset({"subject", "episode"}), writes=True),
     "retract": Op(_retract, _KEY, frozenset({"valid_from", "fact_id"}), writes=True),
     "resolve": Op(_resolve, _KEY | {"valid_from", "choose"}, writes=True),
+    "search": Op(_search, frozenset({"query"}), passthrough=True),
+    "context": Op(_context, frozenset({"question"}), passthrough=True),
 }
 
 
@@ -168,8 +190,18 @@ class Replay:
 
     store: MemoryStore
     clock: ReplayClock
+    embedder: Embedder | None = None
     last_write: datetime | None = None
     tenants: set[str] = field(default_factory=set)
+    _reader: Reader | None = None
+
+    def reader(self) -> Reader:
+        """The read path for search and context lines (needs the embedding model)."""
+        if self.embedder is None:
+            raise InvalidInput("search and context lines need the embedding model", field="op")
+        if self._reader is None:
+            self._reader = Reader(self.store, self.embedder)
+        return self._reader
 
     def run_line(self, number: int, text: str) -> JsonObject:
         """The result line for input line ``number``."""
@@ -210,7 +242,7 @@ class Replay:
         if tenant not in self.tenants:
             self.store.ensure_tenant(tenant)
             self.tenants.add(tenant)
-        return op.run(self.store, tenant, line)
+        return op.run(self, tenant, line)
 
 
 def _check_fields(line: JsonObject, op: Op) -> None:
@@ -235,10 +267,18 @@ def _jsonable(result: Any) -> Any:
 
 
 def replay_lines(
-    store: MemoryStore, clock: ReplayClock, lines: Iterable[str]
+    store: MemoryStore,
+    clock: ReplayClock,
+    lines: Iterable[str],
+    *,
+    embedder: Embedder | None = None,
 ) -> Iterator[JsonObject]:
-    """Run a replay's lines (blank lines skipped, numbered from 1) and yield result lines."""
-    replay = Replay(store, clock)
+    """Run a replay's lines (blank lines skipped, numbered from 1) and yield result lines.
+
+    With an ``embedder`` (the same one the store embeds episodes with) search and context
+    lines work; without one they answer an error.
+    """
+    replay = Replay(store, clock, embedder=embedder)
     for number, text in enumerate(lines, start=1):
         if text.strip():
             yield replay.run_line(number, text)
@@ -249,12 +289,18 @@ def dumps(result: JsonObject) -> str:
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
 
 
-def replay_file(path: Path, *, database_url: str | None) -> list[JsonObject]:
-    """Replay ``path`` on a fresh temporary database (embedded unless ``database_url``)."""
+def replay_file(
+    path: Path, *, database_url: str | None, embedder: Embedder | None = None
+) -> list[JsonObject]:
+    """Replay ``path`` on a fresh temporary database (embedded unless ``database_url``).
+
+    Episodes are embedded as they are recorded, by ``embedder`` or the default model.
+    """
+    model = embedder or Embedder().load()
     clock = ReplayClock()
     with (
         scratch_database(database_url) as conninfo,
-        open_store(conninfo, clock=clock, new_id=CountingIds()) as store,
+        open_store(conninfo, clock=clock, new_id=CountingIds(), embedder=model) as store,
         path.open(encoding="utf-8") as lines,
     ):
-        return list(replay_lines(store, clock, lines))
+        return list(replay_lines(store, clock, lines, embedder=model))

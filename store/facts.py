@@ -176,8 +176,8 @@ def expire(
     plan = plan_expire([row.as_version() for row in current], at=at, expiry_id=expiry_id)
     if plan.status == "invalid":
         raise InvalidInput(plan.reason or "invalid expiry", field="at")
-    if plan.status == "unchanged":
-        return ExpireResult(status="unchanged")
+    # Logged even when it changes nothing now: a later retraction replays the key's log, and
+    # without the retracted fact this expiry may end another value.
     conn.execute(
         """
         INSERT INTO expiries (tenant_id, expiry_id, subject, attribute, at, source_episode_id,
@@ -194,5 +194,7 @@ def expire(
         },
     )
     episodes.add_subjects(conn, tenant_id, source_episode.id, [subject])
+    if plan.status == "unchanged":
+        return ExpireResult(status="unchanged", expiry_id=expiry_id)
     fact = versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
     return ExpireResult(status="expired", expiry_id=expiry_id, fact=fact)

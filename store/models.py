@@ -233,7 +233,10 @@ class ResolveResult(BaseModel):
 
 
 class ExpireResult(BaseModel):
-    """The outcome of an expiry: ``expired`` with the closed version, or ``unchanged``."""
+    """The outcome of an expiry: ``expired`` with the closed version, or ``unchanged``.
+
+    Either way the expiry is logged under ``expiry_id`` (a later retraction replays it).
+    """
 
     status: Literal["expired", "unchanged"]
     expiry_id: UUID | None = None

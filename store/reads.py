@@ -114,3 +114,16 @@ def read_history(
         )
         rows = cur.fetchall()
     return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows])
+
+
+def find_subjects(conn: psycopg.Connection[Any], tenant_id: str, *, names: list[str]) -> list[str]:
+    """Which of ``names`` (compared case-insensitively) are subjects the tenant holds facts on."""
+    rows = conn.execute(
+        """
+        SELECT DISTINCT subject FROM fact_versions
+        WHERE tenant_id = %(tenant_id)s AND lower(subject) = ANY(%(names)s)
+        ORDER BY subject
+        """,
+        {"tenant_id": tenant_id, "names": [name.lower() for name in names]},
+    ).fetchall()
+    return [str(row[0]) for row in rows]

@@ -1,11 +1,14 @@
 """Retraction: a fact that was never true (a bad extraction) is withdrawn from knowledge.
 
-Its versions are retired (history keeps them), the neighbours it closed get their windows
-back, and an incumbent it replaced at the same start returns.
+The key is rebuilt from its log (every assertion and expiry, in arrival order) without the
+withdrawn fact, and current knowledge moves to the rebuilt state: the fact's versions are
+retired (history keeps them), the neighbours it closed get their windows back, and an
+incumbent it replaced at the same start returns, exactly as if it had never been asserted.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -18,7 +21,7 @@ from store.clock import Clock
 from store.errors import NotFound
 from store.locks import lock_key
 from store.models import RetractResult
-from store.temporal import Version, plan_retract
+from store.temporal import Expiry, Version, plan_rebuild, rebuild
 from store.versions import COLUMNS, IdFactory, VersionRow
 
 
@@ -57,17 +60,84 @@ def retract_current(
     """Retract in a transaction that already holds the key's lock."""
     key = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
     current = versions.load_current(conn, **key)
-    target = next((row for row in current if row.fact_id == fact_id), None)
-    if target is None:
+    if not any(row.fact_id == fact_id for row in current):
         return RetractResult(status="unchanged", fact_id=fact_id)
-    restored = _replaced_incumbent(conn, target, **key)
-    plan = plan_retract([row.as_version() for row in current], fact_id=fact_id, restored=restored)
-    versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
-    return RetractResult(
-        status="retracted",
-        fact_id=fact_id,
-        restored_fact_id=restored.fact_id if restored else None,
+    conn.execute(
+        """
+        INSERT INTO retractions (tenant_id, fact_id, subject, attribute, retracted_at)
+        VALUES (%(tenant_id)s, %(fact_id)s, %(subject)s, %(attribute)s, %(now)s)
+        ON CONFLICT DO NOTHING
+        """,
+        {**key, "fact_id": fact_id, "now": now},
     )
+    target = rebuild(_log(conn, **key))
+    plan = plan_rebuild([row.as_version() for row in current], target)
+    versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
+    before = {row.fact_id for row in current}
+    restored = next((v.fact_id for v in target if v.fact_id not in before), None)
+    return RetractResult(status="retracted", fact_id=fact_id, restored_fact_id=restored)
+
+
+def _log(
+    conn: psycopg.Connection[Any], *, tenant_id: str, subject: str, attribute: str
+) -> list[Version | Expiry]:
+    """The key's assertions (less retracted facts) and expiries, in arrival order.
+
+    A fact's start never changes across its versions; its latest version carries its current
+    provenance (evidence may have been cleared by an erasure).
+    """
+    params = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
+    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
+        cur.execute(
+            "SELECT DISTINCT ON (fact_id)"
+            + COLUMNS
+            + """
+            FROM fact_versions
+            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
+              AND attribute = %(attribute)s
+              AND fact_id NOT IN (SELECT fact_id FROM retractions
+                                  WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
+                                    AND attribute = %(attribute)s)
+            ORDER BY fact_id, write_order DESC
+            """,
+            params,
+        )
+        latest = cur.fetchall()
+    arrival = dict(
+        conn.execute(
+            """
+            SELECT fact_id, min(write_order) FROM fact_versions
+            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
+              AND attribute = %(attribute)s
+            GROUP BY fact_id
+            """,
+            params,
+        ).fetchall()
+    )
+    entries: list[tuple[int, Version | Expiry]] = [
+        (
+            arrival[row.fact_id],
+            replace(
+                row.as_version(),
+                version_id=None,
+                valid_to=None,
+                supersedes=None,
+                ended_by=None,
+                ended_by_kind=None,
+            ),
+        )
+        for row in latest
+    ]
+    entries.extend(
+        (order, Expiry(at=at, expiry_id=expiry_id))
+        for expiry_id, at, order in conn.execute(
+            "SELECT expiry_id, at, write_order FROM expiries WHERE tenant_id = %(tenant_id)s"
+            " AND subject = %(subject)s AND attribute = %(attribute)s",
+            params,
+        )
+    )
+    entries.sort(key=lambda entry: entry[0])
+    return [entry for _, entry in entries]
 
 
 def _target(
@@ -96,42 +166,3 @@ def _target(
     if known is None:
         raise NotFound(f"fact {fact_id} of {subject}.{attribute} does not exist", field="fact_id")
     return fact_id
-
-
-def _replaced_incumbent(
-    conn: psycopg.Connection[Any],
-    target: VersionRow,
-    *,
-    tenant_id: str,
-    subject: str,
-    attribute: str,
-) -> Version | None:
-    """The incumbent ``target`` replaced at the same start, if it is to come back.
-
-    That is the fact ``target`` supersedes when it has no current version and its last
-    version started where ``target`` starts (a rule-2 predecessor keeps a current version).
-    """
-    if target.supersedes is None:
-        return None
-    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
-        cur.execute(
-            "SELECT"
-            + COLUMNS
-            + """
-            FROM fact_versions
-            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-              AND attribute = %(attribute)s AND fact_id = %(fact_id)s
-            ORDER BY retired_at DESC NULLS FIRST, recorded_at DESC
-            """,
-            {
-                "tenant_id": tenant_id,
-                "subject": subject,
-                "attribute": attribute,
-                "fact_id": target.supersedes,
-            },
-        )
-        rows = cur.fetchall()
-    if not rows or any(row.retired_at is None for row in rows):
-        return None
-    last = rows[0]
-    return last.as_version() if last.valid_from == target.valid_from else None

@@ -361,6 +361,10 @@ class MemoryStore:
 
         return self._run(work)
 
+    def find_subjects(self, tenant_id: str, names: Sequence[str]) -> list[str]:
+        """The tenant's subjects among ``names`` (case-insensitive), for question planning."""
+        return self._run(lambda conn, _: reads.find_subjects(conn, tenant_id, names=list(names)))
+
     def history(self, tenant_id: str, subject: str, attribute: str) -> list[Fact]:
         """Every version of a key, by valid_from then recorded_at."""
         check_identifier(subject, "subject")

@@ -151,54 +151,51 @@ def plan_replace(incumbent: Version, new: Version) -> Plan:
     return Plan("written", retire=(incumbent,), insert=(placed,), subject_version=placed)
 
 
-def plan_retract(
-    current: Sequence[Version], *, fact_id: UUID, restored: Version | None = None
-) -> Plan:
-    """Withdraw a fact as if it had never been asserted.
+@dataclass(frozen=True, slots=True)
+class Expiry:
+    """An expiry as logged: where it ended the value, and its id for ``ended_by``."""
 
-    Its current version is retired. A version it closed (``ended_by`` = the fact) gets back
-    the window it would have had: it runs to where the fact ended, taking the fact's
-    ``ended_by``. If the fact replaced an incumbent at the same start, ``restored`` (the
-    incumbent's last version) comes back in the fact's window instead, and what the fact
-    closed is now closed by the incumbent again.
+    at: datetime
+    expiry_id: UUID
+
+
+def rebuild(log: Sequence[Version | Expiry]) -> list[Version]:
+    """A key's current knowledge from its assertions and expiries in arrival order.
+
+    Each logged assertion was written when it arrived, so an equal start with a different
+    value can only have been a replacement: it is replayed as one.
     """
-    target = next((version for version in current if version.fact_id == fact_id), None)
-    if target is None:
-        return Plan("unchanged", reason="the fact is not in current knowledge")
-    retire = [target]
-    insert = []
-    if restored is not None:
-        insert.append(
-            replace(
-                restored,
-                version_id=None,
-                valid_from=target.valid_from,
-                valid_to=target.valid_to,
-                ended_by=target.ended_by,
-                ended_by_kind=target.ended_by_kind,
-            )
-        )
-    for version in current:
-        if version.ended_by != fact_id or version is target:
-            continue
-        retire.append(version)
-        if restored is not None:
-            insert.append(
-                replace(version, version_id=None, ended_by=restored.fact_id, ended_by_kind="fact")
-            )
+    current: list[Version] = []
+    for entry in log:
+        if isinstance(entry, Expiry):
+            plan = plan_expire(current, at=entry.at, expiry_id=entry.expiry_id)
         else:
-            insert.append(
-                replace(
-                    version,
-                    version_id=None,
-                    valid_to=target.valid_to,
-                    ended_by=target.ended_by,
-                    ended_by_kind=target.ended_by_kind,
-                )
-            )
-    return Plan(
-        "retracted",
-        retire=tuple(retire),
-        insert=tuple(insert),
-        subject_version=insert[0] if restored is not None else None,
+            plan = plan_assert(current, entry)
+            if plan.status == "conflict" and plan.subject_version is not None:
+                plan = plan_replace(plan.subject_version, entry)
+        current = [v for v in current if not any(v is gone for gone in plan.retire)]
+        current.extend(plan.insert)
+    return sorted(current, key=lambda version: version.valid_from)
+
+
+def _same_window(left: Version, right: Version) -> bool:
+    return (
+        left.fact_id == right.fact_id
+        and left.valid_from == right.valid_from
+        and left.valid_to == right.valid_to
+        and left.supersedes == right.supersedes
+        and left.ended_by == right.ended_by
+        and left.ended_by_kind == right.ended_by_kind
     )
+
+
+def plan_rebuild(current: Sequence[Version], target: Sequence[Version]) -> Plan:
+    """Move a key from ``current`` to ``target`` knowledge: retire and insert the difference.
+
+    Versions equal in fact, window, ``supersedes`` and ``ended_by`` are kept as they are.
+    """
+    retire = tuple(v for v in current if not any(_same_window(v, t) for t in target))
+    insert = tuple(
+        replace(t, version_id=None) for t in target if not any(_same_window(t, v) for v in current)
+    )
+    return Plan("retracted", retire=retire, insert=insert)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from store.database import check_server, server_problems
-from store.migrate import available_migrations
 from store.errors import DatabaseUnavailable
+from store.migrate import available_migrations
 
 
 def _sgam(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:

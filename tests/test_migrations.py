@@ -37,6 +37,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "conflicts",
         "tombstones",
         "episode_vectors",
+        "retractions",
     }
     assert _names(
         blank,
@@ -69,6 +70,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "conflicts_challenger",
         "episode_vectors_hnsw_all_minilm_l6_v2",
         "episode_vectors_episode",
+        "expiries_key",
+        "retractions_key",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _columns(blank, "fact_versions") == [
@@ -90,6 +93,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "evidence",
         "evidence_verified",
         "schema_version",
+        "write_order",
     ]
     assert _columns(blank, "episodes") == [
         "tenant_id",

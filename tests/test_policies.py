@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
 
 from store.policies import DEFAULT_RANKS, equal_start_outcome, source_rank
-from store.temporal import Plan, Version, plan_replace, plan_retract
+from store.temporal import Expiry, Plan, Version, plan_rebuild, plan_replace, rebuild
 from tests.conftest import ts
 
 KINDS = ("user_confirmation", "message", "tool_result", "event", "file", "ticket", "inference")
@@ -263,100 +264,79 @@ def test_plan_replace_carries_an_expiry_end_and_an_open_end() -> None:
     assert after_open.supersedes == open_.fact_id
 
 
-def test_plan_retract_gives_the_predecessor_the_facts_end_and_ended_by() -> None:
-    later = version("C", "2026-06-10T00:00:00Z")
-    target = replace(
-        ended(version("B", "2026-06-05T00:00:00Z", "2026-06-10T00:00:00Z"), later),
-        supersedes=None,
+def _assertion(value: str, start: str, **extra: Any) -> Version:
+    """A logged assertion: its value and start, window open, nothing linked yet."""
+    return replace(version(value, start, **extra), version_id=None)
+
+
+def _summary(versions: list[Version]) -> list[tuple[object, ...]]:
+    return [(v.value, v.valid_from, v.valid_to, v.ended_by_kind) for v in versions]
+
+
+def test_rebuild_replays_assertions_and_expiries_in_arrival_order() -> None:
+    a = _assertion("A", "2026-06-01T00:00:00Z")
+    c = _assertion("C", "2026-06-10T00:00:00Z")
+    b = _assertion("B", "2026-06-05T00:00:00Z")
+    expiry = Expiry(at=ts("2026-06-07T00:00:00Z"), expiry_id=uuid4())
+    rebuilt = rebuild([a, c, b, expiry])
+    assert _summary(rebuilt) == [
+        ("A", ts("2026-06-01T00:00:00Z"), ts("2026-06-05T00:00:00Z"), "fact"),
+        ("B", ts("2026-06-05T00:00:00Z"), ts("2026-06-07T00:00:00Z"), "expiry"),
+        ("C", ts("2026-06-10T00:00:00Z"), None, None),
+    ]
+    assert rebuilt[1].supersedes == a.fact_id
+    assert rebuilt[0].ended_by == b.fact_id
+
+
+def test_rebuild_without_a_fact_gives_its_window_back_to_what_it_closed() -> None:
+    a = _assertion("A", "2026-06-01T00:00:00Z")
+    b = _assertion("B", "2026-06-05T00:00:00Z")
+    c = _assertion("C", "2026-06-08T00:00:00Z")
+    assert _summary(rebuild([a, c])) == _summary(
+        [
+            replace(a, valid_to=ts("2026-06-08T00:00:00Z"), ended_by_kind="fact"),
+            c,
+        ]
     )
-    first = ended(version("A", "2026-06-01T00:00:00Z", "2026-06-05T00:00:00Z"), target)
-    target = replace(target, supersedes=first.fact_id)
+    # The successor that superseded the withdrawn fact now supersedes its predecessor.
+    rebuilt = rebuild([a, b, c])
+    assert rebuilt[2].supersedes == b.fact_id
+    assert rebuild([a, c])[1].supersedes == a.fact_id
 
-    plan = plan_retract([first, target, later], fact_id=target.fact_id)
 
-    reopened = replace(
-        first,
-        version_id=None,
-        valid_to=ts("2026-06-10T00:00:00Z"),
-        ended_by=later.fact_id,
-        ended_by_kind="fact",
+def test_rebuild_replays_a_logged_equal_start_as_the_replacement_it_was() -> None:
+    incumbent = _assertion("A", "2026-06-05T00:00:00Z", source="m1")
+    newcomer = _assertion("B", "2026-06-05T00:00:00Z", source="u1", kind="user_confirmation")
+    [replaced] = rebuild([incumbent, newcomer])
+    assert (replaced.fact_id, replaced.value, replaced.supersedes) == (
+        newcomer.fact_id,
+        "B",
+        incumbent.fact_id,
     )
-    assert plan == Plan("retracted", retire=(target, first), insert=(reopened,))
-    assert plan.subject_version is None
+    # Without the newcomer the incumbent holds the start again.
+    [restored] = rebuild([incumbent])
+    assert restored.fact_id == incumbent.fact_id
 
 
-def test_plan_retract_hands_an_expiry_end_back_to_the_predecessor() -> None:
-    expiry = uuid4()
-    target = ended(version("B", "2026-06-05T00:00:00Z", "2026-06-08T00:00:00Z"), expiry, "expiry")
-    first = ended(version("A", "2026-06-01T00:00:00Z", "2026-06-05T00:00:00Z"), target)
-
-    plan = plan_retract([first, target], fact_id=target.fact_id)
-
-    assert plan.insert == (
-        replace(
-            first,
-            version_id=None,
-            valid_to=ts("2026-06-08T00:00:00Z"),
-            ended_by=expiry,
-            ended_by_kind="expiry",
-        ),
-    )
-    assert plan.retire == (target, first)
-
-
-def test_plan_retract_restores_a_replaced_incumbent_in_the_facts_window() -> None:
-    later = version("C", "2026-06-10T00:00:00Z")
-    # The incumbent's last version, as it was when the newcomer replaced it (open end then).
-    incumbent = version("A", "2026-06-05T00:00:00Z", source="m1")
-    target = replace(
-        ended(
-            version(
-                "B",
-                "2026-06-05T00:00:00Z",
-                "2026-06-10T00:00:00Z",
-                source="u1",
-                kind="user_confirmation",
-            ),
-            later,
-        ),
-        supersedes=incumbent.fact_id,
-    )
-    # A delayed fact placed in the gap before the newcomer: it is ended by the newcomer.
-    before = ended(version("Z", "2026-06-03T00:00:00Z", "2026-06-05T00:00:00Z"), target)
-    unrelated = version("Y", "2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z")
-
-    plan = plan_retract(
-        [unrelated, before, target, later], fact_id=target.fact_id, restored=incumbent
-    )
-
-    restored = replace(
-        incumbent,
-        version_id=None,
-        valid_to=ts("2026-06-10T00:00:00Z"),
-        ended_by=later.fact_id,
-        ended_by_kind="fact",
-    )
-    now_ended_by_incumbent = replace(before, version_id=None, ended_by=incumbent.fact_id)
-    assert plan == Plan(
-        "retracted",
-        retire=(target, before),
-        insert=(restored, now_ended_by_incumbent),
-        subject_version=restored,
-    )
-    assert plan.subject_version is plan.insert[0]
-    # The gap fact keeps its window; only who ended it changes.
-    assert (now_ended_by_incumbent.valid_from, now_ended_by_incumbent.valid_to) == (
-        before.valid_from,
-        before.valid_to,
-    )
-
-
-def test_plan_retract_of_an_unknown_fact_is_unchanged() -> None:
-    present = version("A", "2026-06-01T00:00:00Z")
-    plan = plan_retract([present], fact_id=uuid4())
-    assert plan == Plan("unchanged", reason="the fact is not in current knowledge")
-
-
-def test_plan_retract_of_a_lone_fact_only_retires_it() -> None:
-    lone = version("A", "2026-06-01T00:00:00Z")
-    assert plan_retract([lone], fact_id=lone.fact_id) == Plan("retracted", retire=(lone,))
+def test_plan_rebuild_retires_and_inserts_only_the_difference() -> None:
+    a = _assertion("A", "2026-06-01T00:00:00Z")
+    b = _assertion("B", "2026-06-05T00:00:00Z")
+    c = _assertion("C", "2026-06-20T00:00:00Z")
+    stored = [replace(v, version_id=uuid4()) for v in rebuild([a, b, c])]
+    target = rebuild([a, c])
+    plan = plan_rebuild(stored, target)
+    assert plan.status == "retracted"
+    # A's window grows, B goes, and C now supersedes A: three versions change.
+    assert set(plan.retire) == set(stored)
+    assert [(v.value, v.valid_to, v.supersedes, v.version_id) for v in plan.insert] == [
+        ("A", ts("2026-06-20T00:00:00Z"), None, None),
+        ("C", None, a.fact_id, None),
+    ]
+    # An expiry's gap keeps an unrelated later fact untouched.
+    d = _assertion("D", "2026-07-01T00:00:00Z")
+    expiry = Expiry(at=ts("2026-06-25T00:00:00Z"), expiry_id=uuid4())
+    stored = [replace(v, version_id=uuid4()) for v in rebuild([a, b, c, expiry, d])]
+    plan = plan_rebuild(stored, rebuild([a, c, expiry, d]))
+    assert stored[3] not in plan.retire
+    assert stored[3].value == "D"
+    assert plan_rebuild(stored, rebuild([a, b, c, expiry, d])) == Plan("retracted")

@@ -1,0 +1,119 @@
+"""Route a question to attributes by similarity to their declared words (read path step 3).
+
+Similarity only chooses which keys to read; the value always comes from an exact filter. An
+attribute is scored by its best text: the description, each alias, and its name in words
+(``passport_deadline`` -> "passport deadline"), each compared with the question by cosine
+similarity of unit vectors. ``retrieval.planner`` keeps those at or above its threshold.
+
+Score ``retrieval.planner.routing_text(question, ...)``, not the raw question: subject names
+and dates carry no topic and pull the right attribute's score down ("Where did Mira work in
+2024?" scores 0.18 for employer as asked, 0.53 as "Where did work?"); the threshold was
+measured on routing text.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from retrieval.embeddings import Vectors
+from retrieval.planner import AttributeScore
+from store.models import Attribute
+
+_NAME_SEPARATORS = re.compile(r"[_\-.:]+")
+
+_CacheKey = tuple[str, int, tuple[str, ...]]
+
+
+class TextEmbedder(Protocol):
+    """What routing needs of an embedder: unit vectors for texts."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Unit-length vectors, one row per text."""
+        ...
+
+
+def attribute_texts(attribute: Attribute) -> tuple[str, ...]:
+    """The texts an attribute is routed by: its name in words, description and aliases."""
+    name = _NAME_SEPARATORS.sub(" ", attribute.attribute).strip()
+    texts = [name, attribute.description.strip(), *(alias.strip() for alias in attribute.aliases)]
+    return tuple(dict.fromkeys(text for text in texts if text)) or (attribute.attribute,)
+
+
+def score_attributes(
+    embedder: TextEmbedder, question: str, attributes: Sequence[Attribute]
+) -> list[AttributeScore]:
+    """Each attribute's best cosine similarity to the question, best first; one embed call."""
+    texts = [attribute_texts(attribute) for attribute in attributes]
+    vectors = embedder.embed([question, *(text for group in texts for text in group)])
+    question_vector, rest = vectors[0], vectors[1:]
+    groups: list[Vectors] = []
+    offset = 0
+    for group in texts:
+        groups.append(rest[offset : offset + len(group)])
+        offset += len(group)
+    return _ranked(question_vector, attributes, groups)
+
+
+class AttributeIndex:
+    """Attribute text vectors cached per (attribute, schema_version): a question embeds alone.
+
+    Entries are also keyed by the attribute's texts, so two tenants' attributes of one name
+    share vectors only when their words are identical (and the vectors then are too). The
+    least recently used entries go first once ``max_entries`` is reached. Thread-safe.
+    """
+
+    def __init__(self, embedder: TextEmbedder, *, max_entries: int = 10_000) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
+        self.embedder = embedder
+        self.max_entries = max_entries
+        self._vectors: OrderedDict[_CacheKey, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._vectors)
+
+    def clear(self) -> None:
+        """Forget every cached vector."""
+        with self._lock:
+            self._vectors.clear()
+
+    def score(self, question: str, attributes: Sequence[Attribute]) -> list[AttributeScore]:
+        """As ``score_attributes``, embedding only the question and attributes not yet cached."""
+        keys = [_key(attribute) for attribute in attributes]
+        with self._lock:
+            cached = {key: self._vectors[key] for key in keys if key in self._vectors}
+        missing = list(dict.fromkeys(key for key in keys if key not in cached))
+        vectors = self.embedder.embed([question, *(text for key in missing for text in key[2])])
+        offset = 1
+        for key in missing:
+            cached[key] = vectors[offset : offset + len(key[2])]
+            offset += len(key[2])
+        with self._lock:
+            for key in keys:
+                self._vectors[key] = cached[key]
+                self._vectors.move_to_end(key)
+            while len(self._vectors) > self.max_entries:
+                self._vectors.popitem(last=False)
+        return _ranked(vectors[0], attributes, [cached[key] for key in keys])
+
+
+def _key(attribute: Attribute) -> _CacheKey:
+    return (attribute.attribute, attribute.schema_version, attribute_texts(attribute))
+
+
+def _ranked(
+    question: Vectors, attributes: Sequence[Attribute], groups: Sequence[Vectors]
+) -> list[AttributeScore]:
+    scores = [
+        AttributeScore(attribute.attribute, float(np.max(group @ question)))
+        for attribute, group in zip(attributes, groups, strict=True)
+    ]
+    return sorted(scores, key=lambda item: (-item.score, item.attribute))
