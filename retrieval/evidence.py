@@ -28,6 +28,7 @@ _SCOPE = """
     AND (%(session_id)s::text IS NULL OR e.session_id = %(session_id)s)
     AND (%(occurred_from)s::timestamptz IS NULL OR e.occurred_at >= %(occurred_from)s)
     AND (%(occurred_to)s::timestamptz IS NULL OR e.occurred_at < %(occurred_to)s)
+    AND (%(recorded_by)s::timestamptz IS NULL OR e.recorded_at <= %(recorded_by)s)
 """
 _FROM = """
     FROM episode_vectors AS v
@@ -43,6 +44,7 @@ class SearchScope:
     session_id: str | None = None
     occurred_from: datetime | None = None
     occurred_to: datetime | None = None
+    recorded_by: datetime | None = None  # only what was known then (known-at reads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,7 @@ def _params(
         "session_id": scope.session_id,
         "occurred_from": scope.occurred_from,
         "occurred_to": scope.occurred_to,
+        "recorded_by": scope.recorded_by,
         "query": HalfVector(query),
         "k": k,
     }

@@ -206,7 +206,7 @@ class Reader:
         hits, _ = self._search(
             tenant_id,
             query=query,
-            scope=SearchScope(subject=plan.subject),
+            scope=SearchScope(subject=plan.subject, recorded_by=plan.known_at),
             k=request.evidence_k * _CANDIDATES_PER_SLOT,
         )
         return [

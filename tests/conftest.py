@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
+from retrieval.embeddings import Embedder
 from store.clock import ManualClock
 from store.database import make_pool, scratch_database, temporary_database
 from store.migrate import migrate
@@ -22,6 +23,12 @@ _tenant_numbers = itertools.count(1)
 def ts(text: str) -> datetime:
     """A UTC instant from RFC 3339 text (test shorthand)."""
     return parse_timestamp(text)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The real embedding model (all-MiniLM-L6-v2 from its package), loaded once."""
+    return Embedder().load()
 
 
 @pytest.fixture(scope="session")

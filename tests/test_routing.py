@@ -184,12 +184,6 @@ class CountingEmbedder:
         return self.embedder.embed(texts)
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    """The real default model, loaded once for this module."""
-    return Embedder().load()
-
-
 class Prefetched:
     """The real embedder with known texts embedded ahead in one batch: same vectors, faster."""
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from evals.replay import replay_file
+from retrieval.embeddings import Embedder
 
 TRACES = Path(__file__).resolve().parent.parent / "evals" / "traces"
 SEED = TRACES / "seed_mira.jsonl"
@@ -19,9 +20,9 @@ EXPECTED = TRACES / "seed_mira.expected.jsonl"
 
 
 @pytest.fixture(scope="module")
-def results(server_conninfo: str) -> list[dict[str, Any]]:
+def results(server_conninfo: str, embedder: Embedder) -> list[dict[str, Any]]:
     """The seed trace replayed on a temporary database of the session's server."""
-    return replay_file(SEED, database_url=server_conninfo)
+    return replay_file(SEED, database_url=server_conninfo, embedder=embedder)
 
 
 def _fact(results: list[dict[str, Any]], line: int) -> dict[str, Any]:
@@ -162,4 +163,62 @@ def test_sgam_replay_command_checks_the_expected_results(tmp_path: Path) -> None
     )
     assert completed.returncode == 0, completed.stderr
     assert out.read_text() == EXPECTED.read_text()
-    assert "all 16 results match" in completed.stderr
+    assert "all 19 results match" in completed.stderr
+
+
+def _block_lines(results: list[dict[str, Any]], line: int) -> list[str]:
+    block: str = results[line - 1]["result"]["block"]
+    return block.splitlines()
+
+
+def test_naive_similarity_ranks_the_stale_statements_above_the_correction(
+    results: list[dict[str, Any]],
+) -> None:
+    """The baseline the product exists for: similarity alone prefers the old deadlines."""
+    found = [hit["episode_id"] for hit in results[16]["result"]["results"]]
+    assert found.index("e1") < found.index("e2")
+    assert results[16]["result"]["search"] == {
+        "method": "exact",
+        "scope_size": 3,
+        "scope_size_capped": False,
+    }
+
+
+def test_the_context_now_states_the_correction_and_never_the_old_value_as_current(
+    results: list[dict[str, Any]],
+) -> None:
+    context = results[17]["result"]
+    lines = _block_lines(results, 18)
+    assert (
+        "mira.passport_deadline: 2026-06-30 (valid from 2026-06-03T10:00:00Z; source e2)" in lines
+    )
+    for line in lines:
+        if "2026-07-15" in line or "2026-08-01" in line:
+            assert "superseded" in line, line
+    assert context["citations"][0] == {
+        "episode_id": "e2",
+        "occurred_at": "2026-06-03T10:00:00Z",
+        "role": "fact",
+    }
+    assert [fact["value"] for fact in context["facts"]] == ["2026-06-30"]
+    assert context["plan"]["mode"] == "current"
+    assert context["over_budget"] is False
+    # e0 was recorded on June 5: a read as known on June 4 does not quote it.
+    assert all(item["episode_id"] != "e0" for item in context["evidence"])
+
+
+def test_the_context_for_june_2_states_the_value_valid_then(
+    results: list[dict[str, Any]],
+) -> None:
+    context = results[18]["result"]
+    lines = _block_lines(results, 19)
+    assert lines[1] == (
+        "mira.passport_deadline: 2026-07-15"
+        " (valid from 2026-06-01T09:00:00Z until 2026-06-03T10:00:00Z; source e1)"
+    )
+    for line in lines:
+        if "2026-06-30" in line:
+            assert "superseded" in line, line
+    assert (context["plan"]["mode"], context["plan"]["subject"]) == ("point_in_time", "mira")
+    assert context["plan"]["valid_at"].startswith("2026-06-02")
+    assert context["citations"][0]["episode_id"] == "e1"
