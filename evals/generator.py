@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from store.clock import ManualClock
+from store.service import MemoryStore
 from store.times import format_timestamp
 
 START = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
@@ -351,3 +353,28 @@ def questions(history: History) -> Iterator[dict[str, Any]]:
             "gold_episode": gold.episode_id,
             "stale": sorted({c.value for c in timeline} - {gold.value}),
         }
+
+
+def load_history(store: MemoryStore, history: History, *, batch: int = 256) -> None:
+    """Write a history through the real write path, episodes embedded in batches.
+
+    Every write shares one system instant (the history's end), which current-value questions
+    do not notice; replay the operations instead when known-at matters.
+    """
+    if isinstance(store.clock, ManualClock):
+        store.clock.set(history.end)
+    store.ensure_tenant(history.tenant)
+    episodes: list[dict[str, Any]] = []
+    for op in history.operations:
+        body = {key: value for key, value in op.items() if key not in {"op", "tenant", "now"}}
+        if op["op"] == "define":
+            store.declare_attribute(history.tenant, body.pop("attribute"), body)
+        elif op["op"] == "episode":
+            episodes.append(body)
+    for start in range(0, len(episodes), batch):
+        store.record_episodes(history.tenant, episodes[start : start + batch])
+    for op in history.operations:
+        if op["op"] == "update":
+            [result] = store.apply_updates(history.tenant, op["episode"], [op["candidate"]])
+            if result.status != "written":
+                raise RuntimeError(f"generated update not written: {result}")
