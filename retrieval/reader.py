@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -131,7 +132,7 @@ class Reader:
         assembled = assemble_context(
             keys=keys,
             evidence=[*sources, *related] if request.evidence_k else [],
-            episode_times={source.episode_id: source.occurred_at for source in sources},
+            episode_times=self._cited_times(tenant_id, keys, sources),
             valid_at=plan.valid_at,
             known_at=plan.known_at,
             evidence_k=request.evidence_k,
@@ -195,6 +196,18 @@ class Reader:
                 )
             )
         return sources
+
+    def _cited_times(
+        self, tenant_id: str, keys: Sequence[KeyFacts], sources: Sequence[EvidenceCandidate]
+    ) -> dict[str, datetime]:
+        """When each cited episode happened: fact sources and disputed keys' challengers."""
+        times = {source.episode_id: source.occurred_at for source in sources}
+        for key in keys:
+            for challenger in key.fact.challengers if key.fact else ():
+                if challenger.source_episode_id not in times:
+                    episode = self.store.get_episode(tenant_id, challenger.source_episode_id)
+                    times[episode.id] = episode.occurred_at
+        return times
 
     def _related(
         self, tenant_id: str, request: ContextRequest, *, plan: QuestionPlan

@@ -222,9 +222,9 @@ def list_conflicts(
 
 
 def with_disputes(
-    conn: psycopg.Connection[Any], tenant_id: str, facts: Sequence[Fact]
+    conn: psycopg.Connection[Any], tenant_id: str, facts: Sequence[Fact], *, known_at: datetime
 ) -> list[Fact]:
-    """Mark facts an open dispute challenges: ``disputed`` and the challengers cited."""
+    """Mark facts a dispute open at ``known_at`` challenges: ``disputed``, challengers cited."""
     if not facts:
         return []
     with conn.cursor(row_factory=dict_row) as cur:
@@ -233,11 +233,17 @@ def with_disputes(
             + _COLUMNS
             + """
             FROM conflicts
-            WHERE tenant_id = %(tenant_id)s AND status = 'open' AND disputed
+            WHERE tenant_id = %(tenant_id)s AND disputed
+              AND created_at <= %(known_at)s
+              AND (resolved_at IS NULL OR resolved_at > %(known_at)s)
               AND incumbent_fact_id = ANY(%(fact_ids)s)
             ORDER BY created_at, conflict_id
             """,
-            {"tenant_id": tenant_id, "fact_ids": list({fact.fact_id for fact in facts})},
+            {
+                "tenant_id": tenant_id,
+                "fact_ids": list({fact.fact_id for fact in facts}),
+                "known_at": known_at,
+            },
         )
         rows = cur.fetchall()
     challengers: dict[UUID, list[Challenger]] = {}
@@ -326,5 +332,5 @@ def resolve(
         )
     settled = get_conflict(conn, tenant_id, conflict_id)
     if fact is not None:
-        [fact] = with_disputes(conn, tenant_id, [fact])
+        [fact] = with_disputes(conn, tenant_id, [fact], known_at=now)
     return ResolveResult(conflict=settled, fact=fact)

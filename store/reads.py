@@ -55,7 +55,7 @@ def read_at(
         row = cur.fetchone()
     if row is None:
         raise NotFound(f"{subject}.{attribute} is not known at that time", field="attribute")
-    [fact] = with_disputes(conn, tenant_id, [to_fact(row, now)])
+    [fact] = with_disputes(conn, tenant_id, [to_fact(row, now)], known_at=known_at)
     return fact
 
 
@@ -86,7 +86,7 @@ def read_profile(
             },
         )
         rows = cur.fetchall()
-    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows])
+    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows], known_at=known_at)
 
 
 def read_history(
@@ -113,7 +113,7 @@ def read_history(
             {"tenant_id": tenant_id, "subject": subject, "attribute": attribute},
         )
         rows = cur.fetchall()
-    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows])
+    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows], known_at=now)
 
 
 def find_subjects(conn: psycopg.Connection[Any], tenant_id: str, *, names: list[str]) -> list[str]:

@@ -1,0 +1,803 @@
+"""The read path end to end: questions in words become exact, cited reads and one small block.
+
+Everything here runs on the real embedding model (all-MiniLM-L6-v2) and the embedded
+PostgreSQL: routing, evidence search and token counting are the ones the server uses.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from psycopg_pool import ConnectionPool
+
+from retrieval.embeddings import Embedder
+from retrieval.models import ContextRequest, ContextResult, SearchRequest, SearchResult
+from retrieval.reader import Reader
+from store.clock import ManualClock
+from store.errors import NotFound
+from store.models import UpdateResult
+from store.service import MemoryStore
+from store.times import format_timestamp
+from tests.conftest import ts
+
+_tenants = itertools.count(1)
+
+UNVERIFIED_LINE = "No declared attribute matches the question; the evidence below is unverified."
+
+
+@dataclass
+class ReadPath:
+    """One tenant's store (embedding episodes as they are recorded) and its reader."""
+
+    store: MemoryStore
+    reader: Reader
+    clock: ManualClock
+    embedder: Embedder
+    tenant: str
+
+    def at(self, now: str) -> None:
+        """Move system time."""
+        self.clock.set(ts(now))
+
+    def tick(self) -> None:
+        """Advance system time by one second, so each write has its own instant."""
+        self.clock.set(self.clock() + timedelta(seconds=1))
+
+    def declare(self, attribute: str, description: str, **extra: Any) -> None:
+        """Declare an attribute (a string unless ``value_type`` says otherwise)."""
+        declaration: dict[str, Any] = {"value_type": "string", "description": description}
+        declaration.update(extra)
+        self.store.declare_attribute(self.tenant, attribute, declaration)
+
+    def record(self, episode_id: str, occurred_at: str, text: str, **extra: Any) -> None:
+        """Record (and embed) one episode."""
+        self.store.record_episode(
+            self.tenant, {"id": episode_id, "occurred_at": occurred_at, "text": text, **extra}
+        )
+
+    def assert_value(
+        self, episode_id: str, subject: str, attribute: str, value: str, valid_from: str
+    ) -> UpdateResult:
+        """Apply one candidate citing ``episode_id``."""
+        self.tick()
+        [result] = self.store.apply_updates(
+            self.tenant,
+            episode_id,
+            [
+                {
+                    "evidence": "",
+                    "subject": subject,
+                    "attribute": attribute,
+                    "change": "update",
+                    "value": value,
+                    "valid_from": valid_from,
+                }
+            ],
+        )
+        return result
+
+    def context(self, question: str, **extra: Any) -> ContextResult:
+        """The context for one question."""
+        return self.reader.context(self.tenant, ContextRequest(question=question, **extra))
+
+    def search(self, query: str, **extra: Any) -> SearchResult:
+        """Evidence search for one query."""
+        return self.reader.search(self.tenant, SearchRequest(query=query, **extra))
+
+
+def _read_path(pool: ConnectionPool, clock: ManualClock, embedder: Embedder) -> ReadPath:
+    store = MemoryStore(pool, clock=clock, embedder=embedder)
+    tenant = f"reads-{next(_tenants)}"
+    store.create_tenant(tenant)
+    return ReadPath(store, Reader(store, embedder), clock, embedder, tenant)
+
+
+@pytest.fixture
+def reader(pool: ConnectionPool, clock: ManualClock, embedder: Embedder) -> ReadPath:
+    """A store that embeds episodes, its reader, and a tenant of this test's own."""
+    return _read_path(pool, clock, embedder)
+
+
+def _lines(result: ContextResult) -> list[str]:
+    return result.block.splitlines()
+
+
+def _facts(result: ContextResult) -> list[tuple[Any, str, str, str | None]]:
+    return [
+        (
+            fact.value,
+            fact.source_episode_id,
+            format_timestamp(fact.valid_from),
+            None if fact.valid_to is None else format_timestamp(fact.valid_to),
+        )
+        for fact in result.facts
+    ]
+
+
+def _plan(result: ContextResult) -> dict[str, Any]:
+    return {key: value for key, value in result.plan.items() if key != "reasons"}
+
+
+def _header(valid_at: str, known_at: str) -> str:
+    return f"Facts valid at {valid_at}, known at {known_at}:"
+
+
+# -- 1. point in time from words --------------------------------------------------------------
+
+NORTHWIND = [
+    ("nw-1975", "1975-03-01T09:00:00Z", "Alice Moreno", "was founded today with {} as its CEO."),
+    ("nw-1982", "1982-09-15T09:00:00Z", "Bruno Keller", "board appointed {} as CEO."),
+    ("nw-1989", "1989-01-10T09:00:00Z", "Carla Diaz", "handed the chief executive role to {}."),
+    ("nw-2026a", "2026-06-01T09:00:00Z", "Dmitri Volkov", "named {} interim CEO for now."),
+    ("nw-2026b", "2026-06-03T10:00:00Z", "Elena Park", "named {} as its permanent CEO."),
+]
+NOW = "2026-06-10T00:00:00Z"
+
+
+def _northwind(path: ReadPath) -> None:
+    """Northwind's CEOs from 1975, the last two changing around June 2 of the clock's year."""
+    path.declare(
+        "ceo",
+        "Chief executive officer of the company",
+        aliases=["chief executive", "who runs it", "who leads it"],
+    )
+    path.declare("stock_ticker", "Ticker symbol the shares trade under")
+    path.declare("website", "Web address of the company homepage")
+    path.at("2026-06-05T00:00:00Z")
+    path.store.record_episodes(
+        path.tenant,
+        [
+            {
+                "id": episode_id,
+                "occurred_at": occurred_at,
+                "text": "Northwind " + template.format(name),
+                "subjects": ["northwind"],
+            }
+            for episode_id, occurred_at, name, template in NORTHWIND
+        ],
+    )
+    for episode_id, occurred_at, name, _ in NORTHWIND:
+        written = path.assert_value(episode_id, "northwind", "ceo", name, occurred_at)
+        assert written.status == "written"
+    path.at(NOW)
+
+
+def _evidence_line(episode_id: str, superseded: bool) -> str:
+    [(_, occurred_at, name, template)] = [row for row in NORTHWIND if row[0] == episode_id]
+    mark = "superseded: " if superseded else ""
+    return f"- [{episode_id}, {occurred_at}] {mark}Northwind {template.format(name)}"
+
+
+@dataclass(frozen=True)
+class PointInTime:
+    """A question in words, the read it must plan and the key line it must answer with."""
+
+    question: str
+    mode: str
+    valid_at: str
+    source: str
+    line: str
+
+
+POINT_IN_TIME = [
+    PointInTime(
+        "As of April 21, 1980: who was the CEO of Northwind?",
+        "point_in_time",
+        "1980-04-21T12:00:00Z",
+        "nw-1975",
+        "northwind.ceo: Alice Moreno"
+        " (valid from 1975-03-01T09:00:00Z until 1982-09-15T09:00:00Z; source nw-1975)",
+    ),
+    PointInTime(
+        "Who was Northwind's CEO in 1985?",
+        "point_in_time",
+        "1985-07-01T12:00:00Z",
+        "nw-1982",
+        "northwind.ceo: Bruno Keller"
+        " (valid from 1982-09-15T09:00:00Z until 1989-01-10T09:00:00Z; source nw-1982)",
+    ),
+    PointInTime(
+        "Who was Northwind's CEO in 1990?",
+        "point_in_time",
+        "1990-07-01T12:00:00Z",
+        "nw-1989",
+        "northwind.ceo: Carla Diaz"
+        " (valid from 1989-01-10T09:00:00Z until 2026-06-01T09:00:00Z; source nw-1989)",
+    ),
+    PointInTime(  # June 2 of the clock's year: after the interim took over, before Elena
+        "Who was Northwind's CEO on June 2?",
+        "point_in_time",
+        "2026-06-02T12:00:00Z",
+        "nw-2026a",
+        "northwind.ceo: Dmitri Volkov"
+        " (valid from 2026-06-01T09:00:00Z until 2026-06-03T10:00:00Z; source nw-2026a)",
+    ),
+    PointInTime(
+        "Who runs Northwind now?",
+        "current",
+        NOW,
+        "nw-2026b",
+        "northwind.ceo: Elena Park (valid from 2026-06-03T10:00:00Z; source nw-2026b)",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def northwind(pool: ConnectionPool, embedder: Embedder) -> ReadPath:
+    """Northwind's history, written once: the questions below only read it."""
+    path = _read_path(pool, ManualClock(ts(NOW)), embedder)
+    _northwind(path)
+    return path
+
+
+@pytest.mark.parametrize("case", POINT_IN_TIME, ids=[case.question for case in POINT_IN_TIME])
+def test_a_date_in_words_reads_the_value_valid_then(northwind: ReadPath, case: PointInTime) -> None:
+    result = northwind.context(case.question)
+
+    assert _plan(result) == {
+        "mode": case.mode,
+        "valid_at": case.valid_at,
+        "known_at": NOW,
+        "subject": "northwind",
+        "attributes": ["ceo"],
+        "routed": True,
+    }
+    [(_, occurred_at, name, _)] = [row for row in NORTHWIND if row[0] == case.source]
+    assert [(fact.value, fact.source_episode_id) for fact in result.facts] == [(name, case.source)]
+    assert result.facts[0].status == ("current" if case.mode == "current" else "past")
+    lines = _lines(result)
+    # The key line, then the fact's own source quoted first; every other CEO's statement the
+    # similarity search adds says "superseded" on its line.
+    assert lines[:4] == [
+        _header(case.valid_at, NOW),
+        case.line,
+        "Evidence:",
+        _evidence_line(case.source, superseded=False),
+    ]
+    others = {_evidence_line(row[0], superseded=True) for row in NORTHWIND if row[0] != case.source}
+    assert len(lines) == 6
+    assert set(lines[4:]) <= others
+    assert result.citations[0] == {
+        "episode_id": case.source,
+        "occurred_at": occurred_at,
+        "role": "fact",
+    }
+    assert [(c["episode_id"], c["role"]) for c in result.citations] == [
+        (item["episode_id"], "fact" if index == 0 else "evidence")
+        for index, item in enumerate(result.evidence)
+    ]
+    assert [item["superseded"] for item in result.evidence] == [False, True, True]
+    assert (result.uncertain, result.over_budget) == ([], False)
+
+
+# -- 2. belief wording reads past knowledge -----------------------------------------------------
+
+E1_TEXT = "Mira says her passport deadline is 2026-07-15."
+E2_TEXT = (
+    "Correction from the consulate: Mira's passport deadline is 2026-06-30, in force since June 2."
+)
+E1_LINE = "- [e1, 2026-06-01T09:00:00Z] " + E1_TEXT
+E2_LINE = "- [e2, 2026-06-04T10:00:00Z] " + E2_TEXT
+CORRECTED = "mira.passport_deadline: 2026-06-30 (valid from 2026-06-02T08:00:00Z; source e2)"
+
+
+def _mira(path: ReadPath) -> None:
+    """e1 (recorded June 1) says 2026-07-15; e2 (recorded June 4) corrects it from June 2."""
+    path.declare(
+        "passport_deadline", "Date by which the passport must be renewed", value_type="date"
+    )
+    path.declare("preferred_language", "Language the person prefers to be answered in")
+    path.at("2026-06-01T09:00:05Z")
+    path.record("e1", "2026-06-01T09:00:00Z", E1_TEXT)
+    first = path.assert_value(
+        "e1", "mira", "passport_deadline", "2026-07-15", "2026-06-01T09:00:00Z"
+    )
+    assert first.status == "written"
+    path.at("2026-06-04T10:00:05Z")
+    path.record("e2", "2026-06-04T10:00:00Z", E2_TEXT)
+    second = path.assert_value(
+        "e2", "mira", "passport_deadline", "2026-06-30", "2026-06-02T08:00:00Z"
+    )
+    assert second.status == "written"
+    path.at("2026-06-05T00:00:00Z")
+
+
+def test_belief_wording_reads_what_was_known_then_and_plain_wording_the_correction(
+    reader: ReadPath,
+) -> None:
+    _mira(reader)
+    june_3 = "2026-06-03T12:00:00Z"  # after e1 was recorded, before the correction was
+    now = "2026-06-05T00:00:00Z"
+
+    believed = reader.context("What did we believe about Mira's passport deadline on June 3?")
+    assert _plan(believed) == {
+        "mode": "known_at",
+        "valid_at": june_3,
+        "known_at": june_3,
+        "subject": "mira",
+        "attributes": ["passport_deadline"],
+        "routed": True,
+    }
+    # Then nothing had closed e1's value, and e2 (recorded June 4) is not even evidence.
+    assert _lines(believed) == [
+        _header(june_3, june_3),
+        "mira.passport_deadline: 2026-07-15 (valid from 2026-06-01T09:00:00Z; source e1)",
+        "Evidence:",
+        E1_LINE,
+    ]
+    assert _facts(believed) == [("2026-07-15", "e1", "2026-06-01T09:00:00Z", None)]
+    assert believed.facts[0].status == "retired"
+    assert believed.citations == [
+        {"episode_id": "e1", "occurred_at": "2026-06-01T09:00:00Z", "role": "fact"}
+    ]
+
+    # An explicit known_at with plain wording is the same read.
+    explicit = reader.context("What is Mira's passport deadline?", known_at=ts(june_3))
+    assert (explicit.plan["mode"], explicit.block) == ("known_at", believed.block)
+
+    corrected_block = [CORRECTED, "Evidence:", E2_LINE]
+    stale_e1 = "- [e1, 2026-06-01T09:00:00Z] superseded: " + E1_TEXT
+
+    # The same date without belief wording is a valid time, read as known now.
+    on_june_3 = reader.context("What was Mira's passport deadline on June 3?")
+    assert (on_june_3.plan["mode"], on_june_3.plan["valid_at"], on_june_3.plan["known_at"]) == (
+        "point_in_time",
+        june_3,
+        now,
+    )
+    assert _lines(on_june_3) == [_header(june_3, now), *corrected_block, stale_e1]
+    assert _facts(on_june_3) == [("2026-06-30", "e2", "2026-06-02T08:00:00Z", None)]
+
+    # Asked as current, the correction too.
+    current = reader.context("What is Mira's passport deadline?")
+    assert _plan(current) == {
+        "mode": "current",
+        "valid_at": now,
+        "known_at": now,
+        "subject": "mira",
+        "attributes": ["passport_deadline"],
+        "routed": True,
+    }
+    assert _lines(current) == [_header(now, now), *corrected_block, stale_e1]
+    assert current.citations == [
+        {"episode_id": "e2", "occurred_at": "2026-06-04T10:00:00Z", "role": "fact"},
+        {"episode_id": "e1", "occurred_at": "2026-06-01T09:00:00Z", "role": "evidence"},
+    ]
+
+
+# -- 3. a question no attribute matches ---------------------------------------------------------
+
+
+def test_an_unrelated_question_is_not_routed_and_its_evidence_is_unverified(
+    reader: ReadPath,
+) -> None:
+    _mira(reader)
+    question = "What's the weather in Paris today?"
+    now = "2026-06-05T00:00:00Z"
+
+    result = reader.context(question)
+
+    assert _plan(result) == {
+        "mode": "current",  # "today" is not a date
+        "valid_at": now,
+        "known_at": now,
+        "subject": None,
+        "attributes": [],
+        "routed": False,
+    }
+    assert result.plan["reasons"]["attributes"].startswith(
+        "No attribute is similar enough to the question (threshold 0.40)"
+    )
+    # Without a subject the evidence comes from the whole tenant, in similarity order.
+    ranked = reader.search(question, k=3).results
+    texts = {"e1": E1_TEXT, "e2": E2_TEXT}
+    assert _lines(result) == [
+        _header(now, now),
+        UNVERIFIED_LINE,
+        "Evidence (unverified):",
+        *(
+            f"- [{hit.episode_id}, {format_timestamp(hit.occurred_at)}] {texts[hit.episode_id]}"
+            for hit in ranked
+        ),
+    ]
+    assert {hit.episode_id for hit in ranked} == {"e1", "e2"}
+    assert (result.facts, result.uncertain) == ([], [])
+    assert [(item["unverified"], item["superseded"]) for item in result.evidence] == [
+        (True, False),
+        (True, False),
+    ]
+    assert [c["role"] for c in result.citations] == ["evidence", "evidence"]
+
+
+# -- 4. tenants ---------------------------------------------------------------------------------
+
+
+def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: ReadPath) -> None:
+    _mira(reader)
+    question = "What is Mira's passport deadline?"
+    other = ReadPath(
+        reader.store, reader.reader, reader.clock, reader.embedder, f"{reader.tenant}-b"
+    )
+    reader.store.create_tenant(other.tenant)
+    other.declare(
+        "passport_deadline", "Date by which the passport must be renewed", value_type="date"
+    )
+    other.at("2026-06-04T12:00:00Z")
+    other.record("b-echo", "2026-06-04T11:00:00Z", question)  # the query, word for word
+    other.record("e1", "2026-06-04T11:30:00Z", "Otto's passport deadline is 2027-01-31.")
+    otto = other.assert_value(
+        "e1", "otto", "passport_deadline", "2027-01-31", "2026-06-04T11:30:00Z"
+    )
+    assert otto.status == "written"
+    other.at("2026-06-05T00:00:00Z")
+
+    # In its own tenant the echo is the nearest vector there is.
+    echo = other.search(question, k=1).results
+    assert [hit.episode_id for hit in echo] == ["b-echo"]
+    assert echo[0].score > 0.99
+
+    found = reader.search(question, k=50)
+    assert sorted(hit.episode_id for hit in found.results) == ["e1", "e2"]
+    assert {hit.snippet for hit in found.results} == {E1_TEXT, E2_TEXT}
+    assert found.search == {"method": "exact", "scope_size": 2, "scope_size_capped": False}
+
+    now = "2026-06-05T00:00:00Z"
+    context = reader.context(question, evidence_k=20)
+    assert _lines(context) == [
+        _header(now, now),
+        CORRECTED,
+        "Evidence:",
+        E2_LINE,
+        "- [e1, 2026-06-01T09:00:00Z] superseded: " + E1_TEXT,  # A's e1, not B's
+    ]
+    assert [c["episode_id"] for c in context.citations] == ["e2", "e1"]
+    assert [(item["snippet"], item["superseded"]) for item in context.evidence] == [
+        (E2_TEXT, False),
+        (E1_TEXT, True),
+    ]
+    unrouted = reader.context("Tell me anything at all", evidence_k=20)
+    assert sorted(item["episode_id"] for item in unrouted.evidence) == ["e1", "e2"]
+    assert "Otto" not in unrouted.block
+    assert question not in unrouted.block
+
+    # B reads nothing of A's subject, by question, by name or by search.
+    asked = other.context(question)
+    assert asked.plan["subject"] is None
+    assert asked.facts == []
+    assert "2026-06-30" not in asked.block
+    assert "2026-07-15" not in asked.block
+    assert sorted(item["episode_id"] for item in asked.evidence) == ["b-echo", "e1"]  # B's own
+    named = other.context(question, subject="mira", attributes=["passport_deadline"])
+    assert _lines(named) == [_header(now, now), "mira.passport_deadline: not known"]
+    assert (named.facts, named.evidence, named.citations) == ([], [], [])
+    assert other.search(question, subject="mira").results == []
+    with pytest.raises(NotFound):
+        other.store.at(other.tenant, "mira", "passport_deadline")
+    assert other.store.history(other.tenant, "mira", "passport_deadline") == []
+
+
+# -- 5. the token budget ------------------------------------------------------------------------
+
+TRIPS = [
+    ("Porto", "July", "Portugal", "river"),
+    ("Kyoto", "August", "Japan", "old temples"),
+    ("Nairobi", "September", "Kenya", "national park"),
+    ("Quebec", "October", "Canada", "citadel"),
+    ("Hanoi", "November", "Vietnam", "lake"),
+    ("Lima", "December", "Peru", "coast"),
+    ("Oslo", "January", "Norway", "harbour"),
+    ("Cusco", "February", "Peru", "plaza"),
+    ("Seville", "March", "Spain", "cathedral"),
+    ("Tbilisi", "April", "Georgia", "old town"),
+]
+
+
+def test_the_token_budget_cuts_evidence_first_and_counts_with_the_model_tokenizer(
+    reader: ReadPath,
+) -> None:
+    reader.declare(
+        "passport_deadline", "Date by which the passport must be renewed", value_type="date"
+    )
+    reader.declare("preferred_language", "Language the person prefers to be answered in")
+    reader.declare("home_city", "City the person lives in")
+    reader.at("2026-06-01T10:00:00Z")
+    sources = [
+        ("p-1", "passport_deadline", "2026-07-15", "Mira's passport deadline is 2026-07-15."),
+        ("p-2", "preferred_language", "Portuguese", "Mira prefers answers in Portuguese."),
+        ("p-3", "home_city", "Lisbon", "Mira lives in Lisbon, close to the airport."),
+    ]
+    for episode_id, _, _, text in sources:
+        reader.record(episode_id, "2026-06-01T09:00:00Z", text)
+    for episode_id, attribute, value, _ in sources:
+        written = reader.assert_value(episode_id, "mira", attribute, value, "2026-06-01T09:00:00Z")
+        assert written.status == "written"
+    reader.store.record_episodes(
+        reader.tenant,
+        [
+            {
+                "id": f"trip-{index}",
+                "occurred_at": f"2026-05-{index + 10:02d}T08:00:00Z",
+                "subjects": ["mira"],
+                "text": (
+                    f"Trip note {index}: Mira is planning a journey to {city} in {month} and"
+                    f" asked whether her passport stays valid long enough for {country}."
+                    f" She booked a small hotel near the {sight} and wants a window seat on"
+                    " every flight of the trip. Her travel agent reminded her to carry printed"
+                    " copies of each booking, the insurance policy and any visa letter."
+                ),
+            }
+            for index, (city, month, country, sight) in enumerate(TRIPS)
+        ],
+    )
+    reader.at("2026-06-02T00:00:00Z")
+    ask = {
+        "subject": "mira",
+        "attributes": ["passport_deadline", "preferred_language", "home_city"],
+        "evidence_k": 8,
+    }
+    question = "Is Mira's passport valid for her trips, and where is she flying?"
+    count = reader.embedder.count_tokens
+
+    full = reader.context(question, token_budget=32_768, **ask)
+    full_lines = _lines(full)
+    core = [
+        _header("2026-06-02T00:00:00Z", "2026-06-02T00:00:00Z"),
+        "mira.passport_deadline: 2026-07-15 (valid from 2026-06-01T09:00:00Z; source p-1)",
+        "mira.preferred_language: Portuguese (valid from 2026-06-01T09:00:00Z; source p-2)",
+        "mira.home_city: Lisbon (valid from 2026-06-01T09:00:00Z; source p-3)",
+    ]
+    assert full_lines[:5] == [*core, "Evidence:"]
+    assert len(full_lines) == 5 + 8
+    full_ids = [item["episode_id"] for item in full.evidence]
+    assert full_ids[:3] == ["p-1", "p-2", "p-3"]  # fact sources first
+    assert all(episode_id.startswith("trip-") for episode_id in full_ids[3:])
+
+    # Tokens of the block keeping the first c evidence lines (c = 0: the facts alone).
+    sizes = [count("\n".join(core))] + [
+        count("\n".join(full_lines[: 5 + kept])) for kept in range(1, 9)
+    ]
+    assert sizes == sorted(sizes)
+    assert full.tokens == sizes[8]
+    assert sizes[8] > 512  # so the default budget must cut
+
+    # None: the default budget of 512, which the full block exceeds.
+    budgets = [16, sizes[0] - 1, sizes[0], sizes[1], sizes[3] - 1, sizes[8] - 1, None]
+    for given in budgets:
+        extra = {} if given is None else {"token_budget": given}
+        result = reader.context(question, **ask, **extra)
+        budget = 512 if given is None else given
+        lines = _lines(result)
+        assert result.tokens == count(result.block), budget
+        assert lines[:4] == core, budget  # every fact, whatever the budget
+        if budget < sizes[0]:
+            assert (result.over_budget, lines, result.evidence) == (True, core, []), budget
+            assert result.tokens > budget
+            assert [c["role"] for c in result.citations] == ["fact", "fact", "fact"]
+            continue
+        # Otherwise the most evidence lines that fit, dropped from the least similar end.
+        kept = max(k for k, size in enumerate(sizes) if size <= budget)
+        assert kept < 8, budget
+        assert result.over_budget is False, budget
+        assert result.tokens <= budget, budget
+        assert lines == (core if kept == 0 else full_lines[: 5 + kept]), budget
+        assert [item["episode_id"] for item in result.evidence] == full_ids[:kept], budget
+
+
+# -- 6. search scopes ---------------------------------------------------------------------------
+
+FOUR_SENTENCES = (
+    "Mira called on Monday. She asked about the weather in Lisbon."
+    " Her passport expires in July. She wants to renew it before the trip."
+)
+SEARCH_EPISODES: list[tuple[str, str, str | None, list[str], str]] = [
+    ("s-1", "2026-05-01T10:00:00Z", "chat-1", ["mira"], FOUR_SENTENCES),
+    ("s-2", "2026-05-10T10:00:00Z", "chat-2", ["mira"], "Mira booked a flight for the trip."),
+    ("s-3", "2026-05-20T10:00:00Z", "chat-1", ["otto"], "Otto's passport expires next spring."),
+    (
+        "s-4",
+        "2026-05-31T10:00:00Z",
+        "chat-2",
+        ["mira", "otto"],
+        "Mira and Otto renew their passports together. They go to the office before the trip.",
+    ),
+    ("s-5", "2026-05-31T12:00:00Z", None, [], "The passport office closes early on Fridays."),
+]
+
+
+def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
+    reader.at("2026-06-01T00:00:00Z")
+    reader.store.record_episodes(
+        reader.tenant,
+        [
+            {
+                "id": episode_id,
+                "occurred_at": occurred_at,
+                "text": text,
+                "subjects": subjects,
+                **({"session_id": session} if session else {}),
+            }
+            for episode_id, occurred_at, session, subjects, text in SEARCH_EPISODES
+        ],
+    )
+    query = "When does Mira's passport expire before the trip?"
+    snippets = {row[0]: row[4] for row in SEARCH_EPISODES}
+    snippets["s-1"] = "Her passport expires in July. She wants to renew it before the trip."
+    rows = {row[0]: row for row in SEARCH_EPISODES}
+
+    everything = reader.search(query, k=50)
+    ids = [hit.episode_id for hit in everything.results]
+    assert sorted(ids) == ["s-1", "s-2", "s-3", "s-4", "s-5"]
+    scores = [hit.score for hit in everything.results]
+    assert scores == sorted(scores, reverse=True)
+    for hit in everything.results:
+        _, occurred_at, session, _, _ = rows[hit.episode_id]
+        assert (hit.snippet, format_timestamp(hit.occurred_at), hit.session_id, hit.kind) == (
+            snippets[hit.episode_id],
+            occurred_at,
+            session,
+            "message",
+        )
+
+    capped = reader.search(query, k=2)
+    assert [hit.episode_id for hit in capped.results] == ids[:2]
+    assert capped.search == {"method": "exact", "scope_size": 5, "scope_size_capped": False}
+
+    scopes: list[tuple[dict[str, Any], list[str]]] = [
+        ({"subject": "mira"}, ["s-1", "s-2", "s-4"]),
+        ({"session_id": "chat-1"}, ["s-1", "s-3"]),
+        (  # from is inclusive, to exclusive
+            {
+                "occurred_from": ts("2026-05-10T10:00:00Z"),
+                "occurred_to": ts("2026-05-31T10:00:00Z"),
+            },
+            ["s-2", "s-3"],
+        ),
+        ({"subject": "mira", "session_id": "chat-2"}, ["s-2", "s-4"]),
+        ({"subject": "otto", "occurred_from": ts("2026-05-25T00:00:00Z")}, ["s-4"]),
+    ]
+    for scope, expected in scopes:
+        found = reader.search(query, k=50, **scope)
+        assert sorted(hit.episode_id for hit in found.results) == expected, scope
+        # The same episodes in the same order as the unscoped search, with the same scores.
+        assert [(hit.episode_id, hit.score) for hit in found.results] == [
+            (hit.episode_id, hit.score) for hit in everything.results if hit.episode_id in expected
+        ], scope
+        assert found.search["scope_size"] == len(expected), scope
+        for hit in found.results:
+            episode = reader.store.get_episode(reader.tenant, hit.episode_id)
+            assert _in_scope(episode.subjects, episode.session_id, episode.occurred_at, scope)
+        one = reader.search(query, k=1, **scope)
+        assert [hit.episode_id for hit in one.results] == [found.results[0].episode_id], scope
+
+
+def _in_scope(
+    subjects: list[str], session_id: str | None, occurred_at: datetime, scope: dict[str, Any]
+) -> bool:
+    return (
+        ("subject" not in scope or scope["subject"] in subjects)
+        and ("session_id" not in scope or scope["session_id"] == session_id)
+        and ("occurred_from" not in scope or occurred_at >= scope["occurred_from"])
+        and ("occurred_to" not in scope or occurred_at < scope["occurred_to"])
+    )
+
+
+# -- 7. a disputed key --------------------------------------------------------------------------
+
+
+def test_a_disputed_key_is_uncertain_and_cites_both_sides(reader: ReadPath) -> None:
+    reader.declare("home_city", "City the person lives in", on_equal_start="source_precedence")
+    reader.declare(
+        "passport_deadline", "Date by which the passport must be renewed", value_type="date"
+    )
+    reader.at("2026-06-04T14:00:00Z")
+    reader.record("m1", "2026-06-04T12:00:00Z", "Mira: I moved to Lisbon last month.")
+    reader.record("m2", "2026-06-04T13:00:00Z", "Mira: my new home is in Porto.")
+    incumbent = reader.assert_value("m1", "mira", "home_city", "Lisbon", "2026-05-01T00:00:00Z")
+    challenger = reader.assert_value("m2", "mira", "home_city", "Porto", "2026-05-01T00:00:00Z")
+    assert incumbent.status == "written"
+    assert incumbent.fact is not None
+    assert (challenger.status, challenger.reason) == (
+        "conflict",
+        "disputed: a source of equal rank starts a different value here",
+    )
+    reader.at("2026-06-05T00:00:00Z")
+    now = "2026-06-05T00:00:00Z"
+
+    result = reader.context("Where does Mira live?")
+
+    assert _plan(result) == {
+        "mode": "current",
+        "valid_at": now,
+        "known_at": now,
+        "subject": "mira",
+        "attributes": ["home_city"],
+        "routed": True,
+    }
+    assert _lines(result) == [
+        _header(now, now),
+        "Uncertain:",
+        (
+            "- mira.home_city (valid from 2026-05-01T00:00:00Z, disputed):"
+            " Lisbon (incumbent; source m1) vs Porto (challenger; source m2)"
+        ),
+        "Evidence:",
+        "- [m1, 2026-06-04T12:00:00Z] Mira: I moved to Lisbon last month.",
+        "- [m2, 2026-06-04T13:00:00Z] Mira: my new home is in Porto.",
+    ]
+    assert result.uncertain == [
+        {
+            "subject": "mira",
+            "attribute": "home_city",
+            "incumbent": {
+                "fact_id": str(incumbent.fact.fact_id),
+                "value": "Lisbon",
+                "valid_from": "2026-05-01T00:00:00Z",
+                "valid_to": None,
+                "source_episode_id": "m1",
+                "source_kind": "message",
+            },
+            "challengers": [
+                {
+                    "conflict_id": str(challenger.conflict_id),
+                    "value": "Porto",
+                    "source_episode_id": "m2",
+                    "source_kind": "message",
+                    "evidence": "",
+                    "evidence_verified": False,
+                }
+            ],
+        }
+    ]
+    assert [(f.value, f.source_episode_id, f.disputed) for f in result.facts] == [
+        ("Lisbon", "m1", True)
+    ]
+    assert result.citations == [
+        {"episode_id": "m1", "occurred_at": "2026-06-04T12:00:00Z", "role": "fact"},
+        {"episode_id": "m2", "occurred_at": "2026-06-04T13:00:00Z", "role": "challenger"},
+    ]
+
+
+def test_a_read_as_known_before_a_dispute_was_raised_is_not_disputed(reader: ReadPath) -> None:
+    reader.declare("home_city", "City the person lives in", on_equal_start="source_precedence")
+    reader.at("2026-06-01T10:00:00Z")
+    reader.record("m1", "2026-06-01T09:00:00Z", "Mira: I moved to Lisbon.")
+    reader.assert_value("m1", "mira", "home_city", "Lisbon", "2026-05-01T00:00:00Z")
+    reader.at("2026-06-04T10:00:00Z")
+    reader.record("m2", "2026-06-04T09:00:00Z", "Mira: my home is in Porto.")
+    disputed = reader.assert_value("m2", "mira", "home_city", "Porto", "2026-05-01T00:00:00Z")
+    assert disputed.status == "conflict"
+    reader.at("2026-06-05T00:00:00Z")
+
+    before = reader.store.at(reader.tenant, "mira", "home_city", known_at="2026-06-02T00:00:00Z")
+    now = reader.store.current(reader.tenant, "mira", "home_city")
+    assert (before.value, before.disputed, before.challengers) == ("Lisbon", False, [])
+    assert (now.value, now.disputed, [c.value for c in now.challengers]) == (
+        "Lisbon",
+        True,
+        ["Porto"],
+    )
+    then = reader.context(
+        "Where did Mira live?", attributes=["home_city"], known_at="2026-06-02T00:00:00Z"
+    )
+    assert "Uncertain:" not in then.block
+    assert _lines(then)[1] == "mira.home_city: Lisbon (valid from 2026-05-01T00:00:00Z; source m1)"
+
+
+def test_a_challenger_is_cited_with_its_time_even_without_evidence(reader: ReadPath) -> None:
+    reader.declare("home_city", "City the person lives in", on_equal_start="source_precedence")
+    reader.at("2026-06-04T14:00:00Z")
+    reader.record("m1", "2026-06-04T12:00:00Z", "Mira: I moved to Lisbon last month.")
+    reader.record("m2", "2026-06-04T13:00:00Z", "Mira: my new home is in Porto.")
+    reader.assert_value("m1", "mira", "home_city", "Lisbon", "2026-05-01T00:00:00Z")
+    reader.assert_value("m2", "mira", "home_city", "Porto", "2026-05-01T00:00:00Z")
+
+    result = reader.context("Where does Mira live?", evidence_k=0)
+
+    assert result.citations == [
+        {"episode_id": "m1", "occurred_at": "2026-06-04T12:00:00Z", "role": "fact"},
+        {"episode_id": "m2", "occurred_at": "2026-06-04T13:00:00Z", "role": "challenger"},
+    ]
