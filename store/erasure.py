@@ -112,10 +112,11 @@ def erase_episode(
     now: datetime,
     new_id: IdFactory,
 ) -> ErasureResult:
-    """Retract the facts an episode sourced, then remove it; record a tombstone.
+    """Retract the facts an episode sourced, then remove them and it; record a tombstone.
 
-    Facts it alone sourced leave current knowledge; what they had closed gets its window
-    back. Its retired versions stay in history citing the stub, without the quoted evidence.
+    Retraction first gives what those facts had closed its window back; then every version
+    the episode sourced is deleted, so past known-at answers no longer show its values
+    either. The episode itself goes, or stays as a stub while an expiry still cites it.
     """
     params: dict[str, Any] = {"tenant_id": tenant_id, "episode_id": episode_id}
     found = conn.execute(
@@ -151,6 +152,13 @@ def erase_episode(
     )
     counts = {
         "facts_retracted": retracted,
+        # Retracted, its facts changed no current answer; deleted, they change no past one.
+        "fact_versions_deleted": _count(
+            conn,
+            "DELETE FROM fact_versions"
+            " WHERE tenant_id = %(tenant_id)s AND source_episode_id = %(episode_id)s",
+            params,
+        ),
         "conflicts_deleted": _count(
             conn,
             "DELETE FROM conflicts"

@@ -7,8 +7,9 @@ open conflict) and is cited by the expiry of mira's home city; episode ``other``
 seat, which ``good`` challenges (a conflict that has nothing to do with ``bad``).
 
 After ``erase_episode("bad")`` the facts ``bad`` alone sourced are out of current knowledge and
-what they had closed runs as before; their versions stay in history as retired, citing a
-content-free stub; the conflict it challenged is gone; none of its text, session, metadata or
+what they had closed runs as before; their versions are deleted, so past known-at answers no
+longer show them either; ``bad`` stays as a content-free stub for the expiry that cites it;
+the conflict it challenged is gone; none of its text, session, metadata or
 quoted evidence is left in any text-like column of the tenant; a tombstone records counts and
 hashes only. Everything else, and every other tenant, is untouched.
 """
@@ -321,7 +322,7 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
         facts_retracted=2,
         episodes_deleted=0,
         episodes_stubbed=1,
-        fact_versions_deleted=0,
+        fact_versions_deleted=2,
         conflicts_deleted=1,
         expiries_deleted=0,
     )
@@ -338,38 +339,15 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
         ("2026-07-15", GOOD_START, BAD_START, "good", world.deadline_bad.fact_id,
          world.bad_written_at, ERASED_AT),
         ("2026-07-15", GOOD_START, None, "good", None, ERASED_AT, None),
-        ("2026-06-30", BAD_START, None, "bad", None, world.bad_written_at, ERASED_AT),
     ]  # fmt: skip
-    [bad_version] = [
-        fact
-        for fact in store.history(tenant, "mira", "passport_deadline")
-        if fact.fact_id == world.deadline_bad.fact_id
-    ]
-    assert _without(bad_version, "evidence", "retired_at", "status") == _without(
-        world.deadline_bad, "evidence", "retired_at", "status"
-    )
-    assert (bad_version.evidence, bad_version.retired_at, bad_version.status) == (
-        None,
-        ERASED_AT,
-        "retired",
-    )
-    # What was believed before the erasure still reads as that retired version, quote gone.
-    assert (
+    # Erasure changes past known-at answers too: what bad said was never believed now.
+    with pytest.raises(NotFound):
         store.at(tenant, "mira", "passport_deadline", valid_at=BAD_START, known_at=before_erasure)
-        == bad_version
-    )
 
-    # omar's home city: bad was its only source, so nothing is known; history keeps it retired.
+    # omar's home city: bad was its only source, so nothing is known, then or now.
     with pytest.raises(NotFound):
         store.current(tenant, "omar", "home_city")
-    [home_city_bad] = store.history(tenant, "omar", "home_city")
-    assert home_city_bad == world.home_city_bad.model_copy(
-        update={
-            "evidence": None,
-            "retired_at": ERASED_AT,
-            "status": "retired",
-        }
-    )
+    assert store.history(tenant, "omar", "home_city") == []
 
     # omar's seat: the challenge is gone, good's fact undisputed; the unrelated conflict stays.
     assert store.current(tenant, "omar", "seat") == world.seat_good
@@ -388,11 +366,8 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
         home_city.ended_by_kind,
     ) == (world.home_city_good.fact_id, EXPIRED_AT, world.expiry_id, "expiry")
 
-    # Every version bad sourced is out of current knowledge, retired by the erasure.
-    assert sourced_by(conninfo, tenant, "bad") == [
-        ("mira", "passport_deadline", world.deadline_bad.fact_id, ERASED_AT),
-        ("omar", "home_city", world.home_city_bad.fact_id, ERASED_AT),
-    ]
+    # No version bad sourced is left.
+    assert sourced_by(conninfo, tenant, "bad") == []
 
     # The episode is a stub: id, kind, times and content hash, nothing of its content.
     bad_before = world.episodes["bad"]
@@ -424,7 +399,7 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
             "erased_at": ERASED_AT,
             "episodes_deleted": 0,
             "episodes_stubbed": 1,
-            "fact_versions_deleted": 0,
+            "fact_versions_deleted": 2,
             "conflicts_deleted": 1,
             "expiries_deleted": 0,
             "facts_retracted": 2,
