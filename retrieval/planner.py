@@ -3,28 +3,8 @@
 Pure: no database and no model. Attribute similarity scores come in from the caller (see
 ``retrieval.routing``); this module only decides, and says why in ``QuestionPlan.reasons``.
 
-How the question's words become instants, resolved against ``now`` (the decision's clock):
-
-- A date without a time of day ("on June 2", "2026-06-02") means noon UTC of that day, so a
-  fact that started that morning (in UTC or in most offsets) counts as valid on that day.
-- A month ("in March 2025") means noon UTC on its 15th; a year ("in 1980") noon UTC on July 1.
-  Both are the middle of the period, not a boundary where a change is as likely as not.
-- A date with a time of day ("at 2026-06-02T10:00:00Z") is that instant.
-- A relative phrase ("yesterday", "last week", "3 days ago") counts back from ``now`` and keeps
-  its time of day: "yesterday" is ``now`` minus one day.
-- "before X" is one second before X starts; "after X" is the first instant after X ends.
-- "today" and "now" are not dates: such a question asks about the current state.
-- Candidate dates are found by a whitelist of patterns, then resolved by dateparser (English,
-  UTC, relative to ``now``, preferring the past when the year is missing: "on June 2" asked
-  on June 1 is last year's). dateparser's own ``search_dates`` is not used: it reads "we" as
-  Wednesday, "now", "May I", "a second" and "sat" as dates, turns "before June 2" into "June"
-  (the 4th, today's day) and "account 42 on Monday" into 1942. The patterns: ISO dates and
-  timestamps, month/day/year with slashes (US order), a month name with a day or a year,
-  a relative phrase (yesterday, tomorrow, last/next week/month/year, N units ago, N units from
-  now, in N units), a full weekday name, and a bare month name or year only after a lead-in
-  word ("in May", "in 1980", "during summer 2024", "before 1980"). "on the 2nd" (no month),
-  abbreviated months without a day ("Jan" may be a name) and times without a date are not
-  dates. Known subject names are blanked first, so "account:2024" is never a year.
+The question's dates are found and resolved to instants by ``retrieval.dates`` (its docstring
+has the rules). Known subject names are blanked first, so "account:2024" is never a year.
 
 Dates set valid time. Only belief wording in the past tense ("what did we believe on...",
 "what did we know on...", "as we understood it on...", "what was on record on...") sets
@@ -41,15 +21,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
-from dateparser.date import DateDataParser
-
+from retrieval.dates import DateMention, find_dates
 from store.times import format_timestamp, parse_timestamp
 
 Mode = Literal["current", "point_in_time", "known_at"]
-Period = Literal["time", "day", "week", "month", "year"]
 
 ROUTING_THRESHOLD = 0.4
 """Least cosine similarity (routing text vs. an attribute's best text) to route to it.
@@ -62,50 +40,6 @@ birthday). 0.4 sits in that gap; at 0.35 one unrelated question would route, at 
 paraphrase would not.
 """
 
-_LANGUAGES = ["en"]
-_PERIODS: dict[str, Period] = {
-    "time": "time",
-    "day": "day",
-    "week": "week",
-    "month": "month",
-    "year": "year",
-}
-_ONE_SECOND = timedelta(seconds=1)
-
-_NUMBER = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-_UNIT = r"(?:second|minute|hour|day|week|fortnight|month|year)s?"
-_MONTH = (
-    r"(?:january|february|march|april|may|june|july|august|september|october|november"
-    r"|december|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?)"
-)
-_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?!\d)"
-_YEAR = r"[12]\d{3}(?!\d)"
-_CANDIDATES = re.compile(
-    r"\b(?:"
-    r"(?P<iso>\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?)"
-    r"|(?P<slashed>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?!\d))"
-    rf"|(?P<month_day>{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?|{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?)"
-    rf"|(?P<month_year>{_MONTH},?\s+{_YEAR})"
-    rf"|(?P<relative>yesterday|tomorrow|(?:last|next)\s+(?:week|month|year)"
-    rf"|(?:{_NUMBER})\s+{_UNIT}\s+(?:ago|from\s+now)|in\s+(?:{_NUMBER})\s+{_UNIT})"
-    r"|(?P<weekday>(?:last\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))"
-    rf"|(?P<month>{_MONTH})"
-    rf"|(?P<year>{_YEAR})"
-    r")(?![\w-])",
-    re.IGNORECASE,
-)
-_NEEDS_LEAD_IN = frozenset({"month", "year"})
-_SHORT_MONTH = re.compile(r"(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?", re.IGNORECASE)
-_LEAD_INS = frozenset(
-    {
-        "in", "on", "of", "since", "before", "after", "by", "during", "until", "till", "from",
-        "through", "throughout", "early", "late", "mid", "around", "circa", "summer", "winter",
-        "spring", "autumn", "fall",
-    }
-)  # fmt: skip
-_WORD_BEFORE = re.compile(r"([A-Za-z]+)[^A-Za-z0-9]*$")
-_BEFORE = re.compile(r"\b(?:before|prior\s+to|earlier\s+than)\s*$", re.IGNORECASE)
-_AFTER = re.compile(r"\b(?:after|later\s+than)\s*$", re.IGNORECASE)
 _DATE_LEAD = re.compile(
     r"\b(?:on|in|at|of|as\s+of|since|before|after|by|during|until|till|from|prior\s+to"
     r"|earlier\s+than|later\s+than|early|late|mid|around|summer|winter|spring|autumn|fall)"
@@ -141,17 +75,6 @@ class AttributeScore:
 
     attribute: str
     score: float
-
-
-@dataclass(frozen=True)
-class DateMention:
-    """A date the question names, resolved to one instant."""
-
-    text: str
-    start: int
-    end: int
-    instant: datetime
-    explanation: str
 
 
 @dataclass(frozen=True)
@@ -272,45 +195,6 @@ def plan_question(
     )
 
 
-def find_dates(question: str, *, now: datetime) -> tuple[DateMention, ...]:
-    """Dates and relative dates the question names, in order, each resolved against ``now``."""
-    now = parse_timestamp(now)
-    parser = DateDataParser(
-        languages=_LANGUAGES,
-        settings={
-            "RELATIVE_BASE": now.replace(tzinfo=None),
-            "TIMEZONE": "UTC",
-            "TO_TIMEZONE": "UTC",
-            "RETURN_AS_TIMEZONE_AWARE": True,
-            "PREFER_DATES_FROM": "past",
-            "RETURN_TIME_AS_PERIOD": True,
-        },
-    )
-    mentions: list[DateMention] = []
-    for match in _CANDIDATES.finditer(question):
-        kind = match.lastgroup or ""
-        text = match.group(0)
-        if kind in _NEEDS_LEAD_IN and not _lead_in(question, match.start()):
-            continue
-        if kind == "month" and _SHORT_MONTH.fullmatch(text):
-            continue
-        data = parser.get_date_data(text)
-        if data.date_obj is None:
-            continue
-        mention = _resolve(
-            text,
-            start=match.start(),
-            parsed=data.date_obj.astimezone(UTC),
-            period="time" if kind == "relative" else _period(data.period or "day"),
-            relative=kind == "relative",
-            before=_BEFORE.search(question[: match.start()]) is not None,
-            after=_AFTER.search(question[: match.start()]) is not None,
-        )
-        if mention is not None:
-            mentions.append(mention)
-    return tuple(mentions)
-
-
 def routing_text(
     question: str,
     *,
@@ -390,72 +274,6 @@ def _blank(question: str, mentions: Sequence[SubjectMention]) -> str:
     for mention in mentions:
         chars[mention.start : mention.end] = " " * (mention.end - mention.start)
     return "".join(chars)
-
-
-def _lead_in(question: str, position: int) -> bool:
-    before = question[:position]
-    if _BEFORE.search(before) or _AFTER.search(before):
-        return True
-    word = _WORD_BEFORE.search(before)
-    return word is not None and word.group(1).lower() in _LEAD_INS
-
-
-def _resolve(
-    text: str,
-    *,
-    start: int,
-    parsed: datetime,
-    period: Period,
-    relative: bool,
-    before: bool,
-    after: bool,
-) -> DateMention | None:
-    """One instant for a matched date, following the rules in the module docstring."""
-    span = period
-    first, last = _bounds(parsed, span)
-    try:
-        if before:
-            instant, how = first - _ONE_SECOND, "one second before it starts"
-        elif after:
-            instant, how = (last, "the first instant after it ends")
-            if span == "time":
-                instant, how = last + _ONE_SECOND, "one second after it"
-        elif span == "time":
-            how = "counted from now" if relative else "the instant it names"
-            instant = first
-        else:
-            instant, how = _middle(first, span)
-    except OverflowError:
-        return None
-    explanation = f"{text.strip()!r} means {format_timestamp(instant)} ({how})"
-    return DateMention(text, start, start + len(text), instant, explanation)
-
-
-def _period(name: str) -> Period:
-    return _PERIODS.get(name, "day")
-
-
-def _bounds(parsed: datetime, span: Period) -> tuple[datetime, datetime]:
-    """The first instant of the named period and the first instant after it."""
-    if span == "time":
-        return parsed, parsed
-    if span == "year":
-        first = datetime(parsed.year, 1, 1, tzinfo=UTC)
-        return first, first.replace(year=parsed.year + 1)
-    if span == "month":
-        first = datetime(parsed.year, parsed.month, 1, tzinfo=UTC)
-        following = (first + timedelta(days=32)).replace(day=1)
-        return first, following
-    first = datetime(parsed.year, parsed.month, parsed.day, tzinfo=UTC)
-    return first, first + timedelta(days=1)
-
-
-def _middle(first: datetime, span: Period) -> tuple[datetime, str]:
-    if span == "year":
-        return first.replace(month=7, hour=12), "noon UTC on July 1, the middle of the year"
-    if span == "month":
-        return first.replace(day=15, hour=12), "noon UTC on the 15th, the middle of the month"
-    return first.replace(hour=12), "noon UTC of that day"
 
 
 def _times(

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from retrieval.dates import find_dates
 from retrieval.planner import (
     ROUTING_THRESHOLD,
     AttributeScore,
     KnownSubject,
-    find_dates,
     plan_question,
     routing_text,
 )
