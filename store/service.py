@@ -1,8 +1,9 @@
 """``MemoryStore``: the write path and exact reads behind one object, for the API and replays.
 
 Every call names its tenant explicitly (the caller's credential decides it, never the
-payload), takes system time from the injected clock once, and runs as one transaction that
-is retried on deadlock or serialization failure.
+payload) and runs as one transaction, retried on deadlock or serialization failure. System
+time comes from the injected clock: once per call, or, for a write to a key, once that key's
+lock is held.
 """
 
 from __future__ import annotations
