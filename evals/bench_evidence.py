@@ -74,7 +74,7 @@ MAINTENANCE_WORK_MEM = "2GB"
 SWEEP_QUERIES = 50
 SWEEP_EF_SEARCH = (40, 100, 200, 400, 800)
 SWEEP_MAX_SCAN_TUPLES = (20_000, 100_000)  # pgvector's default first
-SWEEP_BUILDS = ((16, 128), (32, 128))  # (m, ef_construction); the migration's are 16 and 64
+SWEEP_BUILDS = ((16, 64), (32, 128))  # (m, ef_construction); the migrations build 16 and 128
 SWEEP_BUILD_EF_SEARCH = (100, 200, 400)
 # Session settings under which the planner must use the HNSW index for the HNSW path's SQL.
 FORCE_INDEX = {"enable_sort": "off"}
@@ -154,7 +154,7 @@ def load_store(
             "SELECT indexdef FROM pg_indexes WHERE indexname = %(name)s", {"name": HNSW_INDEX}
         ).fetchone()
         if row is None:
-            raise RuntimeError(f"index {HNSW_INDEX} is missing: is migration 0003 applied?")
+            raise RuntimeError(f"index {HNSW_INDEX} is missing: are the migrations applied?")
         index_definition = str(row[0])
         start = time.perf_counter()
         with conn.transaction(), conn.cursor() as cur:

@@ -30,6 +30,7 @@ def ensure_index(conn: psycopg.Connection[Any], *, model: str, dimensions: int) 
         sql.SQL(
             "CREATE INDEX IF NOT EXISTS {name} ON episode_vectors"
             " USING hnsw ((embedding::halfvec({dims})) halfvec_cosine_ops)"
+            " WITH (m = 16, ef_construction = 128)"  # as migration 0005, by measurement
             " WHERE model = {model}"
         ).format(
             name=sql.Identifier(index_name(model)),

@@ -154,3 +154,18 @@ def test_migrating_again_applies_nothing_and_records_each_version_once(
     assert migrate(blank) == []
     recorded = blank.execute("SELECT version, name FROM schema_migrations ORDER BY version")
     assert [(v, n) for v, n in recorded] == [(m.version, m.name) for m in available_migrations()]
+
+
+def test_the_default_model_has_a_partial_hnsw_index_on_halfvec(
+    blank: psycopg.Connection[tuple[object, ...]],
+) -> None:
+    migrate(blank)
+    row = blank.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'episode_vectors_hnsw_all_minilm_l6_v2'"
+    ).fetchone()
+    assert row is not None
+    assert row[0] == (
+        "CREATE INDEX episode_vectors_hnsw_all_minilm_l6_v2 ON public.episode_vectors"
+        " USING hnsw (((embedding)::halfvec(384)) halfvec_cosine_ops)"
+        " WITH (m='16', ef_construction='128') WHERE (model = 'all-MiniLM-L6-v2'::text)"
+    )
