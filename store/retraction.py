@@ -44,7 +44,7 @@ def retract(
     versions.require_forward_time(conn, now=now, **key)
     current = versions.load_current(conn, **key)
     fact_id = _target(conn, current, fact_id=fact_id, valid_from=valid_from, **key)
-    return retract_current(conn, fact_id=fact_id, now=now, new_id=new_id, **key)
+    return retract_current(conn, fact_id=fact_id, now=now, new_id=new_id, current=current, **key)
 
 
 def retract_current(
@@ -56,10 +56,15 @@ def retract_current(
     fact_id: UUID,
     now: datetime,
     new_id: IdFactory,
+    current: list[VersionRow] | None = None,
 ) -> RetractResult:
-    """Retract in a transaction that already holds the key's lock."""
+    """Retract in a transaction that already holds the key's lock.
+
+    ``current`` is the key's current knowledge when the caller has just loaded it.
+    """
     key = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
-    current = versions.load_current(conn, **key)
+    if current is None:
+        current = versions.load_current(conn, **key)
     if not any(row.fact_id == fact_id for row in current):
         return RetractResult(status="unchanged", fact_id=fact_id)
     conn.execute(
