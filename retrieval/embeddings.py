@@ -9,6 +9,7 @@ model is a re-embed, not a schema change.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,9 @@ class Embedder:
         self.torch_threads = torch_threads
         self.batch_size = batch_size
         self._model: SentenceTransformer | None = None
+        # Fast tokenizers refuse concurrent use ("Already borrowed"), and torch already uses
+        # every core for one batch: the server's worker threads take turns.
+        self._lock = threading.Lock()
 
     def load(self) -> Embedder:
         """Load the model (a few seconds); calling it again does nothing."""
@@ -90,13 +94,14 @@ class Embedder:
         """Unit-length vectors for ``texts``, in one batched call."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        with self._lock:
+            vectors = self.model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float32)
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
@@ -106,4 +111,5 @@ class Embedder:
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under the model's own tokenizer (no special tokens)."""
         tokenizer: Any = self.model.tokenizer
-        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        with self._lock:
+            return len(tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -51,10 +51,13 @@ def subject_candidates(question: str) -> list[str]:
 class Reader:
     """Evidence search and context assembly over one store and one embedding model."""
 
-    def __init__(self, store: MemoryStore, embedder: Embedder) -> None:
+    def __init__(
+        self, store: MemoryStore, embedder: Embedder, *, attributes: AttributeIndex | None = None
+    ) -> None:
         self.store = store
         self.embedder = embedder
-        self.attributes = AttributeIndex(embedder)
+        # Pass a shared index to keep its cache across readers (one per request in the server).
+        self.attributes = attributes or AttributeIndex(embedder)
 
     def search(self, tenant_id: str, request: SearchRequest) -> SearchResult:
         """Episodes similar to the query, cited, best first."""

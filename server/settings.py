@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from retrieval.embeddings import Embedder
@@ -37,6 +37,31 @@ class Settings(BaseSettings):
     )
     torch_threads: int | None = Field(
         default=None, ge=1, le=256, description="Threads torch may use for embeddings."
+    )
+
+    admin_token: SecretStr | None = Field(
+        default=None,
+        min_length=16,
+        description="Bearer token for /v1/admin/* (tenants and API keys); unset = the admin"
+        " API answers 403.",
+    )
+    host: str = Field(default="127.0.0.1", description="Interface `sgam serve` listens on.")
+    port: int = Field(default=8000, ge=1, le=65535, description="Port `sgam serve` listens on.")
+    workers: int = Field(
+        default=1, ge=1, le=64, description="Server processes; each loads its own model copy."
+    )
+    allow_clock_header: bool = Field(
+        default=False,
+        description="Let an `X-SGAM-Now` header set the request's clock (reproducible"
+        " evaluations only: it lets a caller choose system time).",
+    )
+    max_body_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body accepted; larger ones get 413 too_large.",
+    )
+    migrate_on_start: bool = Field(
+        default=True, description="Apply pending migrations when the server starts."
     )
 
     def embedder(self) -> Embedder:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
 import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
 from psycopg_pool import ConnectionPool
 
 from retrieval.embeddings import Embedder
+from server.app import create_app
+from server.settings import Settings
 from store.clock import ManualClock
 from store.database import make_pool, scratch_database, temporary_database
 from store.migrate import migrate
@@ -18,6 +23,15 @@ from store.service import MemoryStore
 from store.times import parse_timestamp
 
 _tenant_numbers = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class ApiTenant:
+    """A tenant made through the admin API, with the headers of its API key."""
+
+    name: str
+    key_id: str
+    headers: dict[str, str]
 
 
 def ts(text: str) -> datetime:
@@ -73,3 +87,46 @@ def tenant(store: MemoryStore) -> str:
     name = f"tenant-{next(_tenant_numbers)}"
     store.create_tenant(name)
     return name
+
+
+# -- the HTTP API ---------------------------------------------------------------------------
+
+ADMIN_TOKEN = "admin-token-for-tests-0123456789"
+
+
+@pytest.fixture(scope="module")
+def api_settings(conninfo: str) -> Settings:
+    """Server settings on the module's database, admin API and clock header on."""
+    return Settings(
+        database_url=conninfo,
+        admin_token=ADMIN_TOKEN,
+        allow_clock_header=True,
+        max_body_bytes=256 * 1024,
+        pool_max_size=8,
+    )
+
+
+@pytest.fixture(scope="module")
+def http(api_settings: Settings, embedder: Embedder) -> Iterator[TestClient[Litestar]]:
+    """The real app (lifespan run) on the module's database, through Litestar's test client."""
+    app = create_app(api_settings, embedder=embedder)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client
+
+
+@pytest.fixture
+def admin() -> dict[str, str]:
+    """Headers carrying the admin token."""
+    return {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+@pytest.fixture
+def api_tenant(http: TestClient[Litestar], admin: dict[str, str]) -> ApiTenant:
+    """A fresh tenant with an API key, made through the admin API."""
+    name = f"api-tenant-{next(_tenant_numbers)}"
+    created = http.post("/v1/admin/tenants", json={"tenant_id": name}, headers=admin)
+    assert created.status_code == 201, created.text
+    issued = http.post(f"/v1/admin/tenants/{name}/keys", headers=admin)
+    assert issued.status_code == 201, issued.text
+    body = issued.json()
+    return ApiTenant(name, body["key_id"], {"Authorization": f"Bearer {body['api_key']}"})

@@ -1,0 +1,79 @@
+"""``create_app(settings)``: every route, dependency, error handler and the lifespan."""
+
+from __future__ import annotations
+
+from litestar import Litestar, Router
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+
+from retrieval.embeddings import Embedder
+from server.auth import provide_resources, provide_store, provide_tenant_id
+from server.problems import EXCEPTION_HANDLERS
+from server.resources import lifespan
+from server.routes.admin import admin_router
+from server.routes.attributes import attribute_routes
+from server.routes.conflicts import conflict_routes
+from server.routes.episodes import episode_routes
+from server.routes.facts import fact_router
+from server.routes.health import health_routes
+from server.routes.retrieval import retrieval_routes
+from server.routes.subjects import subject_routes
+from server.settings import Settings
+from store.clock import Clock, wall_clock
+
+VERSION = "0.1.0"
+
+
+def create_app(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    clock: Clock = wall_clock,
+) -> Litestar:
+    """The SGAM HTTP API. ``embedder`` and ``clock`` are for tests that share a loaded model."""
+    tenant_api = Router(
+        "/",
+        route_handlers=[
+            *attribute_routes,
+            *episode_routes,
+            fact_router,
+            *subject_routes,
+            *conflict_routes,
+            *retrieval_routes,
+        ],
+        dependencies={"tenant_id": Provide(provide_tenant_id)},
+        security=[{"ApiKey": []}],
+    )
+    prometheus = PrometheusConfig(app_name="sgam", prefix="sgam_http", group_path=True)
+    return Litestar(
+        route_handlers=[tenant_api, admin_router, *health_routes, PrometheusController],
+        dependencies={
+            "resources": Provide(provide_resources, sync_to_thread=False),
+            "store": Provide(provide_store, sync_to_thread=False),
+        },
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=[lifespan(settings, embedder=embedder, clock=clock)],
+        middleware=[prometheus.middleware],
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="SGAM",
+            version=VERSION,
+            description="Temporal, cited memory for AI agents: typed facts with validity and"
+            " belief windows, exact reads, cited evidence and context blocks.",
+            path="/schema",
+            render_plugins=[ScalarRenderPlugin()],
+            components=Components(
+                security_schemes={
+                    "ApiKey": SecurityScheme(
+                        type="http", scheme="bearer", description="A tenant's API key."
+                    ),
+                    "AdminToken": SecurityScheme(
+                        type="http", scheme="bearer", description="SGAM_ADMIN_TOKEN."
+                    ),
+                }
+            ),
+        ),
+    )

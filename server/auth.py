@@ -1,0 +1,89 @@
+"""Who is calling: an API key names the tenant of every call; the admin token manages tenants.
+
+The tenant is never read from a body or a path: it is the key's. A missing, malformed,
+unknown or revoked key is 401; a key reaching for another tenant's object finds nothing
+(404), because every read and write filters on the key's tenant.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+import anyio.to_thread
+from litestar import Request
+from litestar.connection import ASGIConnection
+from litestar.exceptions import HTTPException
+from litestar.handlers.base import BaseRouteHandler
+
+from server.resources import Resources, resources_of
+from store.inputs import parse_instant
+from store.service import MemoryStore
+
+CLOCK_HEADER = "X-SGAM-Now"
+
+
+class RequestProblem(HTTPException):
+    """An HTTP-layer refusal that names the header or parameter at fault."""
+
+    def __init__(self, status_code: int, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail=detail, status_code=status_code)
+        self.field = field
+
+
+def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    """The token of an ``Authorization: Bearer ...`` header (401 when absent or malformed)."""
+    header = connection.headers.get("authorization")
+    if header is None:
+        raise RequestProblem(401, "send Authorization: Bearer <api key>", field="Authorization")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise RequestProblem(
+            401, "the Authorization header must be 'Bearer <token>'", field="Authorization"
+        )
+    return token.strip()
+
+
+def provide_resources(request: Request[Any, Any, Any]) -> Resources:
+    """The running app's resources."""
+    return resources_of(request.app)
+
+
+async def provide_tenant_id(request: Request[Any, Any, Any]) -> str:
+    """The tenant of the calling API key (401 for a missing, unknown or revoked key)."""
+    token = bearer_token(request)
+    store = resources_of(request.app).store
+    tenant_id = await anyio.to_thread.run_sync(store.authenticate, token)
+    if tenant_id is None:
+        raise RequestProblem(401, "unknown or revoked API key", field="Authorization")
+    return tenant_id
+
+
+def provide_store(request: Request[Any, Any, Any]) -> MemoryStore:
+    """The store, its clock set by ``X-SGAM-Now`` when the server allows that header."""
+    resources = resources_of(request.app)
+    header = request.headers.get(CLOCK_HEADER)
+    if header is None:
+        return resources.store
+    if not resources.settings.allow_clock_header:
+        raise RequestProblem(
+            403,
+            f"the {CLOCK_HEADER} header is disabled on this server"
+            " (SGAM_ALLOW_CLOCK_HEADER=true enables it for evaluations)",
+            field=CLOCK_HEADER,
+        )
+    instant = parse_instant(header, CLOCK_HEADER)
+    assert instant is not None
+    return resources.store_with_clock(lambda: instant)
+
+
+def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Let through only the admin token from settings (403 when none is configured)."""
+    expected = resources_of(connection.app).settings.admin_token
+    if expected is None:
+        raise RequestProblem(
+            403, "the admin API is disabled: set SGAM_ADMIN_TOKEN", field="Authorization"
+        )
+    token = bearer_token(connection)
+    if not hmac.compare_digest(token.encode(), expected.get_secret_value().encode()):
+        raise RequestProblem(401, "wrong admin token", field="Authorization")

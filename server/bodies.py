@@ -1,0 +1,103 @@
+"""Request and response bodies of the HTTP API that are not already store or retrieval models."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from store.models import Attribute, Episode, EpisodeInput, Identifier, Timestamp, UpdateResult
+
+MAX_CANDIDATES = 100
+MAX_BATCH = 100
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TenantCreate(_Body):
+    """A tenant to create."""
+
+    tenant_id: Identifier
+
+
+class TenantCreated(BaseModel):
+    """The created tenant."""
+
+    tenant_id: str
+
+
+class EpisodeBody(EpisodeInput):
+    """An episode to record, optionally with candidates extracted from it."""
+
+    updates: list[dict[str, Any]] = Field(
+        default_factory=list,
+        max_length=MAX_CANDIDATES,
+        description="MemoryUpdate candidates citing this episode (see /v1/memory-update-schema);"
+        " each gets its own result.",
+    )
+
+    def episode(self) -> EpisodeInput:
+        """The episode without its candidates."""
+        return EpisodeInput.model_validate(self.model_dump(exclude={"updates"}))
+
+
+class EpisodeRecorded(Episode):
+    """The recorded episode, and one result per candidate sent with it."""
+
+    results: list[UpdateResult] = Field(default_factory=list)
+
+
+class EpisodeBatch(_Body):
+    """Several episodes recorded in one transaction (all or none)."""
+
+    episodes: list[EpisodeBody] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class EpisodeBatchRecorded(BaseModel):
+    """The recorded episodes, in the order sent."""
+
+    episodes: list[EpisodeRecorded]
+
+
+class CandidatesBody(_Body):
+    """Candidates from a later extraction of one episode."""
+
+    candidates: list[dict[str, Any]] = Field(
+        min_length=1,
+        max_length=MAX_CANDIDATES,
+        description="MemoryUpdate objects (see /v1/memory-update-schema).",
+    )
+
+
+class CandidateResults(BaseModel):
+    """One result per candidate, in the order sent; none of them is an error."""
+
+    results: list[UpdateResult]
+
+
+class ExpireBody(_Body):
+    """End a key's value at ``at``, citing the episode that said so."""
+
+    at: Timestamp
+    source_episode_id: Identifier
+
+
+class RetractBody(_Body):
+    """The fact to withdraw, by ``fact_id`` or by its ``valid_from`` (exactly one)."""
+
+    fact_id: str | None = None
+    valid_from: Timestamp | None = None
+
+
+class ResolveBody(_Body):
+    """How to settle a conflict."""
+
+    choose: Literal["incumbent", "challenger"]
+
+
+class AttributeList(BaseModel):
+    """The tenant's declared attributes."""
+
+    attributes: list[Attribute]

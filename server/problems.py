@@ -1,0 +1,161 @@
+"""Every whole-request failure as RFC 9457 problem+json, mapped in one table.
+
+A problem carries a stable ``code`` (what clients branch on) and, where one field is at
+fault, ``field`` (a dotted path into the body, or a query, path or header name).
+Per-candidate outcomes are not problems: they are results inside a 200.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.types import ExceptionHandlersMap
+from pydantic import BaseModel, Field
+
+from store.errors import Conflict, DatabaseUnavailable, InvalidInput, NotFound, StoreError
+
+log = logging.getLogger(__name__)
+
+PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
+
+STORE_ERROR_STATUS: Final[dict[type[StoreError], int]] = {
+    InvalidInput: 422,
+    NotFound: 404,
+    Conflict: 409,
+    DatabaseUnavailable: 503,
+}
+"""The store's errors and the HTTP status each answers with; its ``code`` passes through."""
+
+HTTP_STATUS_CODE: Final[dict[int, str]] = {
+    400: "invalid",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "invalid",
+    409: "conflict",
+    413: "too_large",
+    422: "invalid",
+    503: "unavailable",
+}
+"""Failures raised by the HTTP layer itself (routing, parsing, auth, size), by status."""
+
+TITLES: Final[dict[str, str]] = {
+    "invalid": "The request is not valid",
+    "not_found": "Not found",
+    "conflict": "The request conflicts with stored state",
+    "unauthorized": "Missing or unknown credentials",
+    "forbidden": "Not allowed",
+    "too_large": "The request is too large",
+    "unavailable": "A dependency is unavailable",
+    "internal": "Internal error",
+}
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem detail with SGAM's stable ``code`` and the ``field`` at fault."""
+
+    type: str = Field(description="A URI naming the problem's code.")
+    title: str
+    status: int
+    detail: str
+    code: str = Field(
+        description="Stable: invalid, not_found, conflict, unauthorized, forbidden, too_large,"
+        " unavailable or internal."
+    )
+    field: str | None = Field(default=None, description="The body path, parameter or header.")
+
+
+def problem_response(
+    code: str, status: int, detail: str, *, field: str | None = None
+) -> Response[dict[str, Any]]:
+    """The problem+json response for one failure."""
+    body = Problem(
+        type=f"urn:sgam:problem:{code}",
+        title=TITLES.get(code, TITLES["internal"]),
+        status=status,
+        detail=detail,
+        code=code,
+        field=field,
+    ).model_dump(exclude_none=True)
+    headers = {"WWW-Authenticate": 'Bearer realm="sgam"'} if status == 401 else None
+    return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=headers)
+
+
+def store_error_handler(_: Request[Any, Any, Any], error: StoreError) -> Response[Any]:
+    """A store error: its own code, detail and field; the status from ``STORE_ERROR_STATUS``."""
+    status = next(
+        (code for kind, code in STORE_ERROR_STATUS.items() if isinstance(error, kind)), 500
+    )
+    if status == 500:
+        log.error("unmapped store error %s: %s", type(error).__name__, error.detail)
+        return problem_response("internal", 500, "the server failed to handle this request")
+    return problem_response(error.code, status, error.detail, field=error.field)
+
+
+def _validation_field(error: ValidationException) -> str | None:
+    extra = error.extra
+    if isinstance(extra, list) and extra and isinstance(extra[0], dict):
+        key = extra[0].get("key")
+        return str(key) if key else None
+    return None
+
+
+def _validation_detail(error: ValidationException) -> str:
+    extra = error.extra
+    if isinstance(extra, list) and extra and isinstance(extra[0], dict):
+        message = str(extra[0].get("message", "")).strip()
+        if message:
+            return message
+    detail = str(error.detail)
+    # Litestar says "Validation failed for POST /v1/..."; a body that does not parse says why.
+    return detail if not detail.startswith("Validation failed") else "the request is not valid"
+
+
+def validation_error_handler(
+    _: Request[Any, Any, Any], error: ValidationException
+) -> Response[Any]:
+    """A body, query or path value that does not validate: 422, naming the field."""
+    return problem_response(
+        "invalid", 422, _validation_detail(error), field=_validation_field(error)
+    )
+
+
+def http_error_handler(request: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
+    """An error raised by the HTTP layer (routing, parsing, auth, size): code by status."""
+    code = HTTP_STATUS_CODE.get(error.status_code, "internal")
+    status = error.status_code if code != "internal" else 500
+    field = getattr(error, "field", None)
+    if status == 413:
+        limit = request.app.request_max_body_size
+        return problem_response(code, status, f"the body is over the limit of {limit} bytes")
+    if status == 500:
+        log.error("unmapped HTTP error %s: %s", error.status_code, error.detail)
+        return problem_response(code, status, "the server failed to handle this request")
+    return problem_response(code, status, str(error.detail), field=field)
+
+
+def internal_error_handler(_: Request[Any, Any, Any], error: Exception) -> Response[Any]:
+    """Anything else is a bug: log it whole, answer a problem that reveals nothing."""
+    log.exception("unhandled error", exc_info=error)
+    return problem_response("internal", 500, "the server failed to handle this request")
+
+
+EXCEPTION_HANDLERS: Final[ExceptionHandlersMap] = {
+    StoreError: store_error_handler,
+    ValidationException: validation_error_handler,
+    HTTPException: http_error_handler,
+    Exception: internal_error_handler,
+}
+"""Exception handlers for ``create_app``; pinned by a test."""
+
+__all__ = [
+    "EXCEPTION_HANDLERS",
+    "HTTP_STATUS_CODE",
+    "PROBLEM_MEDIA_TYPE",
+    "STORE_ERROR_STATUS",
+    "Problem",
+    "problem_response",
+]

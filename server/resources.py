@@ -1,0 +1,105 @@
+"""What the server holds open while it runs: the pool, the store, the model; opened in the lifespan.
+
+Nothing here runs at import. ``lifespan`` resolves the database (the embedded one when no
+``DATABASE_URL`` is set), applies migrations, loads the model and opens the pool on worker
+threads, so the event loop never blocks on them, and closes the pool on shutdown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import anyio.to_thread
+import psycopg
+from litestar import Litestar
+from psycopg_pool import ConnectionPool
+
+from retrieval.embeddings import Embedder
+from retrieval.reader import Reader
+from retrieval.routing import AttributeIndex
+from server.metrics import pool_metrics
+from server.settings import Settings
+from store.clock import Clock, wall_clock
+from store.database import make_pool, resolve_conninfo
+from store.migrate import migrate, pending_migrations
+from store.service import MemoryStore
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """The open pool, the wall-clock store and the loaded model, shared by all requests."""
+
+    settings: Settings
+    pool: ConnectionPool
+    embedder: Embedder
+    store: MemoryStore
+    attributes: AttributeIndex
+
+    def store_with_clock(self, clock: Clock) -> MemoryStore:
+        """The same store reading system time from ``clock`` (the ``X-SGAM-Now`` header)."""
+        return MemoryStore(
+            self.pool, clock=clock, new_id=self.store.new_id, embedder=self.store.embedder
+        )
+
+    def reader(self, store: MemoryStore) -> Reader:
+        """A reader over ``store`` sharing the model and the attribute-routing cache."""
+        return Reader(store, self.embedder, attributes=self.attributes)
+
+    def pending_migrations(self) -> int:
+        """How many migrations the database still lacks (readiness)."""
+        with self.pool.connection() as conn:
+            return len(pending_migrations(conn))
+
+
+def _apply_migrations(conninfo: str) -> None:
+    with psycopg.connect(conninfo) as conn:
+        migrate(conn)
+
+
+def _open_pool(pool: ConnectionPool) -> None:
+    pool.open(wait=True, timeout=30)
+
+
+def lifespan(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    clock: Clock = wall_clock,
+) -> Callable[[Litestar], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: open everything before the first request, close it after the last."""
+
+    @asynccontextmanager
+    async def run(app: Litestar) -> AsyncIterator[None]:
+        conninfo = await anyio.to_thread.run_sync(
+            partial(resolve_conninfo, settings.database_url, data_dir=settings.data_dir)
+        )
+        if settings.migrate_on_start:
+            await anyio.to_thread.run_sync(_apply_migrations, conninfo)
+        model = embedder or settings.embedder()
+        await anyio.to_thread.run_sync(model.load)
+        pool = make_pool(conninfo, max_size=settings.pool_max_size)
+        await anyio.to_thread.run_sync(_open_pool, pool)
+        try:
+            with pool_metrics(pool):
+                app.state.resources = Resources(
+                    settings=settings,
+                    pool=pool,
+                    embedder=model,
+                    store=MemoryStore(pool, clock=clock, embedder=model),
+                    attributes=AttributeIndex(model),
+                )
+                yield
+        finally:
+            await anyio.to_thread.run_sync(pool.close)
+
+    return run
+
+
+def resources_of(app: Litestar | Any) -> Resources:
+    """The running app's resources (set by ``lifespan``)."""
+    resources: Resources = app.state.resources
+    return resources

@@ -1,0 +1,49 @@
+"""What every route shares: the documented problem responses and the time query parameters."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
+
+from server.problems import PROBLEM_MEDIA_TYPE, Problem
+from server.resources import Resources
+from store.errors import InvalidInput
+from store.service import MemoryStore
+
+Store = NamedDependency[MemoryStore]
+"""The store, its clock set per request (``provide_store``)."""
+TenantId = NamedDependency[str]
+"""The calling API key's tenant (``provide_tenant_id``)."""
+ServerResources = NamedDependency[Resources]
+"""The running app's pool, model and caches."""
+
+
+def _problem(description: str) -> ResponseSpec:
+    return ResponseSpec(
+        data_container=Problem,
+        description=description,
+        media_type=PROBLEM_MEDIA_TYPE,
+        generate_examples=False,
+    )
+
+
+PROBLEM_RESPONSES: Final[dict[int, ResponseSpec]] = {
+    400: _problem("The body is not JSON (code invalid)"),
+    401: _problem("Missing, unknown or revoked credentials (code unauthorized)"),
+    403: _problem("Not allowed, e.g. a disabled clock header (code forbidden)"),
+    404: _problem("Nothing of that name for this tenant (code not_found)"),
+    409: _problem("Contradicts stored state (code conflict)"),
+    413: _problem("The body is over the size limit (code too_large)"),
+    422: _problem("A field is not valid (code invalid, field names it)"),
+    503: _problem("The database is unavailable (code unavailable)"),
+}
+"""Documented on every route, so the OpenAPI document describes each error it can answer."""
+
+
+def valid_time(valid_at: str | None, at: str | None) -> str | None:
+    """``valid_at`` or its alias ``at`` (not both)."""
+    if valid_at is not None and at is not None:
+        raise InvalidInput("give valid_at or its alias at, not both", field="at")
+    return valid_at if valid_at is not None else at

@@ -1,0 +1,54 @@
+"""``/v1/conflicts``: equal-start conflicts awaiting settlement, and their resolution."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+from uuid import UUID
+
+from litestar import get, post
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+
+from server.bodies import ResolveBody
+from server.routes.common import PROBLEM_RESPONSES, Store, TenantId
+from server.routes.subjects import Cursor, Limit
+from store.models import ConflictPage, ResolveResult
+
+
+@get("/v1/conflicts", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def list_conflicts(
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    status: Annotated[
+        Literal["open", "resolved", "all"], QueryParameter(description="Which conflicts.")
+    ] = "open",
+    subject: FromQuery[str | None] = None,
+    attribute: FromQuery[str | None] = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> ConflictPage:
+    """A page of conflicts, oldest first (open ones by default)."""
+    return store.list_conflicts(
+        tenant_id,
+        status=None if status == "all" else status,
+        subject=subject,
+        attribute=attribute,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+@post(
+    "/v1/conflicts/{conflict_id:uuid}/resolve",
+    status_code=200,
+    sync_to_thread=True,
+    responses=PROBLEM_RESPONSES,
+)
+def resolve_conflict(
+    store: Store, tenant_id: TenantId, conflict_id: FromPath[UUID], data: JSONBody[ResolveBody]
+) -> ResolveResult:
+    """Keep the incumbent, or let the challenger replace it."""
+    return store.resolve_conflict(tenant_id, conflict_id, choose=data.choose)
+
+
+conflict_routes = [list_conflicts, resolve_conflict]

@@ -1,0 +1,84 @@
+"""``/v1/episodes``: record raw episodes with their candidates, read them back, erase them."""
+
+from __future__ import annotations
+
+from litestar import delete, get, post
+from litestar.params import FromPath, JSONBody
+
+from server.bodies import (
+    CandidateResults,
+    CandidatesBody,
+    EpisodeBatch,
+    EpisodeBatchRecorded,
+    EpisodeBody,
+    EpisodeRecorded,
+)
+from server.metrics import count_results
+from server.routes.common import PROBLEM_RESPONSES, Store, TenantId
+from store.models import Episode, ErasureResult
+
+
+def _with_results(
+    store: Store, tenant_id: TenantId, episode: Episode, body: EpisodeBody
+) -> EpisodeRecorded:
+    results = store.apply_updates(tenant_id, episode.id, body.updates) if body.updates else []
+    count_results(results)
+    return EpisodeRecorded(**episode.model_dump(), results=results)
+
+
+@post("/v1/episodes", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def record_episode(
+    store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBody]
+) -> EpisodeRecorded:
+    """Record an episode (idempotent on ``id``), then apply its candidates one by one."""
+    [episode] = store.record_episodes(tenant_id, [data.episode()], field_prefix="")
+    return _with_results(store, tenant_id, episode, data)
+
+
+@post("/v1/episodes/batch", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def record_batch(
+    store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBatch]
+) -> EpisodeBatchRecorded:
+    """Record several episodes in one transaction, then apply each one's candidates."""
+    recorded = store.record_episodes(tenant_id, [body.episode() for body in data.episodes])
+    return EpisodeBatchRecorded(
+        episodes=[
+            _with_results(store, tenant_id, episode, body)
+            for episode, body in zip(recorded, data.episodes, strict=True)
+        ]
+    )
+
+
+@get("/v1/episodes/{episode_id:str}", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def read_episode(store: Store, tenant_id: TenantId, episode_id: FromPath[str]) -> Episode:
+    """One episode, as citations name it (an erased one is a stub without text)."""
+    return store.get_episode(tenant_id, episode_id)
+
+
+@post(
+    "/v1/episodes/{episode_id:str}/updates",
+    status_code=200,
+    sync_to_thread=True,
+    responses=PROBLEM_RESPONSES,
+)
+def apply_updates(
+    store: Store, tenant_id: TenantId, episode_id: FromPath[str], data: JSONBody[CandidatesBody]
+) -> CandidateResults:
+    """Candidates from a later extraction of the episode; one result per candidate."""
+    results = store.apply_updates(tenant_id, episode_id, data.candidates)
+    count_results(results)
+    return CandidateResults(results=results)
+
+
+@delete(
+    "/v1/episodes/{episode_id:str}",
+    status_code=200,
+    sync_to_thread=True,
+    responses=PROBLEM_RESPONSES,
+)
+def erase_episode(store: Store, tenant_id: TenantId, episode_id: FromPath[str]) -> ErasureResult:
+    """Erase an episode: retract what it sourced, delete it, leave a content-free tombstone."""
+    return store.erase_episode(tenant_id, episode_id)
+
+
+episode_routes = [record_episode, record_batch, read_episode, apply_updates, erase_episode]

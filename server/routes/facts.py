@@ -1,0 +1,80 @@
+"""``/v1/facts/{subject}/{attribute}``: exact reads of one key, its history, expiry, retraction."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Router, get, post
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from server.bodies import ExpireBody, RetractBody
+from server.routes.common import PROBLEM_RESPONSES, Store, TenantId, valid_time
+from store.models import ExpireResult, Fact, RetractResult
+
+TimeParameter = Annotated[
+    str | None,
+    QueryParameter(description="An RFC 3339 instant with an offset; default now.", required=False),
+]
+
+
+@get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def read_fact(
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    subject: FromPath[str],
+    attribute: FromPath[str],
+    valid_at: TimeParameter = None,
+    at: Annotated[str | None, QueryParameter(description="Alias of valid_at.")] = None,
+    known_at: TimeParameter = None,
+) -> Fact:
+    """The value valid at ``valid_at`` as believed at ``known_at``; 404 means "not known".
+
+    Both default to now; given only ``known_at``, ``valid_at`` defaults to it.
+    """
+    return store.at(
+        tenant_id, subject, attribute, valid_at=valid_time(valid_at, at), known_at=known_at
+    )
+
+
+@get("/history", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def read_history(
+    store: Store, tenant_id: TenantId, subject: FromPath[str], attribute: FromPath[str]
+) -> list[Fact]:
+    """Every version of the key, by valid_from then recorded_at, each with its status."""
+    return store.history(tenant_id, subject, attribute)
+
+
+@post("/expire", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def expire(
+    store: Store,
+    tenant_id: TenantId,
+    subject: FromPath[str],
+    attribute: FromPath[str],
+    data: JSONBody[ExpireBody],
+) -> ExpireResult:
+    """End the key's value at ``at`` (the value stops being true; nothing replaces it)."""
+    return store.expire(
+        tenant_id, subject, attribute, at=data.at, source_episode_id=data.source_episode_id
+    )
+
+
+@post("/retract", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def retract(
+    store: Store,
+    tenant_id: TenantId,
+    subject: FromPath[str],
+    attribute: FromPath[str],
+    data: JSONBody[RetractBody],
+) -> RetractResult:
+    """Withdraw a wrong fact; the key reads as if it had never been asserted."""
+    return store.retract(
+        tenant_id, subject, attribute, fact_id=data.fact_id, valid_from=data.valid_from
+    )
+
+
+fact_router = Router(
+    "/v1/facts/{subject:str}/{attribute:str}",
+    route_handlers=[read_fact, read_history, expire, retract],
+    tags=["facts"],
+)

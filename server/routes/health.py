@@ -1,0 +1,60 @@
+"""``/healthz`` and ``/readyz``: liveness, and readiness to answer (database, schema, model)."""
+
+from __future__ import annotations
+
+import psycopg
+from litestar import Response, get
+from litestar.openapi import ResponseSpec
+from pydantic import BaseModel
+
+from server.routes.common import ServerResources
+
+
+class Health(BaseModel):
+    """Liveness."""
+
+    status: str
+
+
+class Readiness(BaseModel):
+    """Readiness, and each check behind it."""
+
+    status: str
+    database: bool
+    migrations_pending: int | None
+    model_loaded: bool
+    detail: str | None = None
+
+
+@get("/healthz", sync_to_thread=False, tags=["health"])
+def healthz() -> Health:
+    """The process is up."""
+    return Health(status="ok")
+
+
+@get(
+    "/readyz",
+    sync_to_thread=True,
+    tags=["health"],
+    responses={503: ResponseSpec(Readiness, description="Not ready; the checks say why.")},
+)
+def readyz(resources: ServerResources) -> Response[Readiness]:
+    """200 when the database answers, no migration is pending and the model is loaded; else 503."""
+    pending: int | None = None
+    detail = None
+    try:
+        pending = resources.pending_migrations()
+    except psycopg.Error as error:  # the pool's timeout is one too
+        detail = f"database: {type(error).__name__}"
+    ready = pending == 0 and resources.embedder.loaded
+    body = Readiness(
+        status="ready" if ready else "not_ready",
+        database=pending is not None,
+        migrations_pending=pending,
+        model_loaded=resources.embedder.loaded,
+        detail=detail,
+    )
+    return Response(body, status_code=200 if ready else 503)
+
+
+health_routes = [healthz, readyz]

@@ -1,0 +1,56 @@
+"""``/v1/subjects``: list subjects, read a profile, export or erase everything about one."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import delete, get
+from litestar.params import FromPath, QueryParameter
+
+from server.routes.common import PROBLEM_RESPONSES, Store, TenantId, valid_time
+from server.routes.facts import TimeParameter
+from store.models import ErasureResult, Profile, SubjectExport, SubjectPage
+
+Limit = Annotated[int, QueryParameter(ge=1, le=500, description="Page size.")]
+Cursor = Annotated[
+    str | None, QueryParameter(max_length=1000, description="`next_cursor` of the previous page.")
+]
+
+
+@get("/v1/subjects", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def list_subjects(
+    store: Store, tenant_id: TenantId, limit: Limit = 100, cursor: Cursor = None
+) -> SubjectPage:
+    """The tenant's subjects, by id; follow ``next_cursor`` for the next page."""
+    return store.list_subjects(tenant_id, limit=limit, cursor=cursor)
+
+
+@get("/v1/subjects/{subject:str}/profile", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def read_profile(
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    subject: FromPath[str],
+    valid_at: TimeParameter = None,
+    at: Annotated[str | None, QueryParameter(description="Alias of valid_at.")] = None,
+    known_at: TimeParameter = None,
+) -> Profile:
+    """Every attribute of the subject valid at ``valid_at`` as believed at ``known_at``."""
+    return store.profile(tenant_id, subject, valid_at=valid_time(valid_at, at), known_at=known_at)
+
+
+@get("/v1/subjects/{subject:str}/export", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def export_subject(store: Store, tenant_id: TenantId, subject: FromPath[str]) -> SubjectExport:
+    """Everything held about the subject: facts, every version, episodes, conflicts."""
+    return store.export_subject(tenant_id, subject)
+
+
+@delete(
+    "/v1/subjects/{subject:str}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES
+)
+def erase_subject(store: Store, tenant_id: TenantId, subject: FromPath[str]) -> ErasureResult:
+    """Erase everything held about the subject; leave a content-free tombstone."""
+    return store.erase_subject(tenant_id, subject)
+
+
+subject_routes = [list_subjects, read_profile, export_subject, erase_subject]
