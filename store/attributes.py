@@ -10,7 +10,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from store.errors import Conflict, NotFound
-from store.models import Attribute, AttributeDeclaration
+from store.models import Attribute, AttributeDeclaration, MemoryUpdate
 
 _COLUMNS = """
     attribute, description, value_type, enum_values, aliases, memory_type, on_equal_start,
@@ -58,6 +58,26 @@ def list_attributes(conn: psycopg.Connection[Any], tenant_id: str) -> list[Attri
             {"tenant_id": tenant_id},
         )
         return [Attribute.model_validate(row) for row in cur.fetchall()]
+
+
+def memory_update_schema(conn: psycopg.Connection[Any], tenant_id: str) -> dict[str, Any]:
+    """The ``MemoryUpdate`` JSON Schema with ``attribute`` limited to the tenant's attributes.
+
+    Only declared names go in the enum: aliases are texts that route questions, and the write
+    path accepts an attribute by its name alone. With nothing declared the enum is empty, as
+    no update could be written.
+    """
+    names = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT attribute FROM attributes WHERE tenant_id = %(tenant_id)s"
+            ' ORDER BY attribute COLLATE "C"',
+            {"tenant_id": tenant_id},
+        )
+    ]
+    schema = MemoryUpdate.model_json_schema()
+    schema["properties"]["attribute"]["enum"] = names
+    return schema
 
 
 def declare_attribute(

@@ -263,3 +263,47 @@ class ErasureResult(BaseModel):
     fact_versions_deleted: int
     conflicts_deleted: int
     expiries_deleted: int
+
+
+class ApiKey(BaseModel):
+    """An API key as listed: its id, tenant and times, never its secret."""
+
+    key_id: UUID
+    tenant_id: str
+    created_at: Timestamp
+    revoked_at: Timestamp | None
+
+
+class ApiKeyIssued(ApiKey):
+    """A new key with its token, ``sgam_<key_id hex>_<secret>``: shown once, stored hashed."""
+
+    api_key: str
+
+
+class ApiKeyRevoked(ApiKey):
+    """A revocation's outcome: ``revoked`` now, or ``unchanged`` (revoked since ``revoked_at``)."""
+
+    status: Literal["revoked", "unchanged"]
+
+
+class SubjectPage(BaseModel):
+    """One page of subject ids, by id, and the cursor of the next (null on the last page)."""
+
+    subjects: list[str]
+    next_cursor: str | None
+
+
+class SubjectExport(BaseModel):
+    """Everything held about one subject at ``exported_at``.
+
+    ``facts`` is its profile now; ``versions`` every version ever believed, by attribute then
+    history order; ``episodes`` those that name it or source, expire or challenge its facts
+    (stubs included); ``conflicts`` its conflicts, open and resolved, oldest first.
+    """
+
+    subject: str
+    exported_at: Timestamp
+    facts: list[Fact]
+    versions: list[Fact]
+    episodes: list[Episode]
+    conflicts: list[ConflictRecord]

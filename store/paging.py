@@ -1,4 +1,8 @@
-"""Opaque cursors for paged lists: the last row's (time, id) sort key, base64-encoded JSON."""
+"""Opaque cursors for paged lists: the last row's sort key, base64-encoded JSON.
+
+A list ordered by (time, id) keys its cursor on both; a list ordered by a unique text (subjects)
+keys it on that text alone.
+"""
 
 from __future__ import annotations
 
@@ -16,18 +20,43 @@ MAX_LIMIT = 500
 
 
 def encode_cursor(key: list[Any]) -> str:
-    """A cursor that resumes after the row with sort key ``key`` (its time and id)."""
+    """A cursor that resumes after the row with sort key ``key`` (its time and id, or text)."""
     return base64.urlsafe_b64encode(json.dumps(key).encode()).decode().rstrip("=")
+
+
+def _not_issued() -> InvalidInput:
+    return InvalidInput("not a cursor this server issued", field="cursor")
+
+
+def _decode(cursor: str) -> Any:
+    padded = cursor + "=" * (-len(cursor) % 4)
+    return json.loads(base64.urlsafe_b64decode(padded.encode()))
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, UUID]:
     """The (time, id) sort key inside a cursor; InvalidInput if this server did not issue it."""
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        at, key = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        at, key = _decode(cursor)
         return parse_timestamp(at), UUID(key)
     except (binascii.Error, ValueError, TypeError, AttributeError, UnicodeDecodeError):
-        raise InvalidInput("not a cursor this server issued", field="cursor") from None
+        raise _not_issued() from None
+
+
+def encode_text_cursor(key: str) -> str:
+    """A cursor that resumes after the row whose unique text sort key is ``key``."""
+    return encode_cursor([key])
+
+
+def decode_text_cursor(cursor: str) -> str:
+    """The text sort key inside a cursor; InvalidInput if this server did not issue it."""
+    try:
+        key = _decode(cursor)
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise _not_issued() from None
+    if not (isinstance(key, list) and len(key) == 1 and isinstance(key[0], str)):
+        raise _not_issued()
+    text: str = key[0]
+    return text
 
 
 def check_limit(limit: int) -> int:

@@ -22,6 +22,10 @@ _KNOWN_AND_VALID = """
   AND recorded_at <= %(known_at)s AND (retired_at IS NULL OR retired_at > %(known_at)s)
   AND valid_from <= %(valid_at)s AND (valid_to IS NULL OR valid_to > %(valid_at)s)
 """
+# Recorded and retired at one instant: never believed, never shown.
+_BELIEVED = """
+  AND (retired_at IS NULL OR retired_at > recorded_at)
+"""
 
 
 def read_at(
@@ -105,12 +109,29 @@ def read_history(
             + """
             FROM fact_versions
             WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-              AND attribute = %(attribute)s
-              -- recorded and retired at one instant: never believed, never shown
-              AND (retired_at IS NULL OR retired_at > recorded_at)
-            ORDER BY valid_from, recorded_at, version_id
-            """,
+              AND attribute = %(attribute)s"""
+            + _BELIEVED
+            + " ORDER BY valid_from, recorded_at, version_id",
             {"tenant_id": tenant_id, "subject": subject, "attribute": attribute},
+        )
+        rows = cur.fetchall()
+    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows], known_at=now)
+
+
+def read_subject_history(
+    conn: psycopg.Connection[Any], tenant_id: str, *, subject: str, now: datetime
+) -> list[Fact]:
+    """Every version of every attribute of ``subject``: by attribute, then as ``read_history``."""
+    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
+        cur.execute(
+            "SELECT"
+            + COLUMNS
+            + """
+            FROM fact_versions
+            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"""
+            + _BELIEVED
+            + " ORDER BY attribute, valid_from, recorded_at, version_id",
+            {"tenant_id": tenant_id, "subject": subject},
         )
         rows = cur.fetchall()
     return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows], known_at=now)

@@ -1,32 +1,29 @@
 """``MemoryStore``: the write path and exact reads behind one object, for the API and replays.
 
 Every call names its tenant explicitly (the caller's credential decides it, never the
-payload) and runs as one transaction, retried on deadlock or serialization failure. System
-time comes from the injected clock: once per call, or, for a write to a key, once that key's
-lock is held.
+payload; ``authenticate`` and ``revoke_api_key`` find it from the key) and runs as one
+transaction, retried on deadlock or serialization failure. System time comes from the
+injected clock: once per call, or, for a write to a key, once that key's lock is held.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from uuid import UUID, uuid4
 
 import psycopg
-from psycopg_pool import ConnectionPool
 
-from store import attributes, conflicts, episodes, erasure, facts, reads, retraction, tenants
+from store import conflicts, episodes, erasure, facts, reads, retraction, subjects, tenants
+from store.admin import AdminStore
 from store.clock import Clock, wall_clock
 from store.database import make_pool
-from store.errors import InvalidInput, translate
+from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_input, parse_instant, parse_uuid, read_times
-from store.locks import with_retries
 from store.migrate import migrate
 from store.models import (
-    Attribute,
-    AttributeDeclaration,
     ConflictPage,
     Episode,
     EpisodeInput,
@@ -37,77 +34,16 @@ from store.models import (
     Profile,
     ResolveResult,
     RetractResult,
+    SubjectExport,
+    SubjectPage,
     UpdateResult,
 )
 from store.vectors import EpisodeEmbedder, insert_vectors
 from store.versions import IdFactory
 
-T = TypeVar("T")
 
-
-class MemoryStore:
-    """The temporal fact store over one connection pool."""
-
-    def __init__(
-        self,
-        pool: ConnectionPool,
-        *,
-        clock: Clock = wall_clock,
-        new_id: IdFactory = uuid4,
-        embedder: EpisodeEmbedder | None = None,
-    ) -> None:
-        self.pool = pool
-        self.clock = clock
-        self.new_id = new_id
-        self.embedder = embedder
-
-    def _run(self, work: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
-        """Run ``work`` in one transaction at one system time, retried when that is safe."""
-        now = self.clock()
-
-        @with_retries
-        def attempt() -> T:
-            with self.pool.connection() as conn, conn.transaction():
-                return work(conn, now)
-
-        try:
-            return attempt()
-        except psycopg.Error as error:
-            raise translate(error) from error
-
-    # -- tenants and schema -------------------------------------------------------------
-
-    def create_tenant(self, tenant_id: str) -> None:
-        """Create a tenant (Conflict if it exists)."""
-        check_identifier(tenant_id, "tenant_id")
-        self._run(lambda conn, now: tenants.create_tenant(conn, tenant_id, now=now))
-
-    def ensure_tenant(self, tenant_id: str) -> None:
-        """Create a tenant unless it exists."""
-        check_identifier(tenant_id, "tenant_id")
-        self._run(lambda conn, now: tenants.ensure_tenant(conn, tenant_id, now=now))
-
-    def declare_attribute(
-        self,
-        tenant_id: str,
-        attribute: str,
-        declaration: AttributeDeclaration | Mapping[str, Any],
-    ) -> Attribute:
-        """Declare or redeclare an attribute of the tenant's schema."""
-        check_identifier(attribute, "attribute")
-        parsed = parse_input(AttributeDeclaration, declaration)
-
-        def work(conn: psycopg.Connection[Any], now: datetime) -> Attribute:
-            tenants.require_tenant(conn, tenant_id)
-            return attributes.declare_attribute(
-                conn, tenant_id, attribute, declaration=parsed, now=now
-            )
-
-        return self._run(work)
-
-    def list_attributes(self, tenant_id: str) -> list[Attribute]:
-        """The tenant's attribute schema."""
-        return self._run(lambda conn, _: attributes.list_attributes(conn, tenant_id))
+class MemoryStore(AdminStore):
+    """The temporal fact store over one connection pool (administration in ``AdminStore``)."""
 
     # -- episodes and candidates --------------------------------------------------------
 
@@ -402,6 +338,24 @@ class MemoryStore:
             return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
 
         return self._run(work)
+
+    def list_subjects(
+        self, tenant_id: str, *, limit: int = 100, cursor: str | None = None
+    ) -> SubjectPage:
+        """A page of the tenant's subject ids in byte order (facts held or episodes naming)."""
+
+        def work(conn: psycopg.Connection[Any], _: datetime) -> SubjectPage:
+            found, next_cursor = subjects.list_subjects(conn, tenant_id, limit=limit, cursor=cursor)
+            return SubjectPage(subjects=found, next_cursor=next_cursor)
+
+        return self._run(work)
+
+    def export_subject(self, tenant_id: str, subject: str) -> SubjectExport:
+        """Everything held about a subject: facts now, all versions, episodes, conflicts."""
+        check_identifier(subject, "subject")
+        return self._run(
+            lambda conn, now: subjects.export_subject(conn, tenant_id, subject, now=now)
+        )
 
 
 @contextmanager

@@ -38,6 +38,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "tombstones",
         "episode_vectors",
         "retractions",
+        "api_keys",
     }
     assert _names(
         blank,
@@ -52,6 +53,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "fact_versions_ended_by_kind",
         "fact_versions_one_truth",
         "conflicts_resolution",
+        "api_keys_revoked_after_created",
     }
     assert _names(
         blank,
@@ -72,6 +74,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "episode_vectors_episode",
         "expiries_key",
         "retractions_key",
+        "api_keys_tenant",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _columns(blank, "fact_versions") == [
@@ -115,6 +118,13 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "model",
         "embedding",
         "created_at",
+    ]
+    assert _columns(blank, "api_keys") == [
+        "key_id",
+        "tenant_id",
+        "secret_hash",
+        "created_at",
+        "revoked_at",
     ]
 
 

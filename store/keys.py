@@ -1,0 +1,121 @@
+"""API keys: issued per tenant, shown once, kept only as a hash, revoked for good.
+
+A token reads ``sgam_<key_id as 32 hex digits>_<secret>``: the key_id finds the one row to
+check by primary key, so authentication never scans, and the secret (32 random bytes,
+URL-safe base64) is compared by its SHA-256 in constant time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from datetime import datetime
+from typing import Any
+from uuid import UUID, uuid4
+
+import psycopg
+from psycopg.rows import class_row
+
+from store.errors import InvalidInput, NotFound
+from store.models import ApiKey, ApiKeyIssued, ApiKeyRevoked
+from store.tenants import require_tenant
+
+PREFIX = "sgam_"
+_SECRET_BYTES = 32
+_TOKEN = re.compile(r"sgam_([0-9a-f]{32})_([A-Za-z0-9_-]{43})")
+
+_COLUMNS = " key_id, tenant_id, created_at, revoked_at "
+
+
+def _secret_hash(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode("ascii")).digest()
+
+
+def create_api_key(conn: psycopg.Connection[Any], tenant_id: str, *, now: datetime) -> ApiKeyIssued:
+    """Issue a key for the tenant; the returned token is the only copy of its secret."""
+    require_tenant(conn, tenant_id)
+    # Always random ids, never the store's injectable id factory: a deterministic factory
+    # (replays) restarted on a kept database would reissue an existing key_id.
+    key_id = uuid4()
+    secret = secrets.token_urlsafe(_SECRET_BYTES)
+    with conn.cursor(row_factory=class_row(ApiKey)) as cur:
+        cur.execute(
+            """
+            INSERT INTO api_keys (key_id, tenant_id, secret_hash, created_at)
+            VALUES (%(key_id)s, %(tenant_id)s, %(secret_hash)s, %(now)s)
+            RETURNING"""
+            + _COLUMNS,
+            {
+                "key_id": key_id,
+                "tenant_id": tenant_id,
+                "secret_hash": _secret_hash(secret),
+                "now": now,
+            },
+        )
+        row = cur.fetchone()
+    assert row is not None
+    return ApiKeyIssued(**row.model_dump(), api_key=f"{PREFIX}{key_id.hex}_{secret}")
+
+
+def authenticate(conn: psycopg.Connection[Any], api_key: str) -> str | None:
+    """The tenant a token belongs to; None if it is malformed, unknown or revoked."""
+    match = _TOKEN.fullmatch(api_key)
+    if match is None:
+        return None
+    key_id, secret = UUID(hex=match[1]), match[2]
+    row = conn.execute(
+        "SELECT tenant_id, secret_hash, revoked_at FROM api_keys WHERE key_id = %(key_id)s",
+        {"key_id": key_id},
+    ).fetchone()
+    if row is None:
+        return None
+    tenant_id, stored, revoked_at = row
+    if not hmac.compare_digest(bytes(stored), _secret_hash(secret)):
+        return None
+    # Revoked is revoked whatever the request's clock says: a client-set time (X-SGAM-Now)
+    # before revoked_at must not bring a key back.
+    if revoked_at is not None:
+        return None
+    return str(tenant_id)
+
+
+def revoke_api_key(conn: psycopg.Connection[Any], key_id: UUID, *, now: datetime) -> ApiKeyRevoked:
+    """Revoke a key from ``now``; a key already revoked keeps its first ``revoked_at``."""
+    with conn.cursor(row_factory=class_row(ApiKey)) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM api_keys WHERE key_id = %(key_id)s FOR UPDATE",
+            {"key_id": key_id},
+        )
+        key = cur.fetchone()
+        if key is None:
+            raise NotFound(f"API key {key_id} does not exist", field="key_id")
+        if key.revoked_at is not None:
+            return ApiKeyRevoked(**key.model_dump(), status="unchanged")
+        if now < key.created_at:
+            raise InvalidInput(
+                f"system time {now.isoformat()} is before the key was created"
+                f" ({key.created_at.isoformat()})",
+                field="now",
+            )
+        cur.execute(
+            "UPDATE api_keys SET revoked_at = %(now)s WHERE key_id = %(key_id)s RETURNING"
+            + _COLUMNS,
+            {"key_id": key_id, "now": now},
+        )
+        revoked = cur.fetchone()
+    assert revoked is not None
+    return ApiKeyRevoked(**revoked.model_dump(), status="revoked")
+
+
+def list_api_keys(conn: psycopg.Connection[Any], tenant_id: str) -> list[ApiKey]:
+    """The tenant's keys, revoked ones included, oldest first; NotFound for no such tenant."""
+    require_tenant(conn, tenant_id)
+    with conn.cursor(row_factory=class_row(ApiKey)) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM api_keys WHERE tenant_id = %(tenant_id)s"
+            " ORDER BY created_at, key_id",
+            {"tenant_id": tenant_id},
+        )
+        return cur.fetchall()

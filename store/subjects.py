@@ -1,0 +1,88 @@
+"""Subjects: the tenant's subject ids, paged, and everything held about one, exported.
+
+A subject exists for a tenant while it has a fact version or an episode names it; both
+queries filter on the tenant, so a subject another tenant holds is simply not there.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from store import conflicts, episodes, reads
+from store.errors import NotFound
+from store.models import ConflictRecord, SubjectExport
+from store.paging import MAX_LIMIT, check_limit, decode_text_cursor, encode_text_cursor
+
+# Byte order ("C"), not the database's locale: the same pages on every server, and the
+# cursor's comparison agrees with the sort.
+_SUBJECTS = """
+SELECT subject FROM (
+    SELECT subject FROM fact_versions WHERE tenant_id = %(tenant_id)s
+    UNION
+    SELECT unnest(subjects) FROM episodes WHERE tenant_id = %(tenant_id)s
+) AS held (subject)
+WHERE %(after)s::text IS NULL OR subject COLLATE "C" > %(after)s::text COLLATE "C"
+ORDER BY subject COLLATE "C"
+LIMIT %(limit)s
+"""
+
+
+def list_subjects(
+    conn: psycopg.Connection[Any], tenant_id: str, *, limit: int, cursor: str | None
+) -> tuple[list[str], str | None]:
+    """A page of the tenant's subject ids in byte order, and the cursor of the next page."""
+    rows = conn.execute(
+        _SUBJECTS,
+        {
+            "tenant_id": tenant_id,
+            "after": decode_text_cursor(cursor) if cursor else None,
+            "limit": check_limit(limit) + 1,
+        },
+    ).fetchall()
+    page = [str(row[0]) for row in rows[:limit]]
+    next_cursor = encode_text_cursor(page[-1]) if len(rows) > limit else None
+    return page, next_cursor
+
+
+def export_subject(
+    conn: psycopg.Connection[Any], tenant_id: str, subject: str, *, now: datetime
+) -> SubjectExport:
+    """Everything the tenant holds about ``subject`` as of ``now``; NotFound if nothing."""
+    versions = reads.read_subject_history(conn, tenant_id, subject=subject, now=now)
+    linked = episodes.subject_episodes(conn, tenant_id, subject)
+    if not versions and not linked:
+        raise NotFound(f"subject {subject!r} is not known", field="subject")
+    facts = reads.read_profile(
+        conn, tenant_id, subject=subject, valid_at=now, known_at=now, now=now
+    )
+    return SubjectExport(
+        subject=subject,
+        exported_at=now,
+        facts=facts,
+        versions=versions,
+        episodes=linked,
+        conflicts=_all_conflicts(conn, tenant_id, subject),
+    )
+
+
+def _all_conflicts(
+    conn: psycopg.Connection[Any], tenant_id: str, subject: str
+) -> list[ConflictRecord]:
+    found: list[ConflictRecord] = []
+    cursor: str | None = None
+    while True:
+        page, cursor = conflicts.list_conflicts(
+            conn,
+            tenant_id,
+            status=None,
+            subject=subject,
+            attribute=None,
+            limit=MAX_LIMIT,
+            cursor=cursor,
+        )
+        found.extend(page)
+        if cursor is None:
+            return found
