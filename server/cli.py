@@ -8,14 +8,73 @@ from typing import Annotated
 
 import typer
 
+from server.cli_admin import key_app, tenant_app
 from server.settings import Settings
 
 app = typer.Typer(
     name="sgam",
-    help="SGAM: a temporal, cited memory server for AI agents.",
+    help="SGAM: a temporal, cited memory server for AI agents.\n\n"
+    "Start with `sgam serve`; settings come from SGAM_* environment variables and"
+    " DATABASE_URL (unset = an embedded PostgreSQL in SGAM_DATA_DIR).",
     no_args_is_help=True,
     add_completion=False,
 )
+app.add_typer(tenant_app, name="tenant")
+app.add_typer(key_app, name="key")
+
+
+@app.command()
+def serve(
+    host: Annotated[
+        str | None, typer.Option(help="Interface to listen on [env SGAM_HOST; 127.0.0.1].")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="Port [env SGAM_PORT; 8000].")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Server processes, each with its own model copy [env SGAM_WORKERS; 1]."),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Start the HTTP API (docs at /schema).
+
+    Without DATABASE_URL it runs an embedded PostgreSQL in SGAM_DATA_DIR, kept across
+    restarts; on its first start it creates a `default` tenant and prints that tenant's API
+    key, once. Pending migrations are applied before the first request.
+    """
+    import os  # noqa: PLC0415 - keep --help fast
+
+    import uvicorn  # noqa: PLC0415
+
+    from server.bootstrap import DEFAULT_TENANT, prepare_database  # noqa: PLC0415
+    from store.database import resolve_conninfo  # noqa: PLC0415
+
+    settings = Settings()
+    host = host or settings.host
+    port = port or settings.port
+    workers = workers or settings.workers
+    embedded = settings.database_url is None
+    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    prepared = prepare_database(conninfo, create_default_tenant=embedded)
+    base_url = f"http://{host}:{port}"
+    if prepared.first_key is not None:
+        typer.echo(
+            f"Created tenant '{DEFAULT_TENANT}'. Its API key, shown only now:\n\n"
+            f"    {prepared.first_key.api_key}\n\n"
+            f"Keep it: export SGAM_KEY=<that key>. More with `sgam key create {DEFAULT_TENANT}`."
+        )
+    typer.echo(f"SGAM on {base_url} (docs: {base_url}/schema)")
+    # Workers (and this process) read the database from the environment; the embedded server
+    # stays owned by this process and stops when it exits.
+    os.environ["DATABASE_URL"] = conninfo
+    uvicorn.run(
+        "server.asgi:app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+        lifespan="on",
+    )
 
 
 @app.command()

@@ -1,0 +1,39 @@
+"""Getting a database ready to serve: migrations, and on a first embedded start a tenant and key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+
+from store.database import make_pool
+from store.migrate import migrate
+from store.models import ApiKeyIssued
+from store.service import MemoryStore
+
+DEFAULT_TENANT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What preparing the database did."""
+
+    migrations_applied: int
+    first_key: ApiKeyIssued | None
+
+
+def prepare_database(conninfo: str, *, create_default_tenant: bool) -> Prepared:
+    """Apply pending migrations; with ``create_default_tenant`` and no tenant yet, make one.
+
+    The default tenant's API key is returned once (only its hash is stored).
+    """
+    with psycopg.connect(conninfo) as conn:
+        applied = migrate(conn)
+        has_tenant = conn.execute("SELECT EXISTS (SELECT 1 FROM tenants)").fetchone()
+    first_key = None
+    if create_default_tenant and has_tenant is not None and not has_tenant[0]:
+        with make_pool(conninfo, max_size=1) as pool:
+            store = MemoryStore(pool)
+            store.create_tenant(DEFAULT_TENANT)
+            first_key = store.create_api_key(DEFAULT_TENANT)
+    return Prepared(migrations_applied=len(applied), first_key=first_key)
