@@ -1,0 +1,175 @@
+"""``sgam serve`` as a real process: first start prints a key, and the README's curl tour works.
+
+The tour is read from the README itself, so the documented commands are the tested ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+STARTUP_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running ``sgam serve`` and what its first start printed."""
+
+    url: str
+    api_key: str
+    banner: str
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _read_banner(process: subprocess.Popen[str]) -> str:
+    """Standard output up to the 'SGAM on' line (the key comes before it)."""
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if line.startswith("SGAM on "):
+            return "".join(lines)
+    raise AssertionError(f"sgam serve exited before starting:\n{''.join(lines)}")
+
+
+def _wait_ready(url: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "sgam serve exited"
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError("sgam serve was not ready in time")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``sgam serve`` on a free port with a brand-new embedded data folder."""
+    data_dir = tmp_path_factory.mktemp("serve") / "postgres"
+    port = _free_port()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key != "DATABASE_URL" and not key.startswith("SGAM_")
+    }
+    env |= {"SGAM_DATA_DIR": str(data_dir), "SGAM_PORT": str(port), "HF_HUB_OFFLINE": "1"}
+    sgam = Path(sys.executable).with_name("sgam")
+    process = subprocess.Popen(
+        [str(sgam), "serve", "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        banner = _read_banner(process)
+        url = f"http://127.0.0.1:{port}"
+        _wait_ready(url, process)
+        [api_key] = re.findall(r"^\s+(sgam_\S+)$", banner, flags=re.MULTILINE)
+        yield Served(url=url, api_key=api_key, banner=banner)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def tour_steps() -> tuple[str, list[str]]:
+    """The tour's setup lines and its commands, one per blank-line-separated paragraph."""
+    section = README.read_text().split("## A five-minute tour", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    setup, *steps = block.strip().split("\n\n")
+    return setup, steps
+
+
+def run_step(setup: str, step: str, served: Served) -> Any:
+    """Run one tour command as a newcomer would paste it; its output parsed as JSON."""
+    setup = re.sub(r"export SGAM_KEY=\S+", f"export SGAM_KEY={served.api_key}", setup)
+    setup = setup.replace("http://127.0.0.1:8000", served.url)
+    completed = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", f"{setup}\n{step}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def test_the_first_start_prints_a_key_for_the_default_tenant_and_the_docs_url(
+    served: Served,
+) -> None:
+    assert "Created tenant 'default'" in served.banner
+    assert f"(docs: {served.url}/schema)" in served.banner
+    answer = httpx.get(
+        f"{served.url}/v1/attributes", headers={"Authorization": f"Bearer {served.api_key}"}
+    )
+    assert answer.status_code == 200
+    assert answer.json() == {"attributes": []}
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the tour is written for curl")
+def test_the_readme_tour_answers_as_documented(served: Served) -> None:
+    setup, steps = tour_steps()
+    assert len(steps) == 8
+    declared, e1, e2, e0, current, june_2, context, history = (
+        run_step(setup, step, served) for step in steps
+    )
+
+    assert declared["attribute"] == "passport_deadline"
+    assert declared["schema_version"] == 1
+    assert [result["status"] for result in e1["results"]] == ["written"]
+    assert [result["status"] for result in e2["results"]] == ["written"]
+    assert e2["results"][0]["fact"]["supersedes"] == e1["results"][0]["fact"]["fact_id"]
+    [late] = e0["results"]
+    assert (late["status"], late["fact"]["valid_to"]) == ("written", "2026-06-01T09:00:00Z")
+
+    assert (current["value"], current["status"], current["source_episode_id"]) == (
+        "2026-06-30",
+        "current",
+        "e2",
+    )
+    assert (june_2["value"], june_2["source_episode_id"]) == ("2026-07-15", "e1")
+
+    block = context["block"]
+    assert "mira.passport_deadline: 2026-06-30 (valid from 2026-06-03T10:00:00Z; source e2)" in (
+        block
+    )
+    assert "] superseded: Mira prefers concise answers. Her passport deadline is 2026-07-15." in (
+        block
+    )
+    assert {"episode_id": "e2", "occurred_at": "2026-06-03T10:00:00Z", "role": "fact"} in (
+        context["citations"]
+    )
+
+    believed = [version["value"] for version in history if version["status"] != "retired"]
+    assert believed == ["2026-08-01", "2026-07-15", "2026-06-30"]
