@@ -47,7 +47,10 @@ def create_app(
         dependencies={"tenant_id": Provide(provide_tenant_id)},
         security=[{"ApiKey": []}],
     )
-    prometheus = PrometheusConfig(app_name="sgam", prefix="sgam_http", group_path=True)
+    # Route templates as labels, and none for unmatched paths: label values stay bounded.
+    prometheus = PrometheusConfig(
+        app_name="sgam", prefix="sgam_http", group_path=True, exclude_unhandled_paths=True
+    )
     return Litestar(
         route_handlers=[tenant_api, admin_router, *health_routes, PrometheusController],
         dependencies={
