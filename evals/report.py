@@ -1,0 +1,306 @@
+"""The leakage evaluation's report: summary.json, questions.jsonl, report.md and leakage.png.
+
+Everything written is a function of the summary, the scored questions and the run's metadata,
+so two writes of the same run give the same bytes (the timings are whatever the run measured).
+The chart is drawn on a bare ``Figure`` with the Agg canvas: no pyplot state, no display.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from evals.scoring import KINDS, NOT_KNOWN, UNCERTAIN, QuestionResult, proportion
+from retrieval.snippets import cut_at_word
+
+SUMMARY = "summary.json"
+QUESTIONS = "questions.jsonl"
+REPORT = "report.md"
+CHART = "leakage.png"
+
+SYSTEMS = {
+    "sgam": "SGAM: typed facts, cited evidence and the context assembler",
+    "sgam_noisy": "SGAM fed the same episodes through a noisy extraction",
+    "dm": "raw episodes, the top-k most similar to the question, as the context",
+    "dm_recency": "the same similar episodes, newest first",
+}
+KIND_LABELS = {"current": "current", "point_in_time": "point in time", "known_at": "known at"}
+META_ORDER = ("date", "machine", "python", "seed", "size", "model", "noisy_extraction")
+EXAMPLES_PER_SYSTEM = 3
+_LINE_CHARS = 300
+
+
+def run_environment() -> dict[str, str]:
+    """The machine and Python this process runs on, for the run's metadata."""
+    machine = f"{platform.system()} {platform.release()} {platform.machine()}"
+    processor = platform.processor() or "unknown processor"
+    return {
+        "machine": f"{machine}, {processor}, {os.cpu_count()} CPUs",
+        "python": f"{platform.python_implementation()} {sys.version.split()[0]}",
+    }
+
+
+def write_report(
+    out_dir: Path,
+    *,
+    summary: Mapping[str, Any],
+    results: Sequence[QuestionResult],
+    meta: Mapping[str, Any],
+) -> list[Path]:
+    """Write the four report files into ``out_dir`` (created if missing); return their paths.
+
+    ``meta`` describes the run: machine, python, seed, size, date, model and the noisy
+    extraction's settings are expected (``run_environment`` gives the first two); any other
+    entries are reported too.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / SUMMARY, out_dir / QUESTIONS, out_dir / REPORT, out_dir / CHART]
+    document = {"meta": dict(meta), **summary}
+    paths[0].write_text(json.dumps(document, indent=2, default=_json_default) + "\n")
+    paths[1].write_text(
+        "".join(json.dumps(result.to_json(), ensure_ascii=False) + "\n" for result in results),
+        encoding="utf-8",
+    )
+    paths[2].write_text(render_markdown(summary, results, meta), encoding="utf-8")
+    draw_chart(summary, paths[3])
+    return paths
+
+
+def render_markdown(
+    summary: Mapping[str, Any], results: Sequence[QuestionResult], meta: Mapping[str, Any]
+) -> str:
+    """The report an evaluator reads: the run, the headline table, accuracy by kind, examples."""
+    systems: Mapping[str, Mapping[str, Any]] = summary["systems"]
+    parts = [
+        "# Stale-fact leakage evaluation",
+        "## What was run",
+        _run_section(meta, systems),
+        "## Headline",
+        _headline_table(systems),
+        (
+            "Shares are of questions, with Wilson 95% intervals in brackets. Tokens are the "
+            "context's size; latency is the time to build the context."
+        ),
+        "## Accuracy by question kind",
+        _kind_table(results),
+        "## Accuracy by gold answer",
+        _gold_table(results),
+        "## How to read this",
+        _how_to_read(),
+        "## Examples of stale leakage",
+        _examples(results),
+    ]
+    return "\n\n".join(part for part in parts if part) + "\n"
+
+
+def draw_chart(summary: Mapping[str, Any], path: Path) -> None:
+    """Grouped bars of stale leakage and the three accuracies per system with their Wilson
+    intervals, and a second panel of context tokens (p50, p95 as a whisker)."""
+    systems: Mapping[str, Mapping[str, Any]] = summary["systems"]
+    names = list(systems)
+    metrics = [("stale_leakage", "stale leakage")] + [
+        (f"{kind}_accuracy", f"{KIND_LABELS[kind]} accuracy") for kind in KINDS
+    ]
+    figure = Figure(figsize=(12, 4.8), layout="constrained")
+    FigureCanvasAgg(figure)
+    shares, tokens = figure.subplots(1, 2, width_ratios=[3, 1.4])
+    positions = np.arange(len(names), dtype=float)
+    width = 0.8 / len(metrics)
+    for index, (metric, label) in enumerate(metrics):
+        heights = [_or_zero(systems[name][metric]) for name in names]
+        lows = [
+            height - systems[name][f"{metric}_ci"][0] if systems[name][metric] is not None else 0
+            for name, height in zip(names, heights, strict=True)
+        ]
+        highs = [
+            systems[name][f"{metric}_ci"][1] - height if systems[name][metric] is not None else 0
+            for name, height in zip(names, heights, strict=True)
+        ]
+        shares.bar(
+            positions + (index - (len(metrics) - 1) / 2) * width,
+            heights,
+            width,
+            yerr=[lows, highs],
+            capsize=3,
+            label=label,
+        )
+    shares.set_xticks(positions, names)
+    shares.set_ylim(0, 1.2)  # room above the bars for the legend
+    shares.set_yticks(np.linspace(0, 1, 6))
+    shares.set_ylabel("share of questions")
+    shares.set_title("Stale leakage and accuracy (Wilson 95% intervals)")
+    shares.legend(loc="upper center", ncols=len(metrics), fontsize="small", frameon=False)
+    shares.grid(axis="y", alpha=0.3)
+
+    p50 = [_or_zero(systems[name]["context_tokens_p50"]) for name in names]
+    p95 = [_or_zero(systems[name]["context_tokens_p95"]) for name in names]
+    spread = [max(0.0, high - mid) for mid, high in zip(p50, p95, strict=True)]
+    tokens.bar(positions, p50, 0.6, yerr=[[0.0] * len(names), spread], capsize=3, color="gray")
+    tokens.set_xticks(positions, names)
+    tokens.set_ylabel("tokens")
+    tokens.set_title("Context tokens (p50, whisker to p95)")
+    tokens.grid(axis="y", alpha=0.3)
+    figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
+
+
+def _run_section(meta: Mapping[str, Any], systems: Mapping[str, Mapping[str, Any]]) -> str:
+    ordered = [key for key in META_ORDER if key in meta]
+    ordered += [key for key in meta if key not in META_ORDER]
+    lines = [f"- {key.replace('_', ' ')}: {_meta_value(meta[key])}" for key in ordered]
+    lines.append("")
+    lines.append("Systems compared:")
+    for name, row in systems.items():
+        what = SYSTEMS.get(name, "")
+        lines.append(f"- `{name}`{': ' + what if what else ''} ({row['questions']} questions)")
+    return "\n".join(lines)
+
+
+def _headline_table(systems: Mapping[str, Mapping[str, Any]]) -> str:
+    header = [
+        "system",
+        "questions",
+        "stale leakage",
+        *(f"{KIND_LABELS[kind]} accuracy" for kind in KINDS),
+        "cross-tenant leakage",
+        "tokens p50 / p95",
+        "latency p50 / p95 (ms)",
+    ]
+    rows = [
+        [
+            f"`{name}`",
+            str(row["questions"]),
+            _share(row["stale_leakage"], row["stale_leakage_ci"]),
+            *(
+                _share(row[f"{kind}_accuracy"], row[f"{kind}_accuracy_ci"])
+                + f" (n={row[f'{kind}_questions']})"
+                for kind in KINDS
+            ),
+            _share(row["cross_tenant_leakage"], row["cross_tenant_leakage_ci"]),
+            f"{_number(row['context_tokens_p50'])} / {_number(row['context_tokens_p95'])}",
+            f"{_number(row['latency_p50_ms'], 1)} / {_number(row['latency_p95_ms'], 1)}",
+        ]
+        for name, row in systems.items()
+    ]
+    return _table(header, rows)
+
+
+def _kind_table(results: Sequence[QuestionResult]) -> str:
+    rows = []
+    for name in _systems_of(results):
+        for kind in KINDS:
+            asked = [r for r in results if r.system == name and r.kind == kind]
+            if asked:
+                rows.append(
+                    [
+                        f"`{name}`",
+                        KIND_LABELS[kind],
+                        str(len(asked)),
+                        _share(*proportion([r.correct for r in asked])),
+                        _share(*proportion([r.stale_leak for r in asked])),
+                    ]
+                )
+    return _table(["system", "kind", "questions", "accuracy", "stale leakage"], rows)
+
+
+def _gold_table(results: Sequence[QuestionResult]) -> str:
+    groups = ("a value", NOT_KNOWN, UNCERTAIN)
+    rows = []
+    for name in _systems_of(results):
+        row = [f"`{name}`"]
+        for group in groups:
+            asked = [r.correct for r in results if r.system == name and _gold_group(r) == group]
+            row.append(_share(*proportion(asked)) + f" (n={len(asked)})" if asked else "-")
+        rows.append(row)
+    return _table(["system", *(f"gold: {group}" for group in groups)], rows)
+
+
+def _how_to_read() -> str:
+    return (
+        "Every system's context is scored by one rule, with no language model. Its lines are "
+        "read top to bottom and a line marked superseded is skipped; a line naming the key "
+        '(`subject.attribute`) with "not known" answers "not known"; a line stating one of '
+        'the key\'s values and marked disputed or uncertain answers "uncertain"; otherwise the '
+        "first of the key's values on an unmarked line is the answer; nothing found answers "
+        '"not known". A context leaks a stale fact when it states another version\'s value of '
+        "the asked key on a line not marked superseded: a model reading it has no way to tell "
+        "that value is outdated. Cross-tenant leakage counts any value the key has only in "
+        "another tenant. Under this rule a raw-episode baseline answers with the first value "
+        "in its context: the most similar episode for `dm`, the newest similar one for "
+        "`dm_recency`.\n\n"
+        "The comparison is not between equals at the input: SGAM is written through typed "
+        "candidates (subject, attribute, value, valid from, each citing its episode), while "
+        "the baselines read the raw episode text. `sgam_noisy` is SGAM fed a noisy extraction "
+        "(settings above), so the gap between `sgam` and the baselines can be told apart from "
+        "what clean extraction alone buys. The questions of one history share subjects and "
+        "episodes, so they are not independent and the intervals are narrower than the true "
+        "uncertainty."
+    )
+
+
+def _examples(results: Sequence[QuestionResult]) -> str:
+    blocks: list[str] = []
+    for name in _systems_of(results):
+        leaked = [r for r in results if r.system == name and r.stale_leak]
+        for result in leaked[:EXAMPLES_PER_SYSTEM]:
+            lines = "\n".join(cut_at_word(line, _LINE_CHARS) for line in result.leaked_lines)
+            blocks.append(
+                f"**`{name}`**, {KIND_LABELS[result.kind]}: {result.question} "
+                f"(`{result.subject}.{result.attribute}`): gold {result.gold_answer!r}, "
+                f"answered {result.answer!r}, leaked {', '.join(result.leaked_values)}\n\n"
+                f"```text\n{lines}\n```"
+            )
+    return "\n\n".join(blocks) if blocks else "No system leaked a stale value."
+
+
+def _gold_group(result: QuestionResult) -> str:
+    return result.gold_answer if result.gold_answer in (NOT_KNOWN, UNCERTAIN) else "a value"
+
+
+def _systems_of(results: Sequence[QuestionResult]) -> list[str]:
+    return list(dict.fromkeys(result.system for result in results))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _share(value: float | None, interval: Sequence[float]) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1%} [{interval[0]:.1%}, {interval[1]:.1%}]"
+
+
+def _number(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _or_zero(value: float | None) -> float:
+    return 0.0 if value is None else float(value)
+
+
+def _meta_value(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key}={_meta_value(item)}" for key, item in value.items()) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(_meta_value(item) for item in value)
+    return str(value)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")

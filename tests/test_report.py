@@ -1,0 +1,149 @@
+"""The evaluation report: its four files, their contents, and that a rerun writes the same bytes."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals.leakage import baseline_context
+from evals.report import run_environment, write_report
+from evals.scoring import KINDS, QuestionResult, score_question, summarize
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+OLD, NEW = "Porto", "Madrid"
+SGAM_BLOCK = (
+    "Facts valid at 2025-06-01T00:00:00Z, known at 2025-06-01T00:00:00Z:\n"
+    "mira.home_city: Madrid (valid from 2025-03-02T09:00:00Z; source u7)\n"
+    "Evidence:\n"
+    "- [u7, 2025-03-02T09:00:00Z] Mira has moved to Madrid.\n"
+    "- [d9, 2025-04-11T09:00:00Z] superseded: Mira still misses the cafes of Porto."
+)
+DM_CONTEXT = baseline_context(
+    ["Mira still misses the cafes of Porto.", "Mira has moved to Madrid."]
+)
+PINNED = (
+    "stale_leakage",
+    "current_accuracy",
+    "point_in_time_accuracy",
+    "known_at_accuracy",
+    "cross_tenant_leakage",
+    "context_tokens_p50",
+    "latency_p50_ms",
+    "latency_p95_ms",
+)
+
+
+def scored() -> list[QuestionResult]:
+    """Both systems on one question of each kind, with the same contexts."""
+    results = []
+    for system, context in (("sgam", SGAM_BLOCK), ("dm", DM_CONTEXT)):
+        for number, kind in enumerate(KINDS):
+            gold = {
+                "kind": kind,
+                "subject": "mira",
+                "attribute": "home_city",
+                "answer": NEW,
+                "answers": [NEW],
+                "values": [OLD, NEW],
+                "other_tenant_values": ["Oslo"],
+            }
+            results.append(
+                score_question(
+                    system=system,
+                    tenant="leakage",
+                    question="Where does Mira live now?",
+                    gold=gold,
+                    context=context,
+                    tokens=len(context.split()),
+                    latency_ms=1.5 + number,
+                )
+            )
+    return results
+
+
+META: dict[str, Any] = {
+    **run_environment(),
+    "seed": 7,
+    "size": {"subjects": 1, "changes_per_key": 2},
+    "date": "2026-06-20",
+    "model": "all-MiniLM-L6-v2",
+    "noisy_extraction": {"wrong_value": 0.1, "missed": 0.05, "seed": 3},
+}
+
+
+def write(out_dir: Path) -> list[Path]:
+    results = scored()
+    return write_report(out_dir, summary=summarize(results), results=results, meta=META)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return write(tmp_path_factory.mktemp("report") / "run")
+
+
+def test_the_four_files_are_written(written: list[Path]) -> None:
+    assert [path.name for path in written] == [
+        "summary.json",
+        "questions.jsonl",
+        "report.md",
+        "leakage.png",
+    ]
+    assert all(path.is_file() and path.stat().st_size > 0 for path in written)
+
+
+def test_summary_json_has_the_pinned_keys_as_fractions_and_the_run_meta(
+    written: list[Path],
+) -> None:
+    document = json.loads(written[0].read_text())
+    assert document["meta"] == META
+    systems = document["systems"]
+    assert list(systems) == ["sgam", "dm"]
+    for row in systems.values():
+        assert set(PINNED) <= set(row)
+        for name in ("stale_leakage", "cross_tenant_leakage", *(f"{k}_accuracy" for k in KINDS)):
+            low, high = row[f"{name}_ci"]
+            assert 0.0 <= low <= row[name] <= high <= 1.0
+    assert (systems["sgam"]["stale_leakage"], systems["sgam"]["current_accuracy"]) == (0.0, 1.0)
+    assert (systems["dm"]["stale_leakage"], systems["dm"]["current_accuracy"]) == (1.0, 0.0)
+    assert systems["dm"]["cross_tenant_leakage"] == 0.0
+
+
+def test_questions_jsonl_round_trips(written: list[Path]) -> None:
+    lines = written[1].read_text(encoding="utf-8").splitlines()
+    assert [QuestionResult.from_json(json.loads(line)) for line in lines] == scored()
+
+
+def test_report_md_describes_the_run_and_has_a_row_per_system(written: list[Path]) -> None:
+    report = written[2].read_text(encoding="utf-8")
+    assert f"- machine: {META['machine']}" in report
+    assert "- noisy extraction: wrong_value=0.1, missed=0.05, seed=3" in report
+    assert (
+        "| `sgam` | 3 | 0.0% [0.0%, 56.2%] | 100.0% [20.7%, 100.0%] (n=1) "
+        "| 100.0% [20.7%, 100.0%] (n=1) | 100.0% [20.7%, 100.0%] (n=1) "
+        "| 0.0% [0.0%, 56.2%] | 34 / 34 | 2.5 / 3.4 |"
+    ) in report
+    assert "| `dm` | 3 | 100.0% [43.8%, 100.0%] | 0.0% [0.0%, 79.3%] (n=1) |" in report
+    assert "| `dm` | point in time | 1 | 0.0% [0.0%, 79.3%] | 100.0% [20.7%, 100.0%] |" in report
+    assert "| `sgam` | 100.0% [43.8%, 100.0%] (n=3) | - | - |" in report
+    assert "a line marked superseded is skipped" in report
+    assert "`sgam_noisy` is SGAM fed a noisy extraction" in report
+    assert "```text\nMira still misses the cafes of Porto.\n```" in report
+    assert "**`dm`**, current: Where does Mira live now?" in report
+    assert "**`sgam`**" not in report  # SGAM leaked nothing, so it has no example
+
+
+def test_leakage_png_is_a_real_chart(written: list[Path]) -> None:
+    data = written[3].read_bytes()
+    assert data[:8] == PNG_MAGIC
+    assert data[12:16] == b"IHDR"
+    assert struct.unpack(">II", data[16:24]) == (1200, 480)
+    assert len(data) > 20_000
+
+
+def test_a_rerun_writes_the_same_bytes(written: list[Path], tmp_path: Path) -> None:
+    again = write(tmp_path / "again")
+    assert [path.read_bytes() for path in again] == [path.read_bytes() for path in written]

@@ -1,0 +1,403 @@
+"""Scoring contexts: one answer rule for every system, stale and cross-tenant leakage, Wilson
+intervals and the per-system summary (pure: the SGAM blocks come from the real assembler)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from evals.leakage import baseline_context
+from evals.scoring import (
+    Gold,
+    Kind,
+    QuestionResult,
+    answer_of,
+    correct,
+    cross_tenant_leak,
+    score_question,
+    stale_leak,
+    summarize,
+    wilson,
+)
+from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
+from store.models import Challenger, Fact
+
+E1_AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
+E2_AT = datetime(2026, 6, 3, 10, tzinfo=UTC)
+JUNE_2 = datetime(2026, 6, 2, 12, tzinfo=UTC)
+NOW = datetime(2026, 6, 4, 12, tzinfo=UTC)
+
+OLD = "2026-07-15"
+NEW = "2026-06-30"
+CHALLENGER = "2026-07-01"
+E1_TEXT = "Mira's passport renewal deadline is 2026-07-15. She booked an appointment."
+E2_TEXT = "Mira corrected the passport deadline. It is now 2026-06-30."
+E3_TEXT = "Mira said on the phone the deadline is 2026-07-01."
+KEY = {"subject": "mira", "attribute": "passport_deadline"}
+
+
+def fact(
+    value: str,
+    *,
+    source: str,
+    valid_from: datetime,
+    valid_to: datetime | None = None,
+    challengers: Sequence[Challenger] = (),
+) -> Fact:
+    return Fact(
+        fact_id=uuid4(),
+        version_id=uuid4(),
+        subject="mira",
+        attribute="passport_deadline",
+        value=value,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        recorded_at=valid_from,
+        retired_at=None,
+        supersedes=None,
+        ended_by=None,
+        ended_by_kind=None,
+        source_episode_id=source,
+        source_kind="message",
+        evidence=None,
+        evidence_verified=False,
+        schema_version=1,
+        status="current",
+        disputed=bool(challengers),
+        challengers=list(challengers),
+    )
+
+
+def evidence(*items: tuple[str, datetime, str]) -> list[EvidenceCandidate]:
+    return [
+        EvidenceCandidate(episode_id=episode, occurred_at=at, text=text, score=1.0 - i / 10)
+        for i, (episode, at, text) in enumerate(items)
+    ]
+
+
+E1 = ("e1", E1_AT, E1_TEXT)
+E2 = ("e2", E2_AT, E2_TEXT)
+E3 = ("e3", E2_AT, E3_TEXT)
+
+
+def block(
+    chosen: Fact | None,
+    others: Sequence[str],
+    found: list[EvidenceCandidate],
+    *,
+    valid_at: datetime = NOW,
+) -> str:
+    """SGAM's context block for mira.passport_deadline, from the real assembler."""
+    key = KeyFacts("mira", "passport_deadline", chosen, tuple(others))
+    return assemble_context(
+        keys=[key],
+        evidence=found,
+        valid_at=valid_at,
+        known_at=NOW,
+        count_tokens=lambda text: len(text.split()),
+    ).block
+
+
+def gold(
+    answer: str,
+    answers: Sequence[str],
+    *,
+    kind: Kind = "current",
+    values: Sequence[str] = (OLD, NEW),
+    other_tenant_values: Sequence[str] = (),
+) -> Gold:
+    return Gold.from_json(
+        {
+            "kind": kind,
+            **KEY,
+            "answer": answer,
+            "answers": list(answers),
+            "values": list(values),
+            "other_tenant_values": list(other_tenant_values),
+        }
+    )
+
+
+def test_sgam_current_block_answers_with_its_key_line_and_its_superseded_evidence_is_ignored() -> (
+    None
+):
+    context = block(fact(NEW, source="e2", valid_from=E2_AT), [OLD], evidence(E1, E2))
+    assert context.splitlines() == [
+        "Facts valid at 2026-06-04T12:00:00Z, known at 2026-06-04T12:00:00Z:",
+        "mira.passport_deadline: 2026-06-30 (valid from 2026-06-03T10:00:00Z; source e2)",
+        "Evidence:",
+        f"- [e2, 2026-06-03T10:00:00Z] {E2_TEXT}",
+        f"- [e1, 2026-06-01T09:00:00Z] superseded: {E1_TEXT}",
+    ]
+    assert answer_of(context, **KEY, values=[OLD, NEW]) == NEW
+    assert stale_leak(context, gold(NEW, [NEW])) == ([], [])
+
+
+def test_superseded_lines_are_skipped_even_before_the_key_line() -> None:
+    context = f"- [e1, 2026-06-01T09:00:00Z] superseded: {E1_TEXT}\n{E2_TEXT}"
+    assert answer_of(context, **KEY, values=[OLD, NEW]) == NEW
+    assert answer_of(f"SUPERSEDED {E1_TEXT}", **KEY, values=[OLD, NEW]) == "not known"
+
+
+def test_point_in_time_block_answers_with_the_value_then_and_marks_the_later_one() -> None:
+    then = fact(OLD, source="e1", valid_from=E1_AT, valid_to=E2_AT)
+    context = block(then, [NEW], evidence(E2, E1), valid_at=JUNE_2)
+    assert "mira.passport_deadline: 2026-07-15 (valid from 2026-06-01T09:00:00Z" in context
+    assert f"superseded: {E2_TEXT}" in context
+    expected = gold(OLD, [OLD], kind="point_in_time")
+    assert answer_of(context, **KEY, values=[OLD, NEW]) == OLD
+    assert stale_leak(context, expected) == ([], [])
+
+
+def test_a_key_with_no_fact_answers_not_known() -> None:
+    context = block(None, [OLD, NEW], evidence(E1, E2))
+    assert "mira.passport_deadline: not known" in context.splitlines()
+    assert answer_of(context, **KEY, values=[OLD, NEW]) == "not known"
+    expected = gold("not known", [], kind="known_at")
+    assert correct("not known", expected)
+    assert stale_leak(context, expected) == ([], [])
+
+
+def test_not_known_counts_only_on_the_asked_keys_line() -> None:
+    context = f"mira.employer: not known\nmira2.passport_deadline: not known\n{E1_TEXT}"
+    assert answer_of(context, **KEY, values=[OLD, NEW]) == OLD
+
+
+def test_a_disputed_key_answers_uncertain_and_its_sides_do_not_leak() -> None:
+    challenger = Challenger(
+        conflict_id=uuid4(),
+        value=CHALLENGER,
+        source_episode_id="e3",
+        source_kind="message",
+        evidence=None,
+        evidence_verified=False,
+    )
+    disputed = fact(NEW, source="e2", valid_from=E2_AT, challengers=[challenger])
+    context = block(disputed, [OLD], evidence(E1, E2, E3))
+    assert context.splitlines()[1:3] == [
+        "Uncertain:",
+        (
+            "- mira.passport_deadline (valid from 2026-06-03T10:00:00Z, disputed): "
+            "2026-06-30 (incumbent; source e2) vs 2026-07-01 (challenger; source e3)"
+        ),
+    ]
+    values = [OLD, NEW, CHALLENGER]
+    expected = gold("uncertain", [NEW, CHALLENGER], values=values)
+    assert answer_of(context, **KEY, values=values) == "uncertain"
+    assert correct("uncertain", expected)
+    assert not correct(NEW, expected)
+    assert stale_leak(context, expected) == ([], [])
+    # The old value on an unmarked line still leaks under "uncertain" gold.
+    assert stale_leak(f"{context}\n{E1_TEXT}", expected) == ([OLD], [E1_TEXT])
+
+
+def test_a_baseline_answers_with_the_first_value_in_its_snippets_and_leaks_the_stale_one() -> None:
+    current = gold(NEW, [NEW])
+    similar = baseline_context([E1_TEXT, E2_TEXT])  # the old episode is the more similar
+    assert answer_of(similar, **KEY, values=[OLD, NEW]) == OLD
+    assert not correct(OLD, current)
+    assert stale_leak(similar, current) == ([OLD], [E1_TEXT])
+    newest_first = baseline_context([E2_TEXT, E1_TEXT])
+    assert answer_of(newest_first, **KEY, values=[OLD, NEW]) == NEW
+    assert stale_leak(newest_first, current) == ([OLD], [E1_TEXT])
+
+
+def test_on_a_line_with_several_values_the_first_written_wins_and_whole_tokens_only() -> None:
+    values = ["Porto", "Madrid", "Acme", "Acme Corp"]
+    assert answer_of("Mira moved from Porto to Madrid.", **KEY, values=values) == "Porto"
+    assert answer_of("Mira moved from Madrid to Porto.", **KEY, values=values) == "Madrid"
+    assert answer_of("She joined acme corp.", **KEY, values=values) == "Acme Corp"
+    assert answer_of("She visited Portofino.", **KEY, values=values) == "not known"
+
+
+def test_a_date_value_inside_a_timestamp_is_metadata_not_a_statement() -> None:
+    # The key changed on 2026-06-03, which is also one of its old values.
+    values = ["2026-06-03", NEW]
+    context = block(fact(NEW, source="e2", valid_from=E2_AT), ["2026-06-03"], evidence(E2))
+    assert "valid from 2026-06-03T10:00:00Z" in context
+    assert answer_of(context, **KEY, values=values) == NEW
+    assert stale_leak(context, gold(NEW, [NEW], values=values)) == ([], [])
+    assert answer_of("Renew by 2026-06-03.", **KEY, values=values) == "2026-06-03"
+    # A key whose values are timestamps is matched on the timestamps themselves.
+    stamps = ["2026-06-03T10:00:00Z", "2026-07-01T10:00:00Z"]
+    assert answer_of("due 2026-07-01T10:00:00Z", **KEY, values=stamps) == stamps[1]
+
+
+def test_leaked_lines_are_reported_as_written() -> None:
+    line = f"- [e1, 2026-06-01T09:00:00Z] {E1_TEXT}"
+    assert stale_leak(f"{line}\n{E2_TEXT}", gold(NEW, [NEW])) == ([OLD], [line])
+
+
+def test_not_known_gold_makes_every_value_stale() -> None:
+    expected = gold("not known", [], kind="point_in_time")
+    assert stale_leak(E2_TEXT, expected) == ([NEW], [E2_TEXT])
+    assert answer_of(E2_TEXT, **KEY, values=[OLD, NEW]) == NEW
+    assert not correct(NEW, expected)
+
+
+def test_another_tenants_value_leaks_on_any_line_superseded_or_not() -> None:
+    expected = gold(NEW, [NEW], other_tenant_values=["2026-09-25", "2026-10-05"])
+    context = f"{E2_TEXT}\n- [x9, 2026-06-01T09:00:00Z] superseded: due 2026-10-05"
+    assert cross_tenant_leak(context, expected) == ["2026-10-05"]
+    assert cross_tenant_leak(E2_TEXT, expected) == []
+    assert cross_tenant_leak("Ticket 2026-10-055 closed.", expected) == []
+
+
+def test_correct_compares_values_without_case_or_spacing() -> None:
+    expected = gold("Acme Corp", ["Acme Corp"], values=["Globex", "Acme Corp"])
+    assert correct("acme  corp", expected)
+    assert not correct("Globex", expected)
+    assert not correct("not known", expected)
+    assert not correct("not known", gold("uncertain", [OLD, NEW]))
+
+
+def test_gold_is_checked_when_parsed() -> None:
+    good: dict[str, Any] = {
+        "kind": "current",
+        **KEY,
+        "answer": NEW,
+        "answers": [NEW],
+        "values": [OLD, NEW],
+        "other_tenant_values": [],
+    }
+    assert correct(NEW, good)
+    with pytest.raises(ValueError, match="unknown question kind 'future'"):
+        Gold.from_json({**good, "kind": "future"})
+    with pytest.raises(ValueError, match="lists no acceptable values"):
+        Gold.from_json({**good, "answer": "not known"})
+    with pytest.raises(ValueError, match="lists no acceptable value"):
+        Gold.from_json({**good, "answers": []})
+
+
+def test_score_question_fills_the_whole_result_and_round_trips_through_json() -> None:
+    expected = gold(NEW, [NEW], other_tenant_values=["2026-10-05"])
+    context = baseline_context([E1_TEXT, E2_TEXT, "Omar's deadline is 2026-10-05."])
+    result = score_question(
+        system="dm",
+        tenant="acme",
+        question="When is Mira's passport deadline?",
+        gold=expected,
+        context=context,
+        tokens=42,
+        latency_ms=3.5,
+    )
+    assert result == QuestionResult(
+        system="dm",
+        tenant="acme",
+        kind="current",
+        subject="mira",
+        attribute="passport_deadline",
+        question="When is Mira's passport deadline?",
+        gold_answer=NEW,
+        answer=OLD,
+        correct=False,
+        stale_leak=True,
+        leaked_values=(OLD,),
+        leaked_lines=(E1_TEXT,),
+        cross_tenant_leak=True,
+        cross_tenant_values=("2026-10-05",),
+        tokens=42,
+        latency_ms=3.5,
+    )
+    assert result.to_json()["leaked_values"] == [OLD]
+    assert QuestionResult.from_json(result.to_json()) == result
+
+
+@pytest.mark.parametrize(
+    ("successes", "n", "low", "high"),
+    [
+        # Wilson 95% bounds (z = 1.96) as tabulated; 81/263 is Newcombe (1998), Table I.
+        (0, 10, 0.0, 0.2775),
+        (5, 10, 0.2366, 0.7634),
+        (10, 10, 0.7225, 1.0),
+        (81, 263, 0.2553, 0.3662),
+    ],
+)
+def test_wilson_matches_published_bounds(successes: int, n: int, low: float, high: float) -> None:
+    assert wilson(successes, n) == pytest.approx((low, high), abs=5e-5)
+
+
+def test_wilson_over_no_trials_is_the_whole_range_and_bad_counts_are_refused() -> None:
+    assert wilson(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="0 <= successes <= n"):
+        wilson(11, 10)
+    with pytest.raises(ValueError, match="0 <= successes <= n"):
+        wilson(-1, 10)
+
+
+def row(
+    system: str,
+    kind: Kind,
+    *,
+    right: bool,
+    stale: bool = False,
+    cross: bool = False,
+    tokens: int,
+    latency_ms: float,
+) -> QuestionResult:
+    return QuestionResult(
+        system=system,
+        tenant="acme",
+        kind=kind,
+        subject="mira",
+        attribute="passport_deadline",
+        question="When is Mira's passport deadline?",
+        gold_answer=NEW,
+        answer=NEW if right else OLD,
+        correct=right,
+        stale_leak=stale,
+        leaked_values=(OLD,) if stale else (),
+        leaked_lines=(E1_TEXT,) if stale else (),
+        cross_tenant_leak=cross,
+        cross_tenant_values=("2026-10-05",) if cross else (),
+        tokens=tokens,
+        latency_ms=latency_ms,
+    )
+
+
+def test_summarize_gives_shares_intervals_and_percentiles_per_system_in_order() -> None:
+    results = [
+        row("dm", "current", right=False, stale=True, tokens=50, latency_ms=2.0),
+        row("sgam", "current", right=True, tokens=100, latency_ms=10.0),
+        row("sgam", "current", right=False, stale=True, tokens=200, latency_ms=20.0),
+        row("sgam", "point_in_time", right=True, tokens=300, latency_ms=30.0),
+        row("sgam", "known_at", right=True, cross=True, tokens=400, latency_ms=40.0),
+    ]
+    summary = summarize(results)
+    assert list(summary) == ["systems"]
+    assert list(summary["systems"]) == ["dm", "sgam"]
+    assert summary["systems"]["sgam"] == {
+        "questions": 4,
+        "stale_leakage": 0.25,
+        "stale_leakage_ci": pytest.approx([0.0456, 0.6994], abs=5e-5),
+        "current_accuracy": 0.5,
+        "current_accuracy_ci": pytest.approx([0.0945, 0.9055], abs=5e-5),
+        "current_questions": 2,
+        "point_in_time_accuracy": 1.0,
+        "point_in_time_accuracy_ci": pytest.approx([0.2065, 1.0], abs=5e-5),
+        "point_in_time_questions": 1,
+        "known_at_accuracy": 1.0,
+        "known_at_accuracy_ci": pytest.approx([0.2065, 1.0], abs=5e-5),
+        "known_at_questions": 1,
+        "cross_tenant_leakage": 0.25,
+        "cross_tenant_leakage_ci": pytest.approx([0.0456, 0.6994], abs=5e-5),
+        "context_tokens_p50": 250.0,
+        "context_tokens_p95": pytest.approx(385.0),
+        "latency_p50_ms": 25.0,
+        "latency_p95_ms": pytest.approx(38.5),
+    }
+    dm = summary["systems"]["dm"]
+    assert (dm["questions"], dm["stale_leakage"], dm["current_accuracy"]) == (1, 1.0, 0.0)
+    # No point-in-time question: no accuracy, the interval says nothing.
+    assert dm["point_in_time_accuracy"] is None
+    assert dm["point_in_time_accuracy_ci"] == [0.0, 1.0]
+    assert dm["point_in_time_questions"] == 0
+    assert (dm["context_tokens_p50"], dm["latency_p95_ms"]) == (50.0, 2.0)
+
+
+def test_summarize_of_nothing_has_no_systems() -> None:
+    assert summarize([]) == {"systems": {}}
