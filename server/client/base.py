@@ -1,0 +1,179 @@
+"""What the sync and the async client share: settings, headers, reading answers, the routes.
+
+Each route is declared once, in ``Routes``, as a ``Route`` over a pure builder from
+``calls``; a client binds it to its transport, so ``SGAMClient.fact`` returns a ``Fact``
+and ``AsyncSGAMClient.fact`` a coroutine of one, from the same declaration.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Coroutine
+from typing import Any, Generic, ParamSpec, Protocol, Self, TypeVar, overload
+
+import httpx
+
+from server.client import calls
+from server.client.calls import Call, Instant, instant
+from server.client.errors import error_from, is_problem
+from server.problems import PROBLEM_MEDIA_TYPE
+
+T = TypeVar("T")
+P = ParamSpec("P")
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
+
+CLOCK_HEADER = "X-SGAM-Now"
+DEFAULT_TIMEOUT = 30.0
+
+
+class Page(Protocol):
+    """A page of a list: its items, and the cursor of the next page (None on the last)."""
+
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+def read(call: Call[T], response: httpx.Response) -> T:
+    """The call's result from the response, or the SGAMError the response stands for."""
+    if not is_problem(response) and (response.is_success or response.status_code in call.accept):
+        return call.parse(response.content)
+    raise error_from(response)
+
+
+class ClientBase(ABC, Generic[H]):
+    """Where the server is, which credentials and clock to send, and the HTTP client to use."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        admin_token: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        now: Instant | None = None,
+        http: H | None = None,
+    ) -> None:
+        """``now`` sets ``X-SGAM-Now`` on every call; ``http`` (kept open on close) is reused."""
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.admin_token = admin_token
+        self.timeout = timeout
+        self.now = None if now is None else instant(now)
+        self.owns_http = http is None
+        self.http: H = self._open_http() if http is None else http
+
+    @abstractmethod
+    def _open_http(self) -> H:
+        """A new HTTP client, closed with this one."""
+
+    def with_now(self, now: Instant | None) -> Self:
+        """A client on the same connection whose calls carry ``X-SGAM-Now: now`` (None: none)."""
+        other = copy.copy(self)
+        other.now = None if now is None else instant(now)
+        other.owns_http = False
+        return other
+
+    def request_args(self, call: Call[Any]) -> dict[str, Any]:
+        """The arguments of ``httpx.Client.request`` for the call."""
+        headers = {"Accept": f"application/json, {PROBLEM_MEDIA_TYPE}"}
+        token = self.admin_token if call.admin else self.api_key
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        if self.now is not None:
+            headers[CLOCK_HEADER] = self.now
+        return {
+            "method": call.method,
+            "url": self.base_url + call.path,
+            "params": call.params or None,
+            "json": call.body,
+            "headers": headers,
+            "timeout": self.timeout,
+        }
+
+
+class SyncSender(ABC):
+    """Sends a call and returns its result."""
+
+    @abstractmethod
+    def send(self, call: Call[T]) -> T:
+        """The call's result (SGAMError when the server refuses it)."""
+
+
+class AsyncSender(ABC):
+    """Sends a call and awaits its result."""
+
+    @abstractmethod
+    async def send(self, call: Call[T]) -> T:
+        """The call's result (SGAMError when the server refuses it)."""
+
+
+class Route(Generic[P, T]):
+    """A route's builder; read from a client, a method sending what it builds."""
+
+    def __init__(self, build: Callable[P, Call[T]]) -> None:
+        self.build = build
+        self.__doc__ = build.__doc__
+        # help() shows the builder's parameters, not its Call return type.
+        self.signature = inspect.signature(build).replace(return_annotation=inspect.Parameter.empty)
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> Self: ...
+    @overload
+    def __get__(self, client: SyncSender, owner: type[Any]) -> Callable[P, T]: ...
+    @overload
+    def __get__(
+        self, client: AsyncSender, owner: type[Any]
+    ) -> Callable[P, Coroutine[Any, Any, T]]: ...
+    def __get__(
+        self, client: SyncSender | AsyncSender | None, owner: type[Any]
+    ) -> Self | Callable[P, Any]:
+        if client is None:
+            return self
+        build, send = self.build, client.send
+
+        @functools.wraps(build)
+        def method(*args: P.args, **kwargs: P.kwargs) -> Any:
+            return send(build(*args, **kwargs))
+
+        method.__signature__ = self.signature  # type: ignore[attr-defined]
+        return method
+
+
+class Routes:
+    """Every route of the API, once (each builder's docstring is its method's)."""
+
+    create_tenant = Route(calls.create_tenant)
+    create_key = Route(calls.create_key)
+    revoke_key = Route(calls.revoke_key)
+
+    declare_attribute = Route(calls.declare_attribute)
+    attributes = Route(calls.attributes)
+    memory_update_schema = Route(calls.memory_update_schema)
+
+    record_episode = Route(calls.record_episode)
+    record_batch = Route(calls.record_batch)
+    episode = Route(calls.episode)
+    apply_updates = Route(calls.apply_updates)
+    erase_episode = Route(calls.erase_episode)
+
+    fact = Route(calls.fact)
+    history = Route(calls.history)
+    expire = Route(calls.expire)
+    retract = Route(calls.retract)
+
+    subjects = Route(calls.subjects)
+    profile = Route(calls.profile)
+    export_subject = Route(calls.export_subject)
+    erase_subject = Route(calls.erase_subject)
+
+    conflicts = Route(calls.conflicts)
+    resolve_conflict = Route(calls.resolve_conflict)
+
+    search = Route(calls.search)
+    context = Route(calls.context)
+
+    healthz = Route(calls.healthz)
+    readyz = Route(calls.readyz)
