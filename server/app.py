@@ -7,7 +7,7 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+from litestar.plugins.prometheus import PrometheusConfig
 
 from retrieval.embeddings import Embedder
 from server.auth import provide_resources, provide_store, provide_tenant_id
@@ -52,7 +52,7 @@ def create_app(
         app_name="sgam", prefix="sgam_http", group_path=True, exclude_unhandled_paths=True
     )
     return Litestar(
-        route_handlers=[tenant_api, admin_router, *health_routes, PrometheusController],
+        route_handlers=[tenant_api, admin_router, *health_routes],
         dependencies={
             "resources": Provide(provide_resources, sync_to_thread=False),
             "store": Provide(provide_store, sync_to_thread=False),

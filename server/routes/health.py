@@ -1,10 +1,12 @@
-"""``/healthz`` and ``/readyz``: liveness, and readiness to answer (database, schema, model)."""
+"""Liveness (``/healthz``), readiness (``/readyz``: database, schema, model), ``/metrics``."""
 
 from __future__ import annotations
 
 import psycopg
-from litestar import Response, get
+from litestar import MediaType, Response, get
 from litestar.openapi import ResponseSpec
+from litestar.plugins.prometheus import PrometheusController
+from litestar.types import ControllerRouterHandler
 from pydantic import BaseModel
 
 from server.routes.common import ServerResources
@@ -57,4 +59,14 @@ def readyz(resources: ServerResources) -> Response[Readiness]:
     return Response(body, status_code=200 if ready else 503)
 
 
-health_routes = [healthz, readyz]
+class MetricsController(PrometheusController):
+    """Litestar's Prometheus exposition, documented as the text it answers rather than JSON."""
+
+    @get(media_type=MediaType.TEXT, tags=["health"])
+    async def get(self) -> Response[bytes]:
+        """Prometheus metrics in the text exposition format."""
+        response: Response[bytes] = await PrometheusController.get.fn(self)
+        return response
+
+
+health_routes: list[ControllerRouterHandler] = [healthz, readyz, MetricsController]
