@@ -37,6 +37,7 @@ PROBLEM_RESPONSES: Final[dict[int, ResponseSpec]] = {
     409: _problem("Contradicts stored state (code conflict)"),
     413: _problem("The body is over the size limit (code too_large)"),
     422: _problem("A field is not valid (code invalid, field names it)"),
+    500: _problem("A server bug; the detail reveals nothing, the log has it (code internal)"),
     503: _problem("The database is unavailable (code unavailable)"),
 }
 """Documented on every route, so the OpenAPI document describes each error it can answer."""
