@@ -1,12 +1,14 @@
 """Prometheus metrics beyond Litestar's per-route request counts and latencies.
 
-Counters live in the default registry, as prometheus_client expects; the pool gauge is a
-collector registered while an app runs, so several apps in one process (tests) can come and
-go.
+Counters live in the default registry, as prometheus_client expects; the pool gauges come
+from one collector registered while any app runs. Several apps may run in one process at once
+(tests do): the registry refuses two collectors of the same names, so every open pool joins
+that one collector and the gauges add up the process's pools.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -43,34 +45,43 @@ def count_results(results: Iterable[UpdateResult]) -> None:
 
 
 class PoolCollector(Collector):
-    """The connection pool's size, idle connections and waiting requests, read at scrape time."""
+    """The open pools' connections, idle connections and waiting requests, read at scrape time."""
 
-    def __init__(self, pool: ConnectionPool) -> None:
-        self.pool = pool
+    def __init__(self) -> None:
+        self.pools: list[ConnectionPool] = []
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        """One gauge family per pool statistic."""
-        stats = self.pool.get_stats()
+        """One gauge family per pool statistic, summed over the process's open pools."""
+        stats = [pool.get_stats() for pool in list(self.pools)]
         for name, key, help_text in _POOL_STATS:
             family = GaugeMetricFamily(name, help_text)
-            family.add_metric([], float(stats.get(key, 0)))
+            family.add_metric([], float(sum(stat.get(key, 0) for stat in stats)))
             yield family
 
 
 _POOL_STATS: Sequence[tuple[str, str, str]] = (
-    ("sgam_pool_size", "pool_size", "Connections the pool holds (idle and in use)."),
-    ("sgam_pool_available", "pool_available", "Idle connections in the pool."),
-    ("sgam_pool_max", "pool_max", "Most connections the pool may open."),
+    ("sgam_pool_size", "pool_size", "Connections the pools hold (idle and in use)."),
+    ("sgam_pool_available", "pool_available", "Idle connections in the pools."),
+    ("sgam_pool_max", "pool_max", "Most connections the pools may open."),
     ("sgam_pool_waiting", "requests_waiting", "Requests waiting for a connection."),
 )
+
+_POOLS = PoolCollector()
+"""Registered only while it has a pool: nothing is registered at import."""
+_POOLS_LOCK = threading.Lock()
 
 
 @contextmanager
 def pool_metrics(pool: ConnectionPool) -> Iterator[None]:
     """Publish the pool's gauges while the block runs."""
-    collector = PoolCollector(pool)
-    REGISTRY.register(collector)
+    with _POOLS_LOCK:
+        if not _POOLS.pools:
+            REGISTRY.register(_POOLS)
+        _POOLS.pools.append(pool)
     try:
         yield
     finally:
-        REGISTRY.unregister(collector)
+        with _POOLS_LOCK:
+            _POOLS.pools.remove(pool)
+            if not _POOLS.pools:
+                REGISTRY.unregister(_POOLS)
