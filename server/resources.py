@@ -61,7 +61,11 @@ def _apply_migrations(conninfo: str) -> None:
 
 
 def _open_pool(pool: ConnectionPool) -> None:
-    pool.open(wait=True, timeout=30)
+    try:
+        pool.open(wait=True, timeout=30)
+    except BaseException:
+        pool.close()  # else it keeps reconnecting in the background
+        raise
 
 
 def lifespan(

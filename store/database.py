@@ -139,8 +139,11 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
-    # Needs the vector extension: migrate before opening a pool on a new database.
-    register_vector(conn)
+    # pgvector's types exist once the first migration ran; before that (a server started with
+    # migrations off on a blank database) connections still open, so readiness can say why.
+    row = conn.execute("SELECT to_regtype('vector') IS NOT NULL").fetchone()
+    if row is not None and row[0]:
+        register_vector(conn)
     conn.execute("SET TIME ZONE 'UTC'")
     conn.commit()
 
