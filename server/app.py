@@ -10,7 +10,12 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.prometheus import PrometheusConfig
 
 from retrieval.embeddings import Embedder
-from server.auth import provide_resources, provide_store, provide_tenant_id
+from server.auth import (
+    CLOCK_HEADER_PARAMETER,
+    provide_resources,
+    provide_store,
+    provide_tenant_id,
+)
 from server.problems import EXCEPTION_HANDLERS
 from server.resources import lifespan
 from server.routes.admin import admin_router
@@ -45,6 +50,7 @@ def create_app(
             *retrieval_routes,
         ],
         dependencies={"tenant_id": Provide(provide_tenant_id)},
+        parameters={"x_sgam_now": CLOCK_HEADER_PARAMETER},
         security=[{"ApiKey": []}],
     )
     # Route templates as labels, and none for unmatched paths: label values stay bounded.

@@ -15,12 +15,22 @@ from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.exceptions import HTTPException
 from litestar.handlers.base import BaseRouteHandler
+from litestar.params import HeaderParameter
 
 from server.resources import Resources, resources_of
 from store.inputs import parse_instant
 from store.service import MemoryStore
 
 CLOCK_HEADER = "X-SGAM-Now"
+CLOCK_HEADER_PARAMETER = HeaderParameter(
+    name=CLOCK_HEADER,
+    annotation=str,
+    required=False,
+    format="date-time",
+    description="Sets this request's clock (RFC 3339 with an offset) when the server allows it"
+    " (SGAM_ALLOW_CLOCK_HEADER); otherwise 403.",
+)
+"""Documents ``X-SGAM-Now`` on every tenant route; ``provide_store`` reads it."""
 
 
 class RequestProblem(HTTPException):

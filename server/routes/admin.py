@@ -9,7 +9,7 @@ from litestar.params import FromPath, JSONBody
 
 from server.auth import admin_guard
 from server.bodies import TenantCreate, TenantCreated
-from server.routes.common import PROBLEM_RESPONSES, Store
+from server.routes.common import PROBLEM_RESPONSES, PathId, Store
 from store.models import ApiKeyIssued, ApiKeyRevoked
 
 
@@ -23,7 +23,7 @@ def create_tenant(store: Store, data: JSONBody[TenantCreate]) -> TenantCreated:
 @post(
     "/tenants/{tenant:str}/keys", status_code=201, sync_to_thread=True, responses=PROBLEM_RESPONSES
 )
-def create_key(store: Store, tenant: FromPath[str]) -> ApiKeyIssued:
+def create_key(store: Store, tenant: PathId) -> ApiKeyIssued:
     """Issue an API key for a tenant; ``api_key`` is shown this once and stored hashed."""
     return store.create_api_key(tenant)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import get, put
-from litestar.params import FromPath, JSONBody
+from litestar.params import JSONBody
 
 from server.bodies import AttributeList
-from server.routes.common import PROBLEM_RESPONSES, Store, TenantId
+from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from store.models import Attribute, AttributeDeclaration
 
 
@@ -16,7 +16,7 @@ from store.models import Attribute, AttributeDeclaration
 def declare_attribute(
     store: Store,
     tenant_id: TenantId,
-    attribute: FromPath[str],
+    attribute: PathId,
     data: JSONBody[AttributeDeclaration],
 ) -> Attribute:
     """Declare or redeclare an attribute; a change bumps its ``schema_version``."""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Annotated, Final
 
 from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
+from litestar.params import PathParameter, QueryParameter
 
 from server.problems import PROBLEM_MEDIA_TYPE, Problem
 from server.resources import Resources
 from store.errors import InvalidInput
+from store.models import IDENTIFIER_PATTERN
 from store.service import MemoryStore
 
 Store = NamedDependency[MemoryStore]
@@ -18,6 +20,24 @@ TenantId = NamedDependency[str]
 """The calling API key's tenant (``provide_tenant_id``)."""
 ServerResources = NamedDependency[Resources]
 """The running app's pool, model and caches."""
+
+PathId = Annotated[
+    str,
+    PathParameter(pattern=IDENTIFIER_PATTERN, description="An id: 1-200 of A-Z a-z 0-9 _ . : @ -"),
+]
+"""A subject, attribute, episode or tenant id in a path."""
+
+Instant = Annotated[
+    str | None,
+    QueryParameter(
+        format="date-time", description="An RFC 3339 instant with an offset; default now."
+    ),
+]
+"""``valid_at`` / ``known_at``: an instant, or now when absent."""
+
+InstantAlias = Annotated[
+    str | None, QueryParameter(format="date-time", description="Alias of valid_at.")
+]
 
 
 def _problem(description: str) -> ResponseSpec:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from litestar import delete, get, post
-from litestar.params import FromPath, JSONBody
+from litestar.params import JSONBody
 
 from server.bodies import (
     CandidateResults,
@@ -14,7 +14,7 @@ from server.bodies import (
     EpisodeRecorded,
 )
 from server.metrics import count_results
-from server.routes.common import PROBLEM_RESPONSES, Store, TenantId
+from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from store.models import Episode, ErasureResult
 
 
@@ -50,7 +50,7 @@ def record_batch(
 
 
 @get("/v1/episodes/{episode_id:str}", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def read_episode(store: Store, tenant_id: TenantId, episode_id: FromPath[str]) -> Episode:
+def read_episode(store: Store, tenant_id: TenantId, episode_id: PathId) -> Episode:
     """One episode, as citations name it (an erased one is a stub without text)."""
     return store.get_episode(tenant_id, episode_id)
 
@@ -62,7 +62,7 @@ def read_episode(store: Store, tenant_id: TenantId, episode_id: FromPath[str]) -
     responses=PROBLEM_RESPONSES,
 )
 def apply_updates(
-    store: Store, tenant_id: TenantId, episode_id: FromPath[str], data: JSONBody[CandidatesBody]
+    store: Store, tenant_id: TenantId, episode_id: PathId, data: JSONBody[CandidatesBody]
 ) -> CandidateResults:
     """Candidates from a later extraction of the episode; one result per candidate."""
     results = store.apply_updates(tenant_id, episode_id, data.candidates)
@@ -76,7 +76,7 @@ def apply_updates(
     sync_to_thread=True,
     responses=PROBLEM_RESPONSES,
 )
-def erase_episode(store: Store, tenant_id: TenantId, episode_id: FromPath[str]) -> ErasureResult:
+def erase_episode(store: Store, tenant_id: TenantId, episode_id: PathId) -> ErasureResult:
     """Erase an episode: retract what it sourced, delete it, leave a content-free tombstone."""
     return store.erase_episode(tenant_id, episode_id)
 

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from litestar import Router, get, post
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import JSONBody
 
 from server.bodies import ExpireBody, RetractBody
-from server.routes.common import PROBLEM_RESPONSES, Store, TenantId, valid_time
+from server.routes.common import (
+    PROBLEM_RESPONSES,
+    Instant,
+    InstantAlias,
+    PathId,
+    Store,
+    TenantId,
+    valid_time,
+)
 from store.models import ExpireResult, Fact, RetractResult
-
-TimeParameter = Annotated[
-    str | None,
-    QueryParameter(description="An RFC 3339 instant with an offset; default now.", required=False),
-]
 
 
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -22,11 +23,11 @@ def read_fact(
     *,
     store: Store,
     tenant_id: TenantId,
-    subject: FromPath[str],
-    attribute: FromPath[str],
-    valid_at: TimeParameter = None,
-    at: Annotated[str | None, QueryParameter(description="Alias of valid_at.")] = None,
-    known_at: TimeParameter = None,
+    subject: PathId,
+    attribute: PathId,
+    valid_at: Instant = None,
+    at: InstantAlias = None,
+    known_at: Instant = None,
 ) -> Fact:
     """The value valid at ``valid_at`` as believed at ``known_at``; 404 means "not known".
 
@@ -39,7 +40,7 @@ def read_fact(
 
 @get("/history", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def read_history(
-    store: Store, tenant_id: TenantId, subject: FromPath[str], attribute: FromPath[str]
+    store: Store, tenant_id: TenantId, subject: PathId, attribute: PathId
 ) -> list[Fact]:
     """Every version of the key, by valid_from then recorded_at, each with its status."""
     return store.history(tenant_id, subject, attribute)
@@ -49,8 +50,8 @@ def read_history(
 def expire(
     store: Store,
     tenant_id: TenantId,
-    subject: FromPath[str],
-    attribute: FromPath[str],
+    subject: PathId,
+    attribute: PathId,
     data: JSONBody[ExpireBody],
 ) -> ExpireResult:
     """End the key's value at ``at`` (the value stops being true; nothing replaces it)."""
@@ -63,8 +64,8 @@ def expire(
 def retract(
     store: Store,
     tenant_id: TenantId,
-    subject: FromPath[str],
-    attribute: FromPath[str],
+    subject: PathId,
+    attribute: PathId,
     data: JSONBody[RetractBody],
 ) -> RetractResult:
     """Withdraw a wrong fact; the key reads as if it had never been asserted."""

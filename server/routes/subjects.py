@@ -5,10 +5,17 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import delete, get
-from litestar.params import FromPath, QueryParameter
+from litestar.params import QueryParameter
 
-from server.routes.common import PROBLEM_RESPONSES, Store, TenantId, valid_time
-from server.routes.facts import TimeParameter
+from server.routes.common import (
+    PROBLEM_RESPONSES,
+    Instant,
+    InstantAlias,
+    PathId,
+    Store,
+    TenantId,
+    valid_time,
+)
 from store.models import ErasureResult, Profile, SubjectExport, SubjectPage
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500, description="Page size.")]
@@ -30,17 +37,17 @@ def read_profile(
     *,
     store: Store,
     tenant_id: TenantId,
-    subject: FromPath[str],
-    valid_at: TimeParameter = None,
-    at: Annotated[str | None, QueryParameter(description="Alias of valid_at.")] = None,
-    known_at: TimeParameter = None,
+    subject: PathId,
+    valid_at: Instant = None,
+    at: InstantAlias = None,
+    known_at: Instant = None,
 ) -> Profile:
     """Every attribute of the subject valid at ``valid_at`` as believed at ``known_at``."""
     return store.profile(tenant_id, subject, valid_at=valid_time(valid_at, at), known_at=known_at)
 
 
 @get("/v1/subjects/{subject:str}/export", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def export_subject(store: Store, tenant_id: TenantId, subject: FromPath[str]) -> SubjectExport:
+def export_subject(store: Store, tenant_id: TenantId, subject: PathId) -> SubjectExport:
     """Everything held about the subject: facts, every version, episodes, conflicts."""
     return store.export_subject(tenant_id, subject)
 
@@ -48,7 +55,7 @@ def export_subject(store: Store, tenant_id: TenantId, subject: FromPath[str]) ->
 @delete(
     "/v1/subjects/{subject:str}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES
 )
-def erase_subject(store: Store, tenant_id: TenantId, subject: FromPath[str]) -> ErasureResult:
+def erase_subject(store: Store, tenant_id: TenantId, subject: PathId) -> ErasureResult:
     """Erase everything held about the subject; leave a content-free tombstone."""
     return store.erase_subject(tenant_id, subject)
 
