@@ -69,9 +69,14 @@ class Problem(BaseModel):
 
 
 def problem_response(
-    code: str, status: int, detail: str, *, field: str | None = None
+    code: str,
+    status: int,
+    detail: str,
+    *,
+    field: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Response[dict[str, Any]]:
-    """The problem+json response for one failure."""
+    """The problem+json response for one failure, with any headers its status calls for."""
     body = Problem(
         type=f"urn:sgam:problem:{code}",
         title=TITLES.get(code, TITLES["internal"]),
@@ -80,7 +85,8 @@ def problem_response(
         code=code,
         field=field,
     ).model_dump(exclude_none=True)
-    headers = {"WWW-Authenticate": 'Bearer realm="sgam"'} if status == 401 else None
+    if status == 401:
+        headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="sgam"'}
     return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=headers)
 
 
@@ -95,17 +101,24 @@ def store_error_handler(_: Request[Any, Any, Any], error: StoreError) -> Respons
     return problem_response(error.code, status, error.detail, field=error.field)
 
 
+_WHOLE_BODY = "data"
+"""Litestar's name for the body as a whole: never a field a client sent."""
+
+
 def _validation_field(error: ValidationException) -> str | None:
     extra = error.extra
     if isinstance(extra, list) and extra and isinstance(extra[0], dict):
         key = extra[0].get("key")
-        return str(key) if key else None
+        return str(key) if key and key != _WHOLE_BODY else None
     return None
 
 
 def _validation_detail(error: ValidationException) -> str:
     extra = error.extra
     if isinstance(extra, list) and extra and isinstance(extra[0], dict):
+        if extra[0].get("key") == _WHOLE_BODY:
+            # Litestar reports a missing body as the KeyError of its own parameter: "'data'".
+            return "the request needs a JSON body"
         message = str(extra[0].get("message", "")).strip()
         if message:
             return message
@@ -134,7 +147,18 @@ def http_error_handler(request: Request[Any, Any, Any], error: HTTPException) ->
     if status == 500:
         log.error("unmapped HTTP error %s: %s", error.status_code, error.detail)
         return problem_response(code, status, "the server failed to handle this request")
-    return problem_response(code, status, str(error.detail), field=field)
+    # Keep the headers the status calls for, e.g. Allow on a 405.
+    return problem_response(code, status, str(error.detail), field=field, headers=error.headers)
+
+
+def nesting_error_handler(request: Request[Any, Any, Any], error: RecursionError) -> Response[Any]:
+    """A body nested past the JSON decoder's recursion limit is the client's input: a 400.
+
+    msgspec says "while deserializing" when decoding a body; any other recursion is a bug.
+    """
+    if "deserializing" not in str(error):
+        return internal_error_handler(request, error)
+    return problem_response("invalid", 400, "the JSON body is nested too deeply")
 
 
 def internal_error_handler(_: Request[Any, Any, Any], error: Exception) -> Response[Any]:
@@ -147,6 +171,7 @@ EXCEPTION_HANDLERS: Final[ExceptionHandlersMap] = {
     StoreError: store_error_handler,
     ValidationException: validation_error_handler,
     HTTPException: http_error_handler,
+    RecursionError: nesting_error_handler,
     Exception: internal_error_handler,
 }
 """Exception handlers for ``create_app``; pinned by a test."""
