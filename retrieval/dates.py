@@ -116,18 +116,21 @@ def find_dates(question: str, *, now: datetime) -> tuple[DateMention, ...]:
             continue
         if kind == "month" and _SHORT_MONTH.fullmatch(text):
             continue
-        data = parser.get_date_data(text)
-        if data.date_obj is None:
+        try:
+            data = parser.get_date_data(text)
+            if data.date_obj is None:
+                continue
+            mention = _resolve(
+                text,
+                start=match.start(),
+                parsed=data.date_obj.astimezone(UTC),
+                period="time" if kind == "relative" else _period(data.period or "day"),
+                relative=kind == "relative",
+                before=_BEFORE.search(question[: match.start()]) is not None,
+                after=_AFTER.search(question[: match.start()]) is not None,
+            )
+        except OverflowError:  # outside years 1-9999 in UTC: no instant to read at
             continue
-        mention = _resolve(
-            text,
-            start=match.start(),
-            parsed=data.date_obj.astimezone(UTC),
-            period="time" if kind == "relative" else _period(data.period or "day"),
-            relative=kind == "relative",
-            before=_BEFORE.search(question[: match.start()]) is not None,
-            after=_AFTER.search(question[: match.start()]) is not None,
-        )
         if mention is not None:
             mentions.append(mention)
     return tuple(mentions)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.models import MAX_TEXT, Fact, Identifier, Timestamp
+from store.models import MAX_TEXT, Fact, Identifier, NoNul, Timestamp
 
 MAX_QUESTION = 4_000
 
@@ -17,7 +17,7 @@ class SearchRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=MAX_QUESTION)
+    query: Annotated[str, NoNul] = Field(min_length=1, max_length=MAX_QUESTION)
     subject: Identifier | None = None
     session_id: Identifier | None = None
     occurred_from: Timestamp | None = None
@@ -48,7 +48,7 @@ class ContextRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION)
+    question: Annotated[str, NoNul] = Field(min_length=1, max_length=MAX_QUESTION)
     subject: Identifier | None = None
     attributes: list[Identifier] | None = Field(default=None, max_length=50)
     valid_at: Timestamp | None = None

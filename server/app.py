@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 from litestar import Litestar, Router
-from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.prometheus import PrometheusConfig
 
 from retrieval.embeddings import Embedder
-from server.auth import (
-    CLOCK_HEADER_PARAMETER,
-    provide_resources,
-    provide_store,
-    provide_tenant_id,
-)
+from server.auth import CLOCK_HEADER_PARAMETER, tenant_guard
 from server.problems import EXCEPTION_HANDLERS
 from server.resources import lifespan
 from server.routes.admin import admin_router
@@ -49,7 +43,7 @@ def create_app(
             *conflict_routes,
             *retrieval_routes,
         ],
-        dependencies={"tenant_id": Provide(provide_tenant_id)},
+        guards=[tenant_guard],
         parameters={"x_sgam_now": CLOCK_HEADER_PARAMETER},
         security=[{"ApiKey": []}],
     )
@@ -59,10 +53,6 @@ def create_app(
     )
     return Litestar(
         route_handlers=[tenant_api, admin_router, *health_routes],
-        dependencies={
-            "resources": Provide(provide_resources, sync_to_thread=False),
-            "store": Provide(provide_store, sync_to_thread=False),
-        },
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan(settings, embedder=embedder, clock=clock)],
         middleware=[prometheus.middleware],

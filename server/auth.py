@@ -11,13 +11,12 @@ import hmac
 from typing import Any
 
 import anyio.to_thread
-from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.exceptions import HTTPException
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import HeaderParameter
 
-from server.resources import Resources, resources_of
+from server.resources import resources_of
 from store.inputs import parse_instant
 from store.service import MemoryStore
 
@@ -30,7 +29,7 @@ CLOCK_HEADER_PARAMETER = HeaderParameter(
     description="Sets this request's clock (RFC 3339 with an offset) when the server allows it"
     " (SGAM_ALLOW_CLOCK_HEADER); otherwise 403.",
 )
-"""Documents ``X-SGAM-Now`` on every tenant route; ``provide_store`` reads it."""
+"""Documents ``X-SGAM-Now`` on every tenant route; ``store_for`` reads it."""
 
 
 class RequestProblem(HTTPException):
@@ -54,25 +53,26 @@ def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     return token.strip()
 
 
-def provide_resources(request: Request[Any, Any, Any]) -> Resources:
-    """The running app's resources."""
-    return resources_of(request.app)
+# Guards, not dependencies, establish the caller: they run before the body is parsed (so a
+# missing key is 401 whatever the body), and Litestar reports a body field that shares a
+# dependency's name as a server error.
 
 
-async def provide_tenant_id(request: Request[Any, Any, Any]) -> str:
-    """The tenant of the calling API key (401 for a missing, unknown or revoked key)."""
-    token = bearer_token(request)
-    store = resources_of(request.app).store
+async def tenant_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Let through a valid API key; its tenant and the request's store go on the state."""
+    token = bearer_token(connection)
+    store = resources_of(connection.app).store
     tenant_id = await anyio.to_thread.run_sync(store.authenticate, token)
     if tenant_id is None:
         raise RequestProblem(401, "unknown or revoked API key", field="Authorization")
-    return tenant_id
+    connection.state.tenant_id = tenant_id
+    connection.state.store = store_for(connection)
 
 
-def provide_store(request: Request[Any, Any, Any]) -> MemoryStore:
+def store_for(connection: ASGIConnection[Any, Any, Any, Any]) -> MemoryStore:
     """The store, its clock set by ``X-SGAM-Now`` when the server allows that header."""
-    resources = resources_of(request.app)
-    header = request.headers.get(CLOCK_HEADER)
+    resources = resources_of(connection.app)
+    header = connection.headers.get(CLOCK_HEADER)
     if header is None:
         return resources.store
     if not resources.settings.allow_clock_header:
@@ -97,3 +97,4 @@ def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHand
     token = bearer_token(connection)
     if not hmac.compare_digest(token.encode(), expected.get_secret_value().encode()):
         raise RequestProblem(401, "wrong admin token", field="Authorization")
+    connection.state.store = store_for(connection)

@@ -4,26 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from store.models import Attribute, Episode, EpisodeInput, Identifier, Timestamp, UpdateResult
 
 MAX_CANDIDATES = 100
 MAX_BATCH = 100
-MAX_METADATA_DEPTH = 32
-"""How deep episode metadata may nest: what is stored must also serialize when read back."""
-
-
-def nesting_depth(value: Any) -> int:
-    """How many levels of objects and arrays ``value`` nests (a scalar is 0), without recursing."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 class _Body(BaseModel):
@@ -51,15 +37,6 @@ class EpisodeBody(EpisodeInput):
         description="MemoryUpdate candidates citing this episode (see /v1/memory-update-schema);"
         " each gets its own result.",
     )
-
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_not_too_deep(cls, metadata: dict[str, Any]) -> dict[str, Any]:
-        # Litestar encodes responses recursively: deeper metadata would be stored, then fail
-        # every read of the episode with a 500.
-        if nesting_depth(metadata) > MAX_METADATA_DEPTH:
-            raise ValueError(f"metadata may nest at most {MAX_METADATA_DEPTH} levels deep")
-        return metadata
 
     def episode(self) -> EpisodeInput:
         """The episode without its candidates."""

@@ -7,17 +7,20 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
     PlainSerializer,
     StringConstraints,
+    field_validator,
     model_validator,
 )
 
 from store.times import format_timestamp, parse_timestamp
-from store.values import JsonValue, ValueType
+from store.values import MAX_JSON_DEPTH as MAX_METADATA_DEPTH
+from store.values import JsonValue, ValueType, has_nul, json_depth
 
 IDENTIFIER_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
 
@@ -44,6 +47,16 @@ MAX_TEXT = 100_000
 MAX_DESCRIPTION = 2_000
 
 
+def _refuse_nul(text: str) -> str:
+    if "\x00" in text:
+        raise ValueError("text must not contain NUL characters")
+    return text
+
+
+NoNul = AfterValidator(_refuse_nul)
+"""PostgreSQL text cannot hold NUL: refuse it where it arrives, naming the field."""
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", str_max_length=MAX_TEXT)
 
@@ -51,12 +64,12 @@ class _Input(BaseModel):
 class AttributeDeclaration(_Input):
     """What a tenant declares about one attribute of its schema."""
 
-    description: Annotated[str, Field(max_length=MAX_DESCRIPTION)] = ""
+    description: Annotated[str, Field(max_length=MAX_DESCRIPTION), NoNul] = ""
     value_type: ValueType
-    enum_values: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
-        default_factory=list, max_length=200
+    enum_values: list[Annotated[str, StringConstraints(min_length=1, max_length=200), NoNul]] = (
+        Field(default_factory=list, max_length=200)
     )
-    aliases: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
+    aliases: list[Annotated[str, StringConstraints(min_length=1, max_length=200), NoNul]] = Field(
         default_factory=list, max_length=50
     )
     memory_type: MemoryType = "semantic"
@@ -97,12 +110,22 @@ class EpisodeInput(_Input):
 
     id: Identifier | None = None
     occurred_at: Timestamp
-    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT), NoNul]
     kind: EpisodeKind = "message"
     session_id: Identifier | None = None
     subjects: list[Identifier] = Field(default_factory=list, max_length=100)
     retention_class: Identifier = "standard"
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_fits(cls, metadata: dict[str, Any]) -> dict[str, Any]:
+        # Deeper metadata would be stored, then fail to serialize on every read.
+        if json_depth(metadata) > MAX_METADATA_DEPTH:
+            raise ValueError(f"metadata may nest at most {MAX_METADATA_DEPTH} levels deep")
+        if has_nul(metadata):
+            raise ValueError("metadata must not contain NUL characters")
+        return metadata
 
 
 class Episode(BaseModel):
@@ -127,14 +150,14 @@ class MemoryUpdate(_Input):
     Tenant and source episode are never part of it: the write path stamps them from the call.
     """
 
-    evidence: str = Field(description="Exact quote from the episode")
+    evidence: Annotated[str, NoNul] = Field(description="Exact quote from the episode")
     subject: Identifier = Field(description="Normalized entity id, e.g. mira")
     attribute: Identifier = Field(description="Declared attribute being updated")
-    current_value: str | None = Field(
+    current_value: Annotated[str, NoNul] | None = Field(
         default=None, description="Stored value shown in the prompt (advisory)"
     )
     change: Literal["new", "update", "no_change"]
-    value: str | None = Field(
+    value: Annotated[str, NoNul] | None = Field(
         default=None, description="New value as text; null when change is no_change"
     )
     valid_from: Timestamp | None = Field(

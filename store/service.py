@@ -20,7 +20,7 @@ from store import conflicts, episodes, erasure, facts, reads, retraction, subjec
 from store.admin import AdminStore
 from store.clock import Clock, wall_clock
 from store.database import make_pool
-from store.errors import InvalidInput
+from store.errors import InvalidInput, NotFound, StoreError
 from store.inputs import check_identifier, parse_input, parse_instant, parse_uuid, read_times
 from store.migrate import migrate
 from store.models import (
@@ -71,10 +71,16 @@ class MemoryStore(AdminStore):
 
         def work(conn: psycopg.Connection[Any], now: datetime) -> list[Episode]:
             tenants.require_tenant(conn, tenant_id)
-            recorded = [
-                episodes.record_episode(conn, tenant_id, item, now=now, new_id=self.new_id)
-                for item in parsed
-            ]
+            recorded = []
+            for index, item in enumerate(parsed):
+                try:
+                    recorded.append(
+                        episodes.record_episode(conn, tenant_id, item, now=now, new_id=self.new_id)
+                    )
+                except StoreError as error:
+                    if field_prefix and error.field:  # name the episode of the batch at fault
+                        error.field = f"{field_prefix}.{index}.{error.field}"
+                    raise
             if self.embedder is not None and vectors is not None:
                 rows = [
                     (episode.id, vector) for episode, vector in zip(recorded, vectors, strict=True)
@@ -140,7 +146,10 @@ class MemoryStore(AdminStore):
         assert instant is not None
 
         def work(conn: psycopg.Connection[Any], _: datetime) -> ExpireResult:
-            source = episodes.get_episode(conn, tenant_id, source_episode_id)
+            try:
+                source = episodes.get_episode(conn, tenant_id, source_episode_id)
+            except NotFound as error:
+                raise NotFound(error.detail, field="source_episode_id") from None
             return facts.expire(
                 conn,
                 tenant_id,

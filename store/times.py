@@ -27,7 +27,10 @@ def parse_timestamp(value: object) -> datetime:
         raise TimestampError("a timestamp must be an RFC 3339 string")
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         raise TimestampError(f"{value!s} has no UTC offset; add one (e.g. 'Z' or '+02:00')")
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise TimestampError(f"{value!s} is outside years 1-9999 in UTC") from None
 
 
 def format_timestamp(value: datetime) -> str:

@@ -19,6 +19,9 @@ from store.times import TimestampError, format_timestamp, parse_timestamp
 
 JsonValue = Any  # str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]
 
+MAX_DIGITS = 100
+MAX_JSON_DEPTH = 32
+
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _INTEGER = re.compile(r"[+-]?\d+")
 
@@ -64,6 +67,8 @@ def display(value: JsonValue) -> str:
 def _string(text: str, _: Sequence[str]) -> JsonValue:
     if not text:
         raise ValueParseError("a string value must not be empty")
+    if "\x00" in text:
+        raise ValueParseError("a value must not contain NUL characters")
     return text
 
 
@@ -88,6 +93,8 @@ def _integer(text: str, _: Sequence[str]) -> JsonValue:
     stripped = text.strip()
     if not _INTEGER.fullmatch(stripped):
         raise ValueParseError(f"{text!r} is not an integer")
+    if len(stripped.lstrip("+-")) > MAX_DIGITS:
+        raise ValueParseError(f"an integer value has at most {MAX_DIGITS} digits")
     return int(stripped)
 
 
@@ -119,9 +126,36 @@ def _enum(text: str, enum_values: Sequence[str]) -> JsonValue:
 
 def _json(text: str, _: Sequence[str]) -> JsonValue:
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except (json.JSONDecodeError, ValueParseError) as error:
-        raise ValueParseError(f"not a JSON text: {error}") from None
+        # int() refuses over 4,300 digits with a ValueError; deep nesting recurses.
+        value: JsonValue = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as error:
+        raise ValueParseError(f"not a JSON text this server keeps: {error}") from None
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise ValueParseError(f"a JSON value nests at most {MAX_JSON_DEPTH} levels")
+    if has_nul(value):
+        raise ValueParseError("a value must not contain NUL characters")
+    return value
+
+
+def has_nul(value: JsonValue) -> bool:
+    """Whether a JSON value holds a NUL character anywhere (PostgreSQL text refuses it)."""
+    return "\\u0000" in canonical(value)
+
+
+def json_depth(value: JsonValue) -> int:
+    """Nesting depth of a JSON value, iteratively (a scalar is 0)."""
+    deepest = 0
+    pending: list[tuple[JsonValue, int]] = [(value, 0)]
+    while pending:
+        item, level = pending.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        )
+        for child in children:
+            pending.append((child, level + 1))
+        if children:
+            deepest = max(deepest, level + 1)
+    return deepest
 
 
 def _refuse_constant(name: str) -> JsonValue:

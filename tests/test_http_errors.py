@@ -24,8 +24,8 @@ from psycopg_pool import ConnectionPool
 
 from retrieval.embeddings import Embedder
 from server.app import create_app
-from server.bodies import MAX_METADATA_DEPTH
 from server.settings import Settings
+from store.models import MAX_METADATA_DEPTH
 from tests.http_helpers import (
     ADMIN,
     PROBLEM_MEDIA_TYPE,

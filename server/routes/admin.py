@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
-from litestar import Router, delete, post
+from litestar import Request, Router, delete, post
 from litestar.params import FromPath, JSONBody
 
 from server.auth import admin_guard
 from server.bodies import TenantCreate, TenantCreated
-from server.routes.common import PROBLEM_RESPONSES, PathId, Store
+from server.routes.common import PROBLEM_RESPONSES, PathId, store_of
+from store.errors import StoreError
 from store.models import ApiKeyIssued, ApiKeyRevoked
 
 
 @post("/tenants", status_code=201, sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def create_tenant(store: Store, data: JSONBody[TenantCreate]) -> TenantCreated:
+def create_tenant(request: Request[Any, Any, Any], data: JSONBody[TenantCreate]) -> TenantCreated:
     """Create a tenant (409 if it exists)."""
+    store = store_of(request)
     store.create_tenant(data.tenant_id)
     return TenantCreated(tenant_id=data.tenant_id)
 
@@ -23,14 +26,21 @@ def create_tenant(store: Store, data: JSONBody[TenantCreate]) -> TenantCreated:
 @post(
     "/tenants/{tenant:str}/keys", status_code=201, sync_to_thread=True, responses=PROBLEM_RESPONSES
 )
-def create_key(store: Store, tenant: PathId) -> ApiKeyIssued:
+def create_key(request: Request[Any, Any, Any], tenant: PathId) -> ApiKeyIssued:
     """Issue an API key for a tenant; ``api_key`` is shown this once and stored hashed."""
-    return store.create_api_key(tenant)
+    store = store_of(request)
+    try:
+        return store.create_api_key(tenant)
+    except StoreError as error:
+        if error.field == "tenant_id":  # the path calls it {tenant}
+            error.field = "tenant"
+        raise
 
 
 @delete("/keys/{key_id:uuid}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def revoke_key(store: Store, key_id: FromPath[UUID]) -> ApiKeyRevoked:
+def revoke_key(request: Request[Any, Any, Any], key_id: FromPath[UUID]) -> ApiKeyRevoked:
     """Revoke a key: its next call is 401."""
+    store = store_of(request)
     return store.revoke_api_key(key_id)
 
 

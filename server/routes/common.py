@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
-from litestar.di import NamedDependency
+from litestar import Request
 from litestar.openapi import ResponseSpec
 from litestar.params import PathParameter, QueryParameter
 
 from server.problems import PROBLEM_MEDIA_TYPE, Problem
-from server.resources import Resources
 from store.errors import InvalidInput
+from store.inputs import parse_instant
 from store.models import IDENTIFIER_PATTERN
 from store.service import MemoryStore
 
-Store = NamedDependency[MemoryStore]
-"""The store, its clock set per request (``provide_store``)."""
-TenantId = NamedDependency[str]
-"""The calling API key's tenant (``provide_tenant_id``)."""
-ServerResources = NamedDependency[Resources]
-"""The running app's pool, model and caches."""
+
+def store_of(request: Request[Any, Any, Any]) -> MemoryStore:
+    """The request's store, its clock set by the route's guard (``X-SGAM-Now`` if allowed)."""
+    store: MemoryStore = request.state.store
+    return store
+
+
+def tenant_of(request: Request[Any, Any, Any]) -> str:
+    """The tenant of the request's API key, set by ``tenant_guard``."""
+    tenant_id: str = request.state.tenant_id
+    return tenant_id
+
 
 PathId = Annotated[
     str,
@@ -67,4 +73,6 @@ def valid_time(valid_at: str | None, at: str | None) -> str | None:
     """``valid_at`` or its alias ``at`` (not both)."""
     if valid_at is not None and at is not None:
         raise InvalidInput("give valid_at or its alias at, not both", field="at")
+    if at is not None:
+        parse_instant(at, "at")  # a bad alias is reported under the name that was sent
     return valid_at if valid_at is not None else at

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from litestar import get, post
+from litestar import Request, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from server.bodies import ResolveBody
-from server.routes.common import PROBLEM_RESPONSES, Store, TenantId
+from server.routes.common import PROBLEM_RESPONSES, store_of, tenant_of
 from server.routes.subjects import Cursor, Limit
 from store.models import ConflictPage, ResolveResult
 
@@ -17,8 +17,7 @@ from store.models import ConflictPage, ResolveResult
 @get("/v1/conflicts", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def list_conflicts(
     *,
-    store: Store,
-    tenant_id: TenantId,
+    request: Request[Any, Any, Any],
     status: Annotated[
         Literal["open", "resolved", "all"], QueryParameter(description="Which conflicts.")
     ] = "open",
@@ -28,6 +27,8 @@ def list_conflicts(
     cursor: Cursor = None,
 ) -> ConflictPage:
     """A page of conflicts, oldest first (open ones by default)."""
+    store = store_of(request)
+    tenant_id = tenant_of(request)
     return store.list_conflicts(
         tenant_id,
         status=None if status == "all" else status,
@@ -45,9 +46,11 @@ def list_conflicts(
     responses=PROBLEM_RESPONSES,
 )
 def resolve_conflict(
-    store: Store, tenant_id: TenantId, conflict_id: FromPath[UUID], data: JSONBody[ResolveBody]
+    request: Request[Any, Any, Any], conflict_id: FromPath[UUID], data: JSONBody[ResolveBody]
 ) -> ResolveResult:
     """Keep the incumbent, or let the challenger replace it."""
+    store = store_of(request)
+    tenant_id = tenant_of(request)
     return store.resolve_conflict(tenant_id, conflict_id, choose=data.choose)
 
 

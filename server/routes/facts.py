@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from litestar import Router, get, post
+from typing import Any
+
+from litestar import Request, Router, get, post
 from litestar.params import JSONBody
 
 from server.bodies import ExpireBody, RetractBody
@@ -11,8 +13,8 @@ from server.routes.common import (
     Instant,
     InstantAlias,
     PathId,
-    Store,
-    TenantId,
+    store_of,
+    tenant_of,
     valid_time,
 )
 from store.models import ExpireResult, Fact, RetractResult
@@ -21,8 +23,7 @@ from store.models import ExpireResult, Fact, RetractResult
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def read_fact(
     *,
-    store: Store,
-    tenant_id: TenantId,
+    request: Request[Any, Any, Any],
     subject: PathId,
     attribute: PathId,
     valid_at: Instant = None,
@@ -33,28 +34,31 @@ def read_fact(
 
     Both default to now; given only ``known_at``, ``valid_at`` defaults to it.
     """
+    store = store_of(request)
+    tenant_id = tenant_of(request)
     return store.at(
         tenant_id, subject, attribute, valid_at=valid_time(valid_at, at), known_at=known_at
     )
 
 
 @get("/history", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def read_history(
-    store: Store, tenant_id: TenantId, subject: PathId, attribute: PathId
-) -> list[Fact]:
+def read_history(request: Request[Any, Any, Any], subject: PathId, attribute: PathId) -> list[Fact]:
     """Every version of the key, by valid_from then recorded_at, each with its status."""
+    store = store_of(request)
+    tenant_id = tenant_of(request)
     return store.history(tenant_id, subject, attribute)
 
 
 @post("/expire", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def expire(
-    store: Store,
-    tenant_id: TenantId,
+    request: Request[Any, Any, Any],
     subject: PathId,
     attribute: PathId,
     data: JSONBody[ExpireBody],
 ) -> ExpireResult:
     """End the key's value at ``at`` (the value stops being true; nothing replaces it)."""
+    store = store_of(request)
+    tenant_id = tenant_of(request)
     return store.expire(
         tenant_id, subject, attribute, at=data.at, source_episode_id=data.source_episode_id
     )
@@ -62,13 +66,14 @@ def expire(
 
 @post("/retract", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def retract(
-    store: Store,
-    tenant_id: TenantId,
+    request: Request[Any, Any, Any],
     subject: PathId,
     attribute: PathId,
     data: JSONBody[RetractBody],
 ) -> RetractResult:
     """Withdraw a wrong fact; the key reads as if it had never been asserted."""
+    store = store_of(request)
+    tenant_id = tenant_of(request)
     return store.retract(
         tenant_id, subject, attribute, fact_id=data.fact_id, valid_from=data.valid_from
     )

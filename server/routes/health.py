@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
-from litestar import MediaType, Response, get
+from litestar import MediaType, Request, Response, get
 from litestar.openapi import ResponseSpec
 from litestar.plugins.prometheus import PrometheusController
 from litestar.types import ControllerRouterHandler
 from pydantic import BaseModel
 
-from server.routes.common import ServerResources
+from server.resources import resources_of
 
 
 class Health(BaseModel):
@@ -40,8 +42,11 @@ def healthz() -> Health:
     tags=["health"],
     responses={503: ResponseSpec(Readiness, description="Not ready; the checks say why.")},
 )
-def readyz(resources: ServerResources) -> Response[Readiness]:
+def readyz(
+    request: Request[Any, Any, Any],
+) -> Response[Readiness]:
     """200 when the database answers, no migration is pending and the model is loaded; else 503."""
+    resources = resources_of(request.app)
     pending: int | None = None
     detail = None
     try:
