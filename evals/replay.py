@@ -1,5 +1,8 @@
 """Replay files: a fixed sequence of memory operations, one JSON result line per input line.
 
+A ``context`` line may carry a ``gold`` field (its expected answer, for scoring, as
+``evals.histories`` writes them); replay ignores it.
+
 The clock: a line may set ``now``; a line without one keeps the previous line's clock; before
 the first ``now`` the clock is the wall clock. A write takes ``now`` as its system time and may
 not go back in system time. A read takes ``now`` as its valid instant and default known-at.
@@ -157,7 +160,7 @@ def _search(replay: Replay, tenant: str, line: JsonObject) -> Any:
 
 
 def _context(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    request = parse_input(ContextRequest, _body(line, drop=()))
+    request = parse_input(ContextRequest, _body(line, drop={"gold"}))
     return replay.reader().context(tenant, request)
 
 
