@@ -13,13 +13,12 @@ from typing import Any, Final
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
-from pydantic import BaseModel, Field
 
+from server.wire import HTTP_STATUS_CODE, PROBLEM_MEDIA_TYPE, TITLES, Problem
 from store.errors import Conflict, DatabaseUnavailable, InvalidInput, NotFound, StoreError
 
 log = logging.getLogger(__name__)
 
-PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
 
 STORE_ERROR_STATUS: Final[dict[type[StoreError], int]] = {
     InvalidInput: 422,
@@ -28,44 +27,6 @@ STORE_ERROR_STATUS: Final[dict[type[StoreError], int]] = {
     DatabaseUnavailable: 503,
 }
 """The store's errors and the HTTP status each answers with; its ``code`` passes through."""
-
-HTTP_STATUS_CODE: Final[dict[int, str]] = {
-    400: "invalid",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "invalid",
-    409: "conflict",
-    413: "too_large",
-    422: "invalid",
-    503: "unavailable",
-}
-"""Failures raised by the HTTP layer itself (routing, parsing, auth, size), by status."""
-
-TITLES: Final[dict[str, str]] = {
-    "invalid": "The request is not valid",
-    "not_found": "Not found",
-    "conflict": "The request conflicts with stored state",
-    "unauthorized": "Missing or unknown credentials",
-    "forbidden": "Not allowed",
-    "too_large": "The request is too large",
-    "unavailable": "A dependency is unavailable",
-    "internal": "Internal error",
-}
-
-
-class Problem(BaseModel):
-    """An RFC 9457 problem detail with SGAM's stable ``code`` and the ``field`` at fault."""
-
-    type: str = Field(description="A URI naming the problem's code.")
-    title: str
-    status: int
-    detail: str
-    code: str = Field(
-        description="Stable: invalid, not_found, conflict, unauthorized, forbidden, too_large,"
-        " unavailable or internal."
-    )
-    field: str | None = Field(default=None, description="The body path, parameter or header.")
 
 
 def problem_response(

@@ -19,7 +19,7 @@ import httpx
 from server.client import calls
 from server.client.calls import Call, Instant, instant
 from server.client.errors import error_from, is_problem
-from server.problems import PROBLEM_MEDIA_TYPE
+from server.wire import PROBLEM_MEDIA_TYPE
 
 T = TypeVar("T")
 P = ParamSpec("P")

@@ -25,7 +25,7 @@ from server.bodies import (
     EpisodeRecorded,
     TenantCreated,
 )
-from server.routes.health import Health, Readiness
+from server.wire import Health, Readiness
 from store.models import (
     ApiKeyIssued,
     ApiKeyRevoked,

@@ -7,7 +7,7 @@ from typing import Final
 import httpx
 from pydantic import ValidationError
 
-from server.problems import HTTP_STATUS_CODE, PROBLEM_MEDIA_TYPE, Problem
+from server.wire import HTTP_STATUS_CODE, PROBLEM_MEDIA_TYPE, Problem
 
 
 class SGAMError(Exception):

@@ -9,25 +9,9 @@ from litestar import MediaType, Request, Response, get
 from litestar.openapi import ResponseSpec
 from litestar.plugins.prometheus import PrometheusController
 from litestar.types import ControllerRouterHandler
-from pydantic import BaseModel
 
 from server.resources import resources_of
-
-
-class Health(BaseModel):
-    """Liveness."""
-
-    status: str
-
-
-class Readiness(BaseModel):
-    """Readiness, and each check behind it."""
-
-    status: str
-    database: bool
-    migrations_pending: int | None
-    model_loaded: bool
-    detail: str | None = None
+from server.wire import Health, Readiness
 
 
 @get("/healthz", sync_to_thread=False, tags=["health"])

@@ -1,0 +1,67 @@
+"""Wire shapes the server and its client share, importable without the server's weight.
+
+The problem+json body with its stable codes, and the health answers. ``server.problems``
+maps errors onto these; ``server.client`` parses them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import BaseModel, Field
+
+PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
+
+HTTP_STATUS_CODE: Final[dict[int, str]] = {
+    400: "invalid",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "invalid",
+    409: "conflict",
+    413: "too_large",
+    422: "invalid",
+    503: "unavailable",
+}
+"""Failures raised by the HTTP layer itself (routing, parsing, auth, size), by status."""
+
+TITLES: Final[dict[str, str]] = {
+    "invalid": "The request is not valid",
+    "not_found": "Not found",
+    "conflict": "The request conflicts with stored state",
+    "unauthorized": "Missing or unknown credentials",
+    "forbidden": "Not allowed",
+    "too_large": "The request is too large",
+    "unavailable": "A dependency is unavailable",
+    "internal": "Internal error",
+}
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem detail with SGAM's stable ``code`` and the ``field`` at fault."""
+
+    type: str = Field(description="A URI naming the problem's code.")
+    title: str
+    status: int
+    detail: str
+    code: str = Field(
+        description="Stable: invalid, not_found, conflict, unauthorized, forbidden, too_large,"
+        " unavailable or internal."
+    )
+    field: str | None = Field(default=None, description="The body path, parameter or header.")
+
+
+class Health(BaseModel):
+    """Liveness."""
+
+    status: str
+
+
+class Readiness(BaseModel):
+    """Readiness, and each check behind it."""
+
+    status: str
+    database: bool
+    migrations_pending: int | None
+    model_loaded: bool
+    detail: str | None = None
