@@ -28,6 +28,7 @@ from retrieval.routing import AttributeIndex
 from retrieval.snippets import trim_snippet
 from store.errors import NotFound
 from store.models import Fact
+from store.paging import MAX_LIMIT
 from store.service import MemoryStore
 from store.values import display
 
@@ -173,10 +174,21 @@ class Reader:
                 fact = None
             history = self.store.history(tenant_id, plan.subject, attribute)
             others = {display(version.value) for version in history}
+            others |= self._challenger_values(tenant_id, plan.subject, attribute)
             if fact is not None:
                 others.discard(display(fact.value))
+                # A dispute open at known-at is shown on the Uncertain line, not as stale.
+                others -= {display(challenger.value) for challenger in fact.challengers}
             keys.append(KeyFacts(plan.subject, attribute, fact, tuple(sorted(others))))
         return keys
+
+    def _challenger_values(self, tenant_id: str, subject: str, attribute: str) -> set[str]:
+        """Values claimed against the key in conflicts (never versions, yet not to be shown as
+        holding where they are not the disputed side)."""
+        page = self.store.list_conflicts(
+            tenant_id, status=None, subject=subject, attribute=attribute, limit=MAX_LIMIT
+        )
+        return {display(conflict.challenger.value) for conflict in page.conflicts}
 
     def _sources(
         self, tenant_id: str, keys: Sequence[KeyFacts], *, question: str

@@ -403,8 +403,13 @@ def test_a_tenant_cannot_cite_or_read_an_episode_only_the_other_has(
     with pytest.raises(NotFound) as read:
         store.get_episode(a.tenant, "e3")
 
-    for error in (cited.value, expired.value, read.value):
+    for error in (cited.value, read.value):
         assert (error.detail, error.field) == ("episode 'e3' does not exist", "episode_id")
+    # The same answer as for an episode nobody has, naming the field the caller sent.
+    assert (expired.value.detail, expired.value.field) == (
+        "episode 'e3' does not exist",
+        "source_episode_id",
+    )
     assert reads(store, clock, a.tenant) == before_a
     assert reads(store, clock, b.tenant) == before_b
     assert store.get_episode(b.tenant, "e3") == bravo_e3
