@@ -19,8 +19,7 @@ from pydantic import (
 )
 
 from store.times import format_timestamp, parse_timestamp
-from store.values import MAX_JSON_DEPTH as MAX_METADATA_DEPTH
-from store.values import JsonValue, ValueType, has_nul, json_depth
+from store.values import MAX_JSON_DEPTH, JsonValue, ValueType, has_nul, json_depth
 
 IDENTIFIER_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
 
@@ -52,6 +51,9 @@ def _refuse_nul(text: str) -> str:
         raise ValueError("text must not contain NUL characters")
     return text
 
+
+MAX_METADATA_DEPTH = MAX_JSON_DEPTH
+"""How deep episode metadata may nest: what is stored must also serialize when read back."""
 
 NoNul = AfterValidator(_refuse_nul)
 """PostgreSQL text cannot hold NUL: refuse it where it arrives, naming the field."""
