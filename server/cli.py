@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from server.cli_admin import key_app, tenant_app
+from server.cli_eval import eval_app
 from server.settings import Settings
 
 app = typer.Typer(
@@ -21,6 +22,7 @@ app = typer.Typer(
 )
 app.add_typer(tenant_app, name="tenant")
 app.add_typer(key_app, name="key")
+app.add_typer(eval_app, name="eval")
 
 
 @app.command()
