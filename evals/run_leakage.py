@@ -287,21 +287,7 @@ def _finish(
         meta[f"{load} load"] = ", ".join(f"{name} {n}" for name, n in sorted(outcome.items()))
     meta["runtime_seconds"] = round(perf_counter() - started, 1)
     meta["load_average_at_start"] = load_average
-    return Run(evaluation.results, _enclosing(summarize(evaluation.results)), meta)
-
-
-def _enclosing(summary: dict[str, Any]) -> dict[str, Any]:
-    """The summary with each Wilson interval widened to hold its share.
-
-    ``wilson(n, n)`` can end at 0.9999999999999999 (rounding), below a share of 1.0; the
-    chart's error bars refuse the negative length that gives.
-    """
-    for row in summary["systems"].values():
-        for name, value in list(row.items()):
-            interval = row.get(f"{name}_ci")
-            if isinstance(value, float) and isinstance(interval, list):
-                row[f"{name}_ci"] = [min(interval[0], value), max(interval[1], value)]
-    return summary
+    return Run(evaluation.results, summarize(evaluation.results), meta)
 
 
 def run_leakage(

@@ -247,7 +247,8 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     spread = z * z / n
     center = (share + spread / 2) / (1 + spread)
     half = z / (1 + spread) * math.sqrt(share * (1 - share) / n + spread / (4 * n))
-    return (max(0.0, center - half), min(1.0, center + half))
+    # Rounding can leave a bound a hair inside the share (0.9999999999999999 for n of n).
+    return (max(0.0, min(center - half, share)), min(1.0, max(center + half, share)))
 
 
 def summarize(results: Iterable[QuestionResult]) -> dict[str, Any]:

@@ -401,3 +401,10 @@ def test_summarize_gives_shares_intervals_and_percentiles_per_system_in_order() 
 
 def test_summarize_of_nothing_has_no_systems() -> None:
     assert summarize([]) == {"systems": {}}
+
+
+@pytest.mark.parametrize("n", [1, 3, 7, 10, 49, 600, 1000])
+def test_a_wilson_interval_always_holds_its_share(n: int) -> None:
+    for successes in (0, n // 3, n):
+        low, high = wilson(successes, n)
+        assert 0.0 <= low <= successes / n <= high <= 1.0
