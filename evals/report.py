@@ -96,7 +96,7 @@ def render_markdown(
         "## Accuracy by gold answer",
         _gold_table(results),
         "## How to read this",
-        _how_to_read(),
+        _how_to_read(list(systems)),
         "## Examples of stale leakage",
         _examples(results),
     ]
@@ -224,7 +224,13 @@ def _gold_table(results: Sequence[QuestionResult]) -> str:
     return _table(["system", *(f"gold: {group}" for group in groups)], rows)
 
 
-def _how_to_read() -> str:
+def _how_to_read(systems: Sequence[str]) -> str:
+    noisy = (
+        "`sgam_noisy` is SGAM fed a noisy extraction (settings above), so the gap between "
+        "`sgam` and the baselines can be told apart from what clean extraction alone buys. "
+        if "sgam_noisy" in systems
+        else ""
+    )
     return (
         "Every system's context is scored by one rule, with no language model. Its lines are "
         "read top to bottom and a line marked superseded is skipped; a line naming the key "
@@ -239,9 +245,9 @@ def _how_to_read() -> str:
         "`dm_recency`.\n\n"
         "The comparison is not between equals at the input: SGAM is written through typed "
         "candidates (subject, attribute, value, valid from, each citing its episode), while "
-        "the baselines read the raw episode text. `sgam_noisy` is SGAM fed a noisy extraction "
-        "(settings above), so the gap between `sgam` and the baselines can be told apart from "
-        "what clean extraction alone buys. The questions of one history share subjects and "
+        "the baselines read the raw episode text. "
+        + noisy
+        + "The questions of one history share subjects and "
         "episodes, so they are not independent and the intervals are narrower than the true "
         "uncertainty."
     )

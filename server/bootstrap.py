@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import psycopg
 
 from store.database import make_pool
-from store.migrate import migrate
+from store.migrate import migrate, pending_migrations
 from store.models import ApiKeyIssued
 from store.service import MemoryStore
 
@@ -22,13 +22,18 @@ class Prepared:
     first_key: ApiKeyIssued | None
 
 
-def prepare_database(conninfo: str, *, create_default_tenant: bool) -> Prepared:
-    """Apply pending migrations; with ``create_default_tenant`` and no tenant yet, make one.
+def prepare_database(
+    conninfo: str, *, apply_migrations: bool, create_default_tenant: bool
+) -> Prepared:
+    """Apply pending migrations (if allowed); with ``create_default_tenant`` and no tenant yet
+    on a migrated database, make one.
 
     The default tenant's API key is returned once (only its hash is stored).
     """
     with psycopg.connect(conninfo) as conn:
-        applied = migrate(conn)
+        applied = migrate(conn) if apply_migrations else []
+        if pending_migrations(conn):  # not ready: /readyz will say so
+            return Prepared(migrations_applied=0, first_key=None)
         has_tenant = conn.execute("SELECT EXISTS (SELECT 1 FROM tenants)").fetchone()
     first_key = None
     if create_default_tenant and has_tenant is not None and not has_tenant[0]:

@@ -19,6 +19,7 @@ app = typer.Typer(
     " DATABASE_URL (unset = an embedded PostgreSQL in SGAM_DATA_DIR).",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode="markdown",
 )
 app.add_typer(tenant_app, name="tenant")
 app.add_typer(key_app, name="key")
@@ -28,12 +29,14 @@ app.add_typer(eval_app, name="eval")
 @app.command()
 def serve(
     host: Annotated[
-        str | None, typer.Option(help="Interface to listen on [env SGAM_HOST; 127.0.0.1].")
+        str | None, typer.Option(help="Interface to listen on (env SGAM_HOST, default 127.0.0.1).")
     ] = None,
-    port: Annotated[int | None, typer.Option(help="Port [env SGAM_PORT; 8000].")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (env SGAM_PORT, default 8000).")] = None,
     workers: Annotated[
         int | None,
-        typer.Option(help="Server processes, each with its own model copy [env SGAM_WORKERS; 1]."),
+        typer.Option(
+            help="Server processes, each with its own model copy (env SGAM_WORKERS, default 1)."
+        ),
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
@@ -41,7 +44,8 @@ def serve(
 
     Without DATABASE_URL it runs an embedded PostgreSQL in SGAM_DATA_DIR, kept across
     restarts; on its first start it creates a `default` tenant and prints that tenant's API
-    key, once. Pending migrations are applied before the first request.
+    key, once. Pending migrations are applied before the first request unless
+    SGAM_MIGRATE_ON_START=false (then /readyz answers 503 until `sgam migrate` has run).
     """
     import os  # noqa: PLC0415 - keep --help fast
 
@@ -56,7 +60,9 @@ def serve(
     workers = workers or settings.workers
     embedded = settings.database_url is None
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
-    prepared = prepare_database(conninfo, create_default_tenant=embedded)
+    prepared = prepare_database(
+        conninfo, apply_migrations=settings.migrate_on_start, create_default_tenant=embedded
+    )
     base_url = f"http://{host}:{port}"
     if prepared.first_key is not None:
         typer.echo(
@@ -154,7 +160,8 @@ def replay(
     """Run a replay file on a fresh temporary database; print one result line per input line.
 
     Each line is one operation (define, episode, update, current, at, history, profile,
-    expire, erase) for a tenant; see the README for the format.
+    expire, retract, resolve, erase, search, context) for a tenant; see the README for the
+    format.
     """
     from evals.replay import dumps, replay_file  # noqa: PLC0415 - keep --help fast
 

@@ -69,10 +69,11 @@ def authenticate(conn: psycopg.Connection[Any], api_key: str) -> str | None:
         "SELECT tenant_id, secret_hash, revoked_at FROM api_keys WHERE key_id = %(key_id)s",
         {"key_id": key_id},
     ).fetchone()
+    offered = _secret_hash(secret)  # hashed whether or not the key id exists: same work
     if row is None:
         return None
     tenant_id, stored, revoked_at = row
-    if not hmac.compare_digest(bytes(stored), _secret_hash(secret)):
+    if not hmac.compare_digest(bytes(stored), offered):
         return None
     # Revoked is revoked whatever the request's clock says: a client-set time (X-SGAM-Now)
     # before revoked_at must not bring a key back.

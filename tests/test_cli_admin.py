@@ -30,10 +30,15 @@ def test_top_level_help_names_every_command() -> None:
 def test_serve_help_documents_host_port_workers_and_the_embedded_default() -> None:
     result = runner.invoke(app, ["serve", "--help"], terminal_width=200)
     assert result.exit_code == 0
-    for option in ("--host", "--port", "--workers"):
+    for option, variable in (
+        ("--host", "SGAM_HOST"),
+        ("--port", "SGAM_PORT"),
+        ("--workers", "SGAM_WORKERS"),
+    ):
         assert option in result.output
+        assert f"(env {variable}, default" in result.output
     assert "embedded PostgreSQL" in result.output
-    assert "default" in result.output
+    assert "default tenant" in result.output
 
 
 def test_tenant_create_prints_a_working_key_once(database: str, store: MemoryStore) -> None:

@@ -604,7 +604,13 @@ BAD_INPUT = [
         ),
         (
             "id-not-a-uuid",
-            Bad("POST", "/v1/conflicts/not-a-uuid/resolve", 404, None, {"choose": "incumbent"}),
+            Bad(
+                "POST",
+                "/v1/conflicts/not-a-uuid/resolve",
+                422,
+                "conflict_id",
+                {"choose": "incumbent"},
+            ),
         ),
     ),
     *_cases(
@@ -751,7 +757,7 @@ BAD_INPUT = [
     ),
     *_cases(
         "revoke-key",
-        ("id-not-a-uuid", Bad("DELETE", "/v1/admin/keys/not-a-uuid", 404, None, admin=True)),
+        ("id-not-a-uuid", Bad("DELETE", "/v1/admin/keys/not-a-uuid", 422, "key_id", admin=True)),
         ("unknown", Bad("DELETE", f"/v1/admin/keys/{UNHELD_UUID}", 404, "key_id", admin=True)),
     ),
 ]

@@ -130,7 +130,8 @@ def test_report_md_describes_the_run_and_has_a_row_per_system(written: list[Path
     assert "| `dm` | point in time | 1 | 0.0% [0.0%, 79.3%] | 100.0% [20.7%, 100.0%] |" in report
     assert "| `sgam` | 100.0% [43.8%, 100.0%] (n=3) | - | - |" in report
     assert "a line marked superseded is skipped" in report
-    assert "`sgam_noisy` is SGAM fed a noisy extraction" in report
+    # Only sgam and dm ran: the report explains no system it did not run.
+    assert "`sgam_noisy`" not in report
     assert "```text\nMira still misses the cafes of Porto.\n```" in report
     assert "**`dm`**, current: Where does Mira live now?" in report
     assert "**`sgam`**" not in report  # SGAM leaked nothing, so it has no example

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 from litestar import Request, Router, delete, post
-from litestar.params import FromPath, JSONBody
+from litestar.params import JSONBody
 
 from server.auth import admin_guard
 from server.bodies import TenantCreate, TenantCreated
-from server.routes.common import PROBLEM_RESPONSES, PathId, store_of
+from server.routes.common import PROBLEM_RESPONSES, PathId, PathUuid, store_of
 from store.errors import StoreError
 from store.models import ApiKeyIssued, ApiKeyRevoked
 
@@ -37,8 +36,8 @@ def create_key(request: Request[Any, Any, Any], tenant: PathId) -> ApiKeyIssued:
         raise
 
 
-@delete("/keys/{key_id:uuid}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def revoke_key(request: Request[Any, Any, Any], key_id: FromPath[UUID]) -> ApiKeyRevoked:
+@delete("/keys/{key_id:str}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def revoke_key(request: Request[Any, Any, Any], key_id: PathUuid) -> ApiKeyRevoked:
     """Revoke a key: its next call is 401."""
     store = store_of(request)
     return store.revoke_api_key(key_id)

@@ -33,6 +33,11 @@ PathId = Annotated[
 ]
 """A subject, attribute, episode or tenant id in a path."""
 
+PathUuid = Annotated[
+    str, PathParameter(format="uuid", description="A UUID; anything else is 422 naming it.")
+]
+"""A key or conflict id in a path, parsed by the store so a malformed one is a 422."""
+
 Instant = Annotated[
     str | None,
     QueryParameter(

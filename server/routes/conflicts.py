@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
-from uuid import UUID
 
 from litestar import Request, get, post
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromQuery, JSONBody, QueryParameter
 
 from server.bodies import ResolveBody
-from server.routes.common import PROBLEM_RESPONSES, store_of, tenant_of
+from server.routes.common import PROBLEM_RESPONSES, PathUuid, store_of, tenant_of
 from server.routes.subjects import Cursor, Limit
 from store.models import ConflictPage, ResolveResult
 
@@ -40,13 +39,13 @@ def list_conflicts(
 
 
 @post(
-    "/v1/conflicts/{conflict_id:uuid}/resolve",
+    "/v1/conflicts/{conflict_id:str}/resolve",
     status_code=200,
     sync_to_thread=True,
     responses=PROBLEM_RESPONSES,
 )
 def resolve_conflict(
-    request: Request[Any, Any, Any], conflict_id: FromPath[UUID], data: JSONBody[ResolveBody]
+    request: Request[Any, Any, Any], conflict_id: PathUuid, data: JSONBody[ResolveBody]
 ) -> ResolveResult:
     """Keep the incumbent, or let the challenger replace it."""
     store = store_of(request)
