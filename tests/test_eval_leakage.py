@@ -244,3 +244,25 @@ def test_sgam_eval_replay_scores_the_tiny_gold_trace(server_conninfo: str, tmp_p
     assert "2026-07-15" in corrected.leaked_values
     assert summary["meta"]["traces"] == ["seed_mira.jsonl (7 questions)"]
     assert "dm_recency" in result.stdout
+
+
+def test_sgam_eval_leakage_writes_the_report_for_the_chosen_systems(
+    server_conninfo: str, tmp_path: Path
+) -> None:
+    # The command line end to end on the quick history; the baseline alone keeps it short.
+    command = [sys.executable, "-m", "server.cli", "eval", "leakage", "--size", "quick"]
+    command += ["--out", str(tmp_path), "--database-url", server_conninfo, "--system", "dm"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "leakage.png",
+        "questions.jsonl",
+        "report.md",
+        "summary.json",
+    ]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert list(summary["systems"]) == ["dm"]
+    assert summary["systems"]["dm"]["questions"] == 60
+    assert summary["systems"]["dm"]["stale_leakage"] > 0
+    assert summary["meta"]["seed"] == 7
+    assert len((tmp_path / "questions.jsonl").read_text().splitlines()) == 60
