@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import re
 
+import psycopg
 import pytest
 from typer.testing import CliRunner
 
+from server.bootstrap import prepare_database
 from server.cli import app
+from store.database import temporary_database
+from store.migrate import available_migrations, pending_migrations
 from store.service import MemoryStore
 
 runner = CliRunner()
@@ -78,3 +82,18 @@ def test_admin_commands_fail_clearly_and_change_nothing(database: str, store: Me
     bad = runner.invoke(app, ["key", "revoke", "not-a-uuid"])
     assert bad.exit_code == 1
     assert "key_id" in bad.output
+
+
+def test_serve_preparation_respects_migrate_on_start(server_conninfo: str) -> None:
+    with temporary_database(server_conninfo) as blank:
+        held_back = prepare_database(blank, apply_migrations=False, create_default_tenant=True)
+        assert (held_back.migrations_applied, held_back.first_key) == (0, None)
+        with psycopg.connect(blank) as conn:
+            assert len(pending_migrations(conn)) == len(available_migrations())
+
+        first = prepare_database(blank, apply_migrations=True, create_default_tenant=True)
+        assert first.migrations_applied == len(available_migrations())
+        assert first.first_key is not None
+        assert first.first_key.tenant_id == "default"
+        again = prepare_database(blank, apply_migrations=True, create_default_tenant=True)
+        assert (again.migrations_applied, again.first_key) == (0, None)
