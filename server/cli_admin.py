@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from server.settings import Settings
+from store.models import ApiKeyIssued
 from store.service import MemoryStore
 
 tenant_app = typer.Typer(help="Create tenants (each key, and so each call, belongs to one).")
@@ -17,18 +18,23 @@ key_app = typer.Typer(help="Issue and revoke API keys (shown once, stored hashed
 
 @contextmanager
 def _store() -> Iterator[MemoryStore]:
+    """The configured store; a refusal ends the command with its message and exit code 1."""
     from store.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
+    from store.errors import StoreError  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415
 
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
     with open_store(conninfo, max_connections=1) as store:
-        yield store
+        try:
+            yield store
+        except StoreError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from error
 
 
-def _fail(error: Exception) -> typer.Exit:
-    typer.echo(f"error: {error}", err=True)
-    return typer.Exit(1)
+def _echo_key(issued: ApiKeyIssued) -> None:
+    typer.echo(f"key_id:  {issued.key_id}\napi_key: {issued.api_key}  (shown once)")
 
 
 @tenant_app.command("create")
@@ -37,17 +43,12 @@ def create_tenant(
     with_key: Annotated[bool, typer.Option(help="Also issue an API key for it.")] = True,
 ) -> None:
     """Create a tenant and (by default) print an API key for it, once."""
-    from store.errors import StoreError  # noqa: PLC0415
-
     with _store() as store:
-        try:
-            store.create_tenant(tenant_id)
-            issued = store.create_api_key(tenant_id) if with_key else None
-        except StoreError as error:
-            raise _fail(error) from error
+        store.create_tenant(tenant_id)
+        issued = store.create_api_key(tenant_id) if with_key else None
     typer.echo(f"tenant {tenant_id} created")
     if issued is not None:
-        typer.echo(f"key_id:  {issued.key_id}\napi_key: {issued.api_key}  (shown once)")
+        _echo_key(issued)
 
 
 @key_app.command("create")
@@ -55,14 +56,9 @@ def create_key(
     tenant_id: Annotated[str, typer.Argument(help="The tenant the key will act for.")],
 ) -> None:
     """Issue an API key for a tenant and print it, once."""
-    from store.errors import StoreError  # noqa: PLC0415
-
     with _store() as store:
-        try:
-            issued = store.create_api_key(tenant_id)
-        except StoreError as error:
-            raise _fail(error) from error
-    typer.echo(f"key_id:  {issued.key_id}\napi_key: {issued.api_key}  (shown once)")
+        issued = store.create_api_key(tenant_id)
+    _echo_key(issued)
 
 
 @key_app.command("revoke")
@@ -70,11 +66,6 @@ def revoke_key(
     key_id: Annotated[str, typer.Argument(help="The key_id printed when the key was issued.")],
 ) -> None:
     """Revoke an API key; its next call is refused (401)."""
-    from store.errors import StoreError  # noqa: PLC0415
-
     with _store() as store:
-        try:
-            revoked = store.revoke_api_key(key_id)
-        except StoreError as error:
-            raise _fail(error) from error
+        revoked = store.revoke_api_key(key_id)
     typer.echo(f"key {revoked.key_id} of tenant {revoked.tenant_id} revoked")

@@ -66,23 +66,27 @@ _WHOLE_BODY = "data"
 """Litestar's name for the body as a whole: never a field a client sent."""
 
 
-def _validation_field(error: ValidationException) -> str | None:
+def _first_error(error: ValidationException) -> dict[str, Any]:
+    """Litestar's first error entry ({key, message, source}); empty when it gave none."""
     extra = error.extra
     if isinstance(extra, list) and extra and isinstance(extra[0], dict):
-        key = extra[0].get("key")
-        return str(key) if key and key != _WHOLE_BODY else None
-    return None
+        return extra[0]
+    return {}
+
+
+def _validation_field(error: ValidationException) -> str | None:
+    key = _first_error(error).get("key")
+    return str(key) if key and key != _WHOLE_BODY else None
 
 
 def _validation_detail(error: ValidationException) -> str:
-    extra = error.extra
-    if isinstance(extra, list) and extra and isinstance(extra[0], dict):
-        if extra[0].get("key") == _WHOLE_BODY:
-            # Litestar reports a missing body as the KeyError of its own parameter: "'data'".
-            return "the request needs a JSON body"
-        message = str(extra[0].get("message", "")).strip()
-        if message:
-            return message
+    first = _first_error(error)
+    if first.get("key") == _WHOLE_BODY:
+        # Litestar reports a missing body as the KeyError of its own parameter: "'data'".
+        return "the request needs a JSON body"
+    message = str(first.get("message", "")).strip()
+    if message:
+        return message
     detail = str(error.detail)
     # Litestar says "Validation failed for POST /v1/..."; a body that does not parse says why.
     return detail if not detail.startswith("Validation failed") else "the request is not valid"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
+from uuid import uuid4
 
-from store.models import UpdateResult
+from store.models import Challenger, Fact, UpdateResult
 from store.service import MemoryStore
 
 KEY = ("mira", "passport_deadline")
@@ -61,3 +64,38 @@ def assert_value(
         candidate["valid_from"] = valid_from
     [result] = store.apply_updates(tenant, episode_id, [candidate])
     return result
+
+
+def fact(
+    value: Any,
+    *,
+    source: str,
+    valid_from: datetime,
+    valid_to: datetime | None = None,
+    subject: str = "mira",
+    attribute: str = "passport_deadline",
+    challengers: Sequence[Challenger] = (),
+) -> Fact:
+    """A current fact as a read returns it, for pure tests; disputed when it has challengers."""
+    return Fact(
+        fact_id=uuid4(),
+        version_id=uuid4(),
+        subject=subject,
+        attribute=attribute,
+        value=value,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        recorded_at=valid_from,
+        retired_at=None,
+        supersedes=None,
+        ended_by=None,
+        ended_by_kind=None,
+        source_episode_id=source,
+        source_kind="message",
+        evidence=None,
+        evidence_verified=False,
+        schema_version=1,
+        status="current",
+        disputed=bool(challengers),
+        challengers=list(challengers),
+    )

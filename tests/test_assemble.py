@@ -18,7 +18,8 @@ from retrieval.assemble import (
     stale_checks,
 )
 from retrieval.snippets import ELLIPSIS, mentions_value, split_sentences, trim_snippet
-from store.models import Challenger, Fact
+from store.models import Challenger
+from tests.helpers import fact
 
 E0_AT = datetime(2026, 5, 30, 8, tzinfo=UTC)
 E1_AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
@@ -42,41 +43,6 @@ def words(text: str) -> int:
 def chars(text: str) -> int:
     """A character token counter."""
     return len(text)
-
-
-def fact(
-    value: Any,
-    *,
-    source: str,
-    valid_from: datetime,
-    valid_to: datetime | None = None,
-    subject: str = "mira",
-    attribute: str = "passport_deadline",
-    disputed: bool = False,
-    challengers: Sequence[Challenger] = (),
-) -> Fact:
-    return Fact(
-        fact_id=uuid4(),
-        version_id=uuid4(),
-        subject=subject,
-        attribute=attribute,
-        value=value,
-        valid_from=valid_from,
-        valid_to=valid_to,
-        recorded_at=valid_from,
-        retired_at=None,
-        supersedes=None,
-        ended_by=None,
-        ended_by_kind=None,
-        source_episode_id=source,
-        source_kind="message",
-        evidence=None,
-        evidence_verified=False,
-        schema_version=1,
-        status="current",
-        disputed=disputed,
-        challengers=list(challengers),
-    )
 
 
 def candidate(
@@ -281,7 +247,7 @@ def test_a_disputed_key_goes_under_uncertain_citing_both_sides() -> None:
     disputed = KeyFacts(
         subject="mira",
         attribute="passport_deadline",
-        fact=fact(NEW, source="e2", valid_from=E2_AT, disputed=True, challengers=[challenger]),
+        fact=fact(NEW, source="e2", valid_from=E2_AT, challengers=[challenger]),
         other_values=(OLD,),
     )
     city = KeyFacts(

@@ -25,6 +25,7 @@ from evals.scoring import (
 )
 from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
 from store.models import Challenger, Fact
+from tests.helpers import fact
 
 E1_AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
 E2_AT = datetime(2026, 6, 3, 10, tzinfo=UTC)
@@ -38,38 +39,6 @@ E1_TEXT = "Mira's passport renewal deadline is 2026-07-15. She booked an appoint
 E2_TEXT = "Mira corrected the passport deadline. It is now 2026-06-30."
 E3_TEXT = "Mira said on the phone the deadline is 2026-07-01."
 KEY = {"subject": "mira", "attribute": "passport_deadline"}
-
-
-def fact(
-    value: str,
-    *,
-    source: str,
-    valid_from: datetime,
-    valid_to: datetime | None = None,
-    challengers: Sequence[Challenger] = (),
-) -> Fact:
-    return Fact(
-        fact_id=uuid4(),
-        version_id=uuid4(),
-        subject="mira",
-        attribute="passport_deadline",
-        value=value,
-        valid_from=valid_from,
-        valid_to=valid_to,
-        recorded_at=valid_from,
-        retired_at=None,
-        supersedes=None,
-        ended_by=None,
-        ended_by_kind=None,
-        source_episode_id=source,
-        source_kind="message",
-        evidence=None,
-        evidence_verified=False,
-        schema_version=1,
-        status="current",
-        disputed=bool(challengers),
-        challengers=list(challengers),
-    )
 
 
 def evidence(*items: tuple[str, datetime, str]) -> list[EvidenceCandidate]:

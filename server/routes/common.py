@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Final
 
 from litestar import Request
@@ -74,10 +75,9 @@ PROBLEM_RESPONSES: Final[dict[int, ResponseSpec]] = {
 """Documented on every route, so the OpenAPI document describes each error it can answer."""
 
 
-def valid_time(valid_at: str | None, at: str | None) -> str | None:
-    """``valid_at`` or its alias ``at`` (not both)."""
+def valid_time(valid_at: str | None, at: str | None) -> datetime | str | None:
+    """``valid_at`` or its alias ``at`` (not both); the alias is parsed here, so a bad one is
+    reported under the name that was sent."""
     if valid_at is not None and at is not None:
         raise InvalidInput("give valid_at or its alias at, not both", field="at")
-    if at is not None:
-        parse_instant(at, "at")  # a bad alias is reported under the name that was sent
-    return valid_at if valid_at is not None else at
+    return parse_instant(at, "at") if at is not None else valid_at
