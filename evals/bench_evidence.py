@@ -22,504 +22,55 @@ embedded database (or DATABASE_URL's server) and reports, for each configuration
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
-import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import psycopg
-from numpy.typing import NDArray
-from pgvector import HalfVector
-from pgvector.psycopg import register_vector
-from psycopg import sql
-from tqdm.auto import tqdm
 
 from evals.corpus import (
     SEED,
     SHARES,
-    Episode,
     Indices,
     assign_tenants,
     generate_corpus,
     generate_questions,
 )
+from evals.evidence_load import (
+    Vectors16,
+    Vectors32,
+    connect_to,
+    embed_corpus,
+    load_store,
+)
+from evals.evidence_measure import (
+    FORCE_INDEX,
+    TIE_TOLERANCE,
+    K,
+    Searcher,
+    evidence_searcher,
+    exact_truths,
+    measure,
+    session_settings,
+    without_method,
+)
+from evals.evidence_sweeps import (
+    MIB,
+    SWEEP_QUERIES,
+    hnsw_sweep,
+    index_build_sweep,
+)
 from retrieval.embeddings import Embedder
-from retrieval.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, search_evidence
+from retrieval.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH
 from store.database import scratch_database
-from store.episodes import content_hash
-from store.migrate import migrate
 
-K = 10
 SINGLE_TENANT = "single_tenant"
-WARMUP_QUERIES = 5
-EMBED_CHUNK = 2_048
-# A hit at the same distance as the k-th true neighbour (a tie, up to float rounding) counts.
-TIE_TOLERANCE = 1e-5
-TRUTH_CHUNK = 20_000
-# The model's partial HNSW index (migration 0003): dropped for the load, then rebuilt from its
-# own definition, which is faster than maintaining it row by row.
-HNSW_INDEX = "episode_vectors_hnsw_all_minilm_l6_v2"
-MAINTENANCE_WORK_MEM = "2GB"
-# The optional HNSW investigation (--sweep): on the first SWEEP_QUERIES queries of each scope.
-SWEEP_QUERIES = 50
-SWEEP_EF_SEARCH = (40, 100, 200, 400, 800)
-SWEEP_MAX_SCAN_TUPLES = (20_000, 100_000)  # pgvector's default first
-SWEEP_BUILDS = ((16, 64), (32, 128))  # (m, ef_construction); the migrations build 16 and 128
-SWEEP_BUILD_EF_SEARCH = (100, 200, 400)
-# Session settings under which the planner must use the HNSW index for the HNSW path's SQL.
-FORCE_INDEX = {"enable_sort": "off"}
-MIB = 1024 * 1024
-CREATED = datetime(2026, 5, 1, tzinfo=UTC)
-
-Vectors16 = NDArray[np.float16]
-Vectors32 = NDArray[np.float32]
-
-# -- embeddings, cached -----------------------------------------------------------------------
-
-
-def _corpus_key(embedder: Embedder, texts: Sequence[str]) -> str:
-    digest = hashlib.sha256(embedder.model_id.encode())
-    for text in texts:
-        digest.update(text.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()[:16]
-
-
-def embed_corpus(
-    embedder: Embedder, texts: Sequence[str], cache_dir: Path
-) -> tuple[Vectors16, bool]:
-    """Half-precision unit vectors of ``texts``, from the cache when present; and whether so."""
-    path = cache_dir / f"vectors-{len(texts)}-{_corpus_key(embedder, texts)}.npy"
-    if path.exists():
-        return np.load(path).astype(np.float16, copy=False), True
-    embedder.load()
-    parts: list[Vectors16] = []
-    with tqdm(total=len(texts), desc="embedding episodes", unit="text") as bar:
-        for start in range(0, len(texts), EMBED_CHUNK):
-            chunk = texts[start : start + EMBED_CHUNK]
-            parts.append(embedder.embed(chunk).astype(np.float16))
-            bar.update(len(chunk))
-    vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dimensions), np.float16)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.stem + ".partial.npy")
-    np.save(partial, vectors)
-    partial.replace(path)
-    return vectors, False
-
-
-# -- loading ----------------------------------------------------------------------------------
-
-
-@contextmanager
-def _connect(conninfo: str, *, autocommit: bool = False) -> Iterator[psycopg.Connection[Any]]:
-    with psycopg.connect(conninfo, autocommit=autocommit) as conn:
-        register_vector(conn)
-        conn.execute("SET TIME ZONE 'UTC'")
-        conn.commit()
-        yield conn
-
-
-def _episode_id(index: int) -> str:
-    return f"ep-{index:07d}"
-
-
-def _episode_index(episode_id: str) -> int:
-    return int(episode_id.removeprefix("ep-"))
-
-
-def load_store(
-    conninfo: str,
-    corpus: Sequence[Episode],
-    owners: Sequence[str],
-    vectors: Vectors16,
-    *,
-    model: str,
-) -> dict[str, float]:
-    """Migrate, bulk-copy tenants, episodes and vectors, rebuild the HNSW index, analyze."""
-    timings: dict[str, float] = {}
-    with psycopg.connect(conninfo) as conn:
-        migrate(conn)
-    with _connect(conninfo, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT indexdef FROM pg_indexes WHERE indexname = %(name)s", {"name": HNSW_INDEX}
-        ).fetchone()
-        if row is None:
-            raise RuntimeError(f"index {HNSW_INDEX} is missing: are the migrations applied?")
-        index_definition = str(row[0])
-        start = time.perf_counter()
-        with conn.transaction(), conn.cursor() as cur:
-            cur.execute(f"DROP INDEX {HNSW_INDEX}")
-            with cur.copy("COPY tenants (tenant_id, created_at) FROM STDIN") as copy:
-                for tenant in sorted(set(owners)):
-                    copy.write_row((tenant, CREATED))
-            with cur.copy(
-                "COPY episodes (tenant_id, episode_id, occurred_at, recorded_at, kind,"
-                " session_id, subjects, text, content_hash) FROM STDIN"
-            ) as copy:
-                for index, (episode, owner) in enumerate(zip(corpus, owners, strict=True)):
-                    copy.write_row(
-                        (
-                            owner,
-                            _episode_id(index),
-                            episode.occurred_at,
-                            CREATED,
-                            episode.kind,
-                            f"session-{index // 25}",
-                            [episode.subject],
-                            episode.text,
-                            content_hash(episode.text),
-                        )
-                    )
-            with cur.copy(
-                "COPY episode_vectors (tenant_id, episode_id, model, embedding, created_at)"
-                " FROM STDIN (FORMAT BINARY)"
-            ) as copy:
-                copy.set_types(["text", "text", "text", "halfvec", "timestamptz"])
-                for index, owner in enumerate(owners):
-                    copy.write_row(
-                        (owner, _episode_id(index), model, HalfVector(vectors[index]), CREATED)
-                    )
-        timings["copy_s"] = round(time.perf_counter() - start, 1)
-        start = time.perf_counter()
-        with conn.transaction():
-            conn.execute(f"SET LOCAL maintenance_work_mem = '{MAINTENANCE_WORK_MEM}'")
-            conn.execute(index_definition.encode())
-        timings["hnsw_build_s"] = round(time.perf_counter() - start, 1)
-        start = time.perf_counter()
-        conn.execute("VACUUM ANALYZE episodes")
-        conn.execute("VACUUM ANALYZE episode_vectors")
-        timings["analyze_s"] = round(time.perf_counter() - start, 1)
-    return timings
-
-
-# -- measuring --------------------------------------------------------------------------------
-
-
-def _unit(rows: NDArray[Any]) -> NDArray[np.float64]:
-    wide = rows.astype(np.float64)
-    norms = np.linalg.norm(wide, axis=-1, keepdims=True)
-    return wide / np.where(norms == 0, 1, norms)
-
-
-@dataclass(frozen=True, slots=True)
-class Truth:
-    """Exact neighbours of one query within one scope, from the stored half-precision values."""
-
-    neighbours: frozenset[int]
-    kth_similarity: float
-    expected: int
-
-
-def exact_truths(vectors: Vectors16, scope: Indices, queries: Vectors32) -> list[Truth]:
-    """Each query's ``K`` nearest episodes of the scope by cosine, as pgvector compares them."""
-    units = _unit(queries.astype(np.float16))
-    similarities = np.empty((len(scope), len(queries)))
-    for start in range(0, len(scope), TRUTH_CHUNK):
-        rows = scope[start : start + TRUTH_CHUNK]
-        similarities[start : start + len(rows)] = _unit(vectors[rows]) @ units.T
-    count = min(K, len(scope))
-    nearest = np.argpartition(-similarities, count - 1, axis=0)[:count]
-    return [
-        Truth(
-            neighbours=frozenset(int(i) for i in scope[nearest[:, column]]),
-            kth_similarity=float(similarities[nearest[:, column], column].min()),
-            expected=count,
-        )
-        for column in range(len(queries))
-    ]
-
-
-def recall(found: Sequence[int], truth: Truth, vectors: Vectors16, query: Vectors32) -> float:
-    """Share of the true neighbours found; a hit tied with the k-th neighbour counts."""
-    if truth.expected == 0:
-        return 1.0
-    correct = 0
-    unit_query = _unit(query.astype(np.float16))
-    for index in found:
-        tied = float(_unit(vectors[index]) @ unit_query) >= truth.kth_similarity - TIE_TOLERANCE
-        correct += index in truth.neighbours or tied
-    return min(correct, truth.expected) / truth.expected
-
-
-def _percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": round(statistics.median(ordered) * 1000, 3),
-        "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 3),
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """One query's search: episodes found, the plan's method, seconds, whether HNSW ran."""
-
-    found: list[int]
-    method: str
-    seconds: float
-    used_index: bool
-
-
-Searcher = Callable[[Vectors32], Outcome]
-
-
-def _index_scans(conn: psycopg.Connection[Any]) -> int:
-    # Scans of the HNSW index this backend counted and has not flushed yet: nothing is flushed
-    # inside a transaction, so two reads in one transaction say whether a statement between
-    # them used the index (the planner, not the SQL's shape, decides).
-    row = conn.execute(
-        "SELECT pg_stat_get_xact_numscans(%(index)s::regclass)", {"index": HNSW_INDEX}
-    ).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _in_transaction(
-    conn: psycopg.Connection[Any], work: Callable[[], tuple[list[int], str]]
-) -> Outcome:
-    """Time ``work`` alone, in a transaction of its own that is rolled back afterwards."""
-    try:
-        before = _index_scans(conn)
-        start = time.perf_counter()
-        found, method = work()
-        seconds = time.perf_counter() - start
-        used_index = _index_scans(conn) > before
-    finally:
-        conn.rollback()
-    return Outcome(found, method, seconds, used_index)
-
-
-def evidence_searcher(
-    conn: psycopg.Connection[Any],
-    tenant: str,
-    *,
-    model: str,
-    dimensions: int,
-    exact_limit: int = EXACT_SCAN_LIMIT,
-    ef_search: int = HNSW_EF_SEARCH,
-) -> Searcher:
-    """``search_evidence`` as the server calls it, one transaction per query."""
-
-    def search(query: Vectors32) -> Outcome:
-        def work() -> tuple[list[int], str]:
-            hits, plan = search_evidence(
-                conn,
-                tenant,
-                query=query,
-                model=model,
-                dimensions=dimensions,
-                k=K,
-                exact_limit=exact_limit,
-                ef_search=ef_search,
-            )
-            return [_episode_index(hit.episode_id) for hit in hits], plan.method
-
-        return _in_transaction(conn, work)
-
-    return search
-
-
-def iterative_scan_searcher(
-    conn: psycopg.Connection[Any],
-    tenant: str,
-    *,
-    model: str,
-    dimensions: int,
-    mode: str,
-    ef_search: int = HNSW_EF_SEARCH,
-) -> Searcher:
-    """The HNSW path's filtered nearest-neighbour scan alone, under either iterative mode.
-
-    ``search_evidence`` always asks for ``relaxed_order``; this compares it with
-    ``strict_order`` on the same index, filter and limit.
-    """
-    statement = sql.SQL(
-        "SELECT v.episode_id FROM episode_vectors AS v"
-        " JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.episode_id = v.episode_id"
-        " WHERE v.tenant_id = %(tenant)s AND v.model = %(model)s AND e.erased_at IS NULL"
-        " ORDER BY (v.embedding::{typed}) <=> (%(query)s::{typed}) LIMIT %(k)s"
-    ).format(typed=sql.SQL("halfvec({})").format(sql.Literal(dimensions)))
-
-    def search(query: Vectors32) -> Outcome:
-        def work() -> tuple[list[int], str]:
-            conn.execute(
-                "SELECT set_config('hnsw.iterative_scan', %(mode)s, true),"
-                " set_config('hnsw.ef_search', %(ef)s, true)",
-                {"mode": mode, "ef": str(ef_search)},
-            )
-            params = {"tenant": tenant, "model": model, "query": HalfVector(query), "k": K}
-            rows = conn.execute(statement, params).fetchall()
-            return [_episode_index(row[0]) for row in rows], "hnsw"
-
-        return _in_transaction(conn, work)
-
-    return search
-
-
-def measure(
-    search: Searcher,
-    *,
-    queries: Vectors32,
-    truths: Sequence[Truth],
-    vectors: Vectors16,
-) -> dict[str, Any]:
-    """Recall@K and latency of ``search`` over ``queries``, after a short warm-up."""
-    for query in queries[:WARMUP_QUERIES]:
-        search(query)
-    outcomes = [search(query) for query in queries]
-    recalls = [
-        recall(outcome.found, truth, vectors, query)
-        for outcome, truth, query in zip(outcomes, truths, queries, strict=True)
-    ]
-    return {
-        "method": "/".join(sorted({outcome.method for outcome in outcomes})),
-        "recall_at_10": round(statistics.fmean(recalls), 4),
-        "min_recall_at_10": round(min(recalls), 2),
-        **_percentiles([outcome.seconds for outcome in outcomes]),
-        "queries_using_hnsw_index": sum(outcome.used_index for outcome in outcomes),
-        "queries_short_of_10_hits": sum(
-            len(outcome.found) < truth.expected
-            for outcome, truth in zip(outcomes, truths, strict=True)
-        ),
-    }
-
-
-def _without_method(result: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in result.items() if key != "method"}
-
-
-@contextmanager
-def _session_settings(conn: psycopg.Connection[Any], settings: dict[str, str]) -> Iterator[None]:
-    """Change settings for the session (every later transaction), restoring them afterwards."""
-    previous = {}
-    for name, value in settings.items():
-        row = conn.execute("SELECT current_setting(%(name)s)", {"name": name}).fetchone()
-        previous[name] = str(row[0]) if row else ""
-        conn.execute(
-            "SELECT set_config(%(name)s, %(value)s, false)", {"name": name, "value": value}
-        )
-    conn.commit()
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            conn.execute(
-                "SELECT set_config(%(name)s, %(value)s, false)", {"name": name, "value": value}
-            )
-        conn.commit()
-
-
-def hnsw_sweep(
-    conn: psycopg.Connection[Any],
-    tenant: str,
-    *,
-    queries: Vectors32,
-    truths: Sequence[Truth],
-    vectors: Vectors16,
-    model: str,
-    filtered: bool,
-) -> list[dict[str, Any]]:
-    """The HNSW index (sorts disabled so the planner must use it) under other settings."""
-    dimensions = vectors.shape[1]
-    common: dict[str, Any] = {"queries": queries, "truths": truths, "vectors": vectors}
-    rows: list[dict[str, Any]] = []
-    # Without a tenant filter the scan never iterates, so its tuple cap does not matter.
-    caps = SWEEP_MAX_SCAN_TUPLES if filtered else SWEEP_MAX_SCAN_TUPLES[:1]
-    with _session_settings(conn, FORCE_INDEX):
-        for max_scan_tuples in caps:
-            with _session_settings(conn, {"hnsw.max_scan_tuples": str(max_scan_tuples)}):
-                for ef_search in SWEEP_EF_SEARCH:
-                    search = evidence_searcher(
-                        conn,
-                        tenant,
-                        model=model,
-                        dimensions=dimensions,
-                        exact_limit=0,
-                        ef_search=ef_search,
-                    )
-                    rows.append(
-                        {
-                            "iterative_scan": "relaxed_order",
-                            "ef_search": ef_search,
-                            "max_scan_tuples": max_scan_tuples,
-                            **_without_method(measure(search, **common)),
-                        }
-                    )
-        for mode in ("relaxed_order", "strict_order"):
-            search = iterative_scan_searcher(
-                conn, tenant, model=model, dimensions=dimensions, mode=mode
-            )
-            rows.append(
-                {
-                    "iterative_scan": mode,
-                    "ef_search": HNSW_EF_SEARCH,
-                    "max_scan_tuples": SWEEP_MAX_SCAN_TUPLES[0],
-                    "statement": "nearest-neighbour scan only",
-                    **_without_method(measure(search, **common)),
-                }
-            )
-    return rows
-
-
-def index_build_sweep(
-    conn: psycopg.Connection[Any],
-    scopes: dict[str, Indices],
-    *,
-    questions: dict[str, Vectors32],
-    vectors: Vectors16,
-    model: str,
-) -> dict[str, list[dict[str, Any]]]:
-    """Rebuild the HNSW index with larger m / ef_construction; search each scope (forced)."""
-    row = conn.execute(
-        "SELECT indexdef FROM pg_indexes WHERE indexname = %(name)s", {"name": HNSW_INDEX}
-    ).fetchone()
-    conn.commit()
-    assert row is not None
-    definition = str(row[0])
-    subsets = {name: queries[:SWEEP_QUERIES] for name, queries in questions.items()}
-    truths = {name: exact_truths(vectors, scopes[name], subsets[name]) for name in subsets}
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in subsets}
-    for m, ef_construction in SWEEP_BUILDS:
-        options = f" WITH (m = {m}, ef_construction = {ef_construction}) WHERE "
-        start = time.perf_counter()
-        with conn.transaction():
-            conn.execute(f"DROP INDEX {HNSW_INDEX}")
-            conn.execute(f"SET LOCAL maintenance_work_mem = '{MAINTENANCE_WORK_MEM}'")
-            conn.execute(definition.replace(" WHERE ", options, 1).encode())
-        build = {
-            "m": m,
-            "ef_construction": ef_construction,
-            "build_s": round(time.perf_counter() - start, 1),
-            "index_mib": _relation_mib(conn, HNSW_INDEX),
-        }
-        with _session_settings(conn, FORCE_INDEX):
-            for name, queries in subsets.items():
-                for ef_search in SWEEP_BUILD_EF_SEARCH:
-                    search = evidence_searcher(
-                        conn,
-                        name,
-                        model=model,
-                        dimensions=vectors.shape[1],
-                        exact_limit=0,
-                        ef_search=ef_search,
-                    )
-                    result = measure(search, queries=queries, truths=truths[name], vectors=vectors)
-                    rows[name].append({**build, "ef_search": ef_search, **_without_method(result)})
-    return rows
-
-
-def _relation_mib(conn: psycopg.Connection[Any], name: str) -> float:
-    row = conn.execute("SELECT pg_relation_size(%(name)s::regclass)", {"name": name}).fetchone()
-    conn.commit()
-    return round(int(row[0]) / MIB, 1) if row else 0.0
 
 
 def _configuration(
@@ -544,16 +95,16 @@ def _configuration(
         "name": name,
         "tenant_episodes": len(scope),
         **measure(searcher(), **common),
-        "forced_hnsw": _without_method(measure(searcher(exact_limit=0), **common)),
+        "forced_hnsw": without_method(measure(searcher(exact_limit=0), **common)),
     }
     # The HNSW path's SQL still leaves the plan to PostgreSQL, which may sort a small tenant's
     # rows instead: with sorts disabled it has to walk the global index with the tenant filter.
-    with _session_settings(conn, FORCE_INDEX):
+    with session_settings(conn, FORCE_INDEX):
         forced = measure(searcher(exact_limit=0), **common)
-    result["forced_hnsw_index"] = _without_method(forced)
+    result["forced_hnsw_index"] = without_method(forced)
     if name == SINGLE_TENANT:
         exact = measure(searcher(exact_limit=len(scope)), **common)
-        result["forced_exact"] = _without_method(exact)
+        result["forced_exact"] = without_method(exact)
     if sweep:
         count = min(len(questions), SWEEP_QUERIES)
         subset: dict[str, Any] = {"queries": questions[:count], "truths": truths[:count]}
@@ -620,7 +171,7 @@ def _measure_store(
     model: str,
     sweep: bool,
 ) -> list[dict[str, Any]]:
-    with _connect(conninfo) as conn:
+    with connect_to(conninfo) as conn:
         return [
             _configuration(
                 conn,
@@ -685,7 +236,7 @@ def run(
         start = time.perf_counter()
         configs = _measure_store(conninfo, tenants, scopes, sweep=sweep, **measured)
         timings["multi_tenant_measure_s"] = round(time.perf_counter() - start, 1)
-        with _connect(conninfo) as conn:
+        with connect_to(conninfo) as conn:
             server = _server_facts(conn)
             storage = _storage(conn, vectors.shape[1])
             if sweep:
@@ -697,7 +248,7 @@ def run(
         solo_configs = _measure_store(conninfo, [SINGLE_TENANT], scopes, sweep=sweep, **measured)
         timings["single_tenant_measure_s"] = round(time.perf_counter() - start, 1)
         if sweep:
-            with _connect(conninfo) as conn:
+            with connect_to(conninfo) as conn:
                 _attach_build_sweep(conn, solo_configs, scopes, **measured)
         configs += solo_configs
     timings["total_s"] = round(time.perf_counter() - started, 1)
