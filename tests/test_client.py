@@ -7,11 +7,9 @@ so every recorded_at, created_at and status below is exact.
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
 
 import httpx
 import pytest
@@ -21,20 +19,13 @@ from litestar.testing import TestClient
 from server.bodies import EpisodeBody, TenantCreated
 from server.client import (
     AsyncSGAMClient,
-    Call,
     ConflictError,
-    Forbidden,
     InvalidRequest,
     NotFoundError,
     SGAMClient,
-    SGAMError,
     TooLarge,
     Unauthorized,
-    Unavailable,
-    calls,
 )
-from server.client.base import Route, Routes
-from server.problems import PROBLEM_MEDIA_TYPE, problem_response
 from server.settings import Settings
 from store.models import (
     ApiKeyIssued,
@@ -170,146 +161,6 @@ def window(fact: Fact) -> tuple[Any, ...]:
         fact.recorded_at,
         fact.retired_at,
         fact.status,
-    )
-
-
-# -- the pure layer -------------------------------------------------------------------------
-
-
-def test_a_call_names_method_path_query_and_body_and_sends_instants_as_rfc3339() -> None:
-    at = datetime(2026, 6, 2, tzinfo=UTC)
-    read = calls.fact("account:42", "tier", valid_at=at, known_at="2026-06-03T00:00:00Z")
-    assert (read.method, read.path, read.params, read.body) == (
-        "GET",
-        "/v1/facts/account:42/tier",
-        {"valid_at": "2026-06-02T00:00:00+00:00", "known_at": "2026-06-03T00:00:00Z"},
-        None,
-    )
-    retraction = calls.retract("mira", "passport_deadline", valid_from=at)
-    assert (retraction.method, retraction.path, retraction.body) == (
-        "POST",
-        "/v1/facts/mira/passport_deadline/retract",
-        {"valid_from": "2026-06-02T00:00:00+00:00"},
-    )
-    # "." and ".." are valid ids; they must not read as dot segments of the URL.
-    assert calls.profile("..").path == "/v1/subjects/%2E%2E/profile"
-    assert calls.episode("a/b").path == "/v1/episodes/a%2Fb"
-
-
-SAMPLE_CALLS: dict[str, Call[Any]] = {
-    "create_tenant": calls.create_tenant("acme"),
-    "create_key": calls.create_key("acme"),
-    "revoke_key": calls.revoke_key(UUID(int=1)),
-    "declare_attribute": calls.declare_attribute("tier", "string"),
-    "attributes": calls.attributes(),
-    "memory_update_schema": calls.memory_update_schema(),
-    "record_episode": calls.record_episode("text", "2026-06-01T00:00:00Z"),
-    "record_batch": calls.record_batch([]),
-    "episode": calls.episode("e1"),
-    "apply_updates": calls.apply_updates("e1", []),
-    "erase_episode": calls.erase_episode("e1"),
-    "fact": calls.fact("mira", "tier"),
-    "history": calls.history("mira", "tier"),
-    "expire": calls.expire("mira", "tier", at="2026-06-01T00:00:00Z", source_episode_id="e1"),
-    "retract": calls.retract("mira", "tier", fact_id=UUID(int=1)),
-    "subjects": calls.subjects(),
-    "profile": calls.profile("mira"),
-    "export_subject": calls.export_subject("mira"),
-    "erase_subject": calls.erase_subject("mira"),
-    "conflicts": calls.conflicts(),
-    "resolve_conflict": calls.resolve_conflict(UUID(int=1), "incumbent"),
-    "search": calls.search("passport"),
-    "context": calls.context("passport?"),
-    "healthz": calls.healthz(),
-    "readyz": calls.readyz(),
-}
-
-
-def _route_of(app: Litestar, method: str, path: str) -> str:
-    """The app's route template that answers ``method path``."""
-    matches = [
-        route.path
-        for route in app.routes
-        if method in getattr(route, "methods", ())
-        and re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", route.path), path)
-    ]
-    assert len(matches) == 1, (method, path, matches)
-    return matches[0]
-
-
-def test_every_api_route_has_exactly_one_client_method(http: TestClient[Litestar]) -> None:
-    routes = {name for name, value in vars(Routes).items() if isinstance(value, Route)}
-    assert routes == set(SAMPLE_CALLS)
-    answered = {
-        (call.method, _route_of(http.app, call.method, call.path)) for call in SAMPLE_CALLS.values()
-    }
-    api = {
-        (method, route.path)
-        for route in http.app.routes
-        for method in getattr(route, "methods", set()) - {"HEAD", "OPTIONS"}
-        if route.path.startswith("/v1/") or route.path in {"/healthz", "/readyz"}
-    }
-    assert len(answered) == len(SAMPLE_CALLS)
-    assert answered == api
-
-
-@pytest.mark.parametrize(
-    ("status", "code", "error"),
-    [
-        (422, "invalid", InvalidRequest),
-        (400, "invalid", InvalidRequest),
-        (401, "unauthorized", Unauthorized),
-        (403, "forbidden", Forbidden),
-        (404, "not_found", NotFoundError),
-        (409, "conflict", ConflictError),
-        (413, "too_large", TooLarge),
-        (503, "unavailable", Unavailable),
-        (500, "internal", SGAMError),
-    ],
-)
-def test_each_problem_code_raises_its_own_error_with_status_detail_and_field(
-    status: int, code: str, error: type[SGAMError]
-) -> None:
-    # Problems the test app cannot be made to answer (a lost database, a disabled header).
-    problem = problem_response(code, status, "what went wrong", field="some.field")
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            status, json=problem.content, headers={"content-type": PROBLEM_MEDIA_TYPE}
-        )
-
-    with (
-        httpx.Client(transport=httpx.MockTransport(answer)) as http,
-        SGAMClient("http://sgam.test", "key", http=http) as client,
-        pytest.raises(SGAMError) as raised,
-    ):
-        client.readyz()
-    assert type(raised.value) is error
-    assert (raised.value.status, raised.value.code, raised.value.detail, raised.value.field) == (
-        status,
-        code,
-        "what went wrong",
-        "some.field",
-    )
-    assert str(raised.value) == f"{status} {code}: what went wrong (field some.field)"
-
-
-def test_an_answer_that_is_not_a_problem_still_raises_by_its_status() -> None:
-    def gateway(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(502, text="<html>Bad Gateway</html>")
-
-    transport = httpx.MockTransport(gateway)
-    with (
-        httpx.Client(transport=transport) as http,
-        SGAMClient("http://sgam.test", "key", http=http) as client,
-        pytest.raises(SGAMError) as raised,
-    ):
-        client.healthz()
-    assert (type(raised.value), raised.value.status, raised.value.code, raised.value.detail) == (
-        SGAMError,
-        502,
-        "internal",
-        "<html>Bad Gateway</html>",
     )
 
 
