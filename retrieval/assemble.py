@@ -1,52 +1,71 @@
 """Context assembly: the smallest cited block a model needs for one read.
 
-Pure: the chosen facts, the text of their keys' other versions and the ranked evidence arrive
-from the read path; here live only the block's rules (design section 5, read path steps 4-5).
-Facts decide values; evidence only supports them, and a snippet stating another version's value
-is never shown on a line that does not say ``superseded``.
+Pure: the chosen facts, the subject's value texts and the ranked evidence arrive from the read
+path; here live only the block's rules (design section 5, read path steps 4-5). Facts decide
+values; evidence only supports them, and a snippet stating a value no key of the subject holds
+at the asked instant is never shown on a line that does not say ``superseded``
+(``retrieval.stale`` has the rule, which holds whatever was routed).
+
+The block spends tokens on content, not format::
+
+    mira as of 2026-06-02T12:00Z:          <- the subject; times only when a time was asked
+    passport_deadline: 2026-07-15 (from 2026-06-01T09:00Z until 2026-06-03T10:00Z; source e1)
+    home_city: not known
+    Uncertain:
+    - tier: gold (source e4) vs silver (source e5), disputed from 2026-06-01
+    Evidence:
+    - [e1] Her passport deadline is 2026-07-15.
+    - [e0] superseded: Back in May she said it was 2026-08-01.
+
+Instants print as a date when the time is midnight, to the minute when seconds are zero.
+Each evidence line quotes the sentence of its episode that states a value of the subject (the
+clause, when the sentence is long), else the sentences nearest the question; its citation is
+the episode id (``citations`` has the episode's time). When evidence does not fit the budget,
+superseded lines go first.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from retrieval.snippets import one_line, value_pattern
+from retrieval.snippets import (
+    clause_around,
+    cut_at_word,
+    one_line,
+    split_sentences,
+    trim_snippet,
+)
+from retrieval.stale import NO_VALUES, EvidenceCheck, SubjectValues, evidence_check
 from store.models import Challenger, Fact
 from store.times import format_timestamp
 from store.values import display
 
 StaleRule = Literal["mark", "drop"]
 CitationRole = Literal["fact", "challenger", "evidence"]
+Mode = Literal["current", "point_in_time", "known_at"]
 
 _ROLE_RANK: dict[CitationRole, int] = {"fact": 0, "challenger": 1, "evidence": 2}
-_MASK = "\x00"
 
-UNVERIFIED_NOTE = "No declared attribute matches the question; the evidence below is unverified."
+_MAX_QUOTE = 280  # as ``trim_snippet``'s default
+UNVERIFIED_HEADING = "Evidence (unverified: no attribute matched the question):"
 
 
 @dataclass(frozen=True)
 class KeyFacts:
-    """One asked key: the version valid at the read's time and its other versions' value text."""
+    """One asked key and the version valid at the read's time (None: not known)."""
 
     subject: str
     attribute: str
     fact: Fact | None
-    other_values: tuple[str, ...] = ()
-
-    @property
-    def name(self) -> str:
-        """The key as the block names it: ``subject.attribute``."""
-        return f"{self.subject}.{self.attribute}"
 
 
 @dataclass(frozen=True)
 class EvidenceCandidate:
-    """An episode found for the question, with its snippet already trimmed."""
+    """An episode found for the question, with its text (the assembler quotes from it)."""
 
     episode_id: str
     occurred_at: datetime
@@ -78,20 +97,7 @@ class _Shown:
     @property
     def line(self) -> str:
         mark = "superseded: " if self.superseded else ""
-        return f"- [{self.candidate.episode_id}, {self.when}] {mark}{self.snippet}"
-
-
-@dataclass(frozen=True)
-class StaleCheck:
-    """One key's stale rule: mask its chosen value's text, then search its other values' text."""
-
-    own: re.Pattern[str] | None
-    others: tuple[re.Pattern[str], ...]
-
-    def finds(self, folded: str) -> bool:
-        """Whether the case-folded one-line text states one of the key's other values."""
-        text = folded if self.own is None else self.own.sub(_MASK, folded)
-        return any(pattern.search(text) for pattern in self.others)
+        return f"- [{self.candidate.episode_id}] {mark}{self.snippet}"
 
 
 def assemble_context(
@@ -100,40 +106,49 @@ def assemble_context(
     evidence: Sequence[EvidenceCandidate],
     valid_at: datetime,
     known_at: datetime,
+    count_tokens: Callable[[str], int],
+    subject: str | None = None,
+    mode: Mode = "current",
+    question: str = "",
+    values: SubjectValues = NO_VALUES,
     evidence_k: int = 3,
     token_budget: int = 512,
-    count_tokens: Callable[[str], int],
     stale: StaleRule = "mark",
     episode_times: Mapping[str, datetime] | None = None,
     unverified: bool = False,
 ) -> Assembled:
-    """Assemble the cited block: key lines, uncertain keys, then evidence cut to the budget."""
+    """Assemble the cited block: key lines, uncertain keys, then evidence cut to the budget.
+
+    ``values`` are the subject's value texts (``retrieval.stale.subject_values``); keys' facts
+    count among them too, so a caller that passes none still gets the asked keys checked.
+    """
     _check_arguments(valid_at, known_at, evidence_k, token_budget, stale)
     asked = _distinct(keys)
     settled = [key for key in asked if key.fact is None or not key.fact.disputed]
     disputed = [key for key in asked if key.fact is not None and key.fact.disputed]
 
-    core = [f"Facts valid at {_when(valid_at)}, known at {_when(known_at)}:"]
-    if unverified:
-        core.append(UNVERIFIED_NOTE)
+    core = [line for line in (_header(subject, mode, valid_at, known_at),) if line]
     core.extend(_key_line(key) for key in settled)
     if disputed:
         core.append("Uncertain:")
         core.extend(_uncertain_line(key) for key in disputed)
 
-    shown = _choose_evidence(evidence, asked, evidence_k=evidence_k, stale=stale)
+    check = evidence_check(_with_keys(values, asked), routed=[key.attribute for key in asked])
+    shown = _choose_evidence(
+        evidence, asked, check=check, question=question, evidence_k=evidence_k, stale=stale
+    )
     core_block = "\n".join(core)
     core_tokens = count_tokens(core_block)
     over_budget = core_tokens > token_budget
     kept: list[_Shown] = []
     block, tokens = core_block, core_tokens
     if not over_budget:
-        for count in range(len(shown), 0, -1):
-            lines = [s.line for s in shown[:count]]
+        for trial in _cuts(shown):
+            lines = [item.line for item in trial]
             candidate_block = "\n".join([*core, _evidence_heading(unverified), *lines])
             candidate_tokens = count_tokens(candidate_block)
             if candidate_tokens <= token_budget:
-                kept, block, tokens = shown[:count], candidate_block, candidate_tokens
+                kept, block, tokens = trial, candidate_block, candidate_tokens
                 break
 
     times = _episode_times(evidence, episode_times)
@@ -148,28 +163,51 @@ def assemble_context(
     )
 
 
-def stale_checks(keys: Sequence[KeyFacts]) -> list[StaleCheck]:
-    """Per key, the patterns of its other versions' values that differ from its chosen value."""
-    checks: list[StaleCheck] = []
+def compact_time(value: datetime) -> str:
+    """An instant as the block prints it: a date at midnight, minutes when seconds are zero."""
+    text = _when(value)
+    if text.endswith("T00:00:00Z"):
+        return text[:10]
+    if text.endswith(":00Z") and len(text) == len("2026-06-03T10:00:00Z"):
+        return text[:-4] + "Z"
+    return text
+
+
+def _cuts(shown: Sequence[_Shown]) -> list[list[_Shown]]:
+    """Evidence sets to try, largest first: superseded lines go before the others, last first."""
+    if not shown:
+        return []
+    trials = [list(shown)]
+    current = list(shown)
+    while current:
+        marked = [i for i, item in enumerate(current) if item.superseded]
+        drop = marked[-1] if marked else len(current) - 1
+        current = current[:drop] + current[drop + 1 :]
+        if current:
+            trials.append(current)
+    return trials
+
+
+def _with_keys(values: SubjectValues, keys: Sequence[KeyFacts]) -> SubjectValues:
+    """``values`` plus the asked keys' own facts and challengers (holding at the instant)."""
+    holding = {name: tuple(texts) for name, texts in values.holding.items()}
+    ever = {name: tuple(texts) for name, texts in values.ever.items()}
     for key in keys:
-        own_text = "" if key.fact is None else display(key.fact.value)
-        own = value_pattern(own_text)
-        others: list[re.Pattern[str]] = []
-        for text in key.other_values:
-            pattern = value_pattern(text)
-            if pattern is None or (own is not None and pattern.pattern == own.pattern):
-                continue
-            if pattern.pattern not in {known.pattern for known in others}:
-                others.append(pattern)
-        if others:
-            checks.append(StaleCheck(own=own, others=tuple(others)))
-    return checks
+        if key.fact is None:
+            continue
+        texts = [display(key.fact.value), *(display(c.value) for c in key.fact.challengers)]
+        holding[key.attribute] = tuple(dict.fromkeys([*holding.get(key.attribute, ()), *texts]))
+        ever[key.attribute] = tuple(dict.fromkeys([*ever.get(key.attribute, ()), *texts]))
+    return SubjectValues(holding=holding, ever=ever)
 
 
-def is_stale(snippet: str, checks: Sequence[StaleCheck]) -> bool:
-    """Whether the snippet states another version's value of any asked key."""
-    folded = one_line(snippet).casefold()
-    return any(check.finds(folded) for check in checks)
+def _header(subject: str | None, mode: Mode, valid_at: datetime, known_at: datetime) -> str:
+    if mode == "current":
+        return f"{subject}:" if subject else ""
+    times = f"as of {compact_time(valid_at)}"
+    if mode == "known_at":
+        times += f", as known on {compact_time(known_at)}"
+    return f"{subject} {times}:" if subject else f"{times[0].upper()}{times[1:]}:"
 
 
 def _check_arguments(
@@ -202,8 +240,8 @@ def _distinct(keys: Sequence[KeyFacts]) -> list[KeyFacts]:
 
 
 def _window(fact: Fact) -> str:
-    until = "" if fact.valid_to is None else f" until {_when(fact.valid_to)}"
-    return f"valid from {_when(fact.valid_from)}{until}"
+    until = "" if fact.valid_to is None else f" until {compact_time(fact.valid_to)}"
+    return f"from {compact_time(fact.valid_from)}{until}"
 
 
 def _value(value: Any) -> str:
@@ -212,31 +250,33 @@ def _value(value: Any) -> str:
 
 def _key_line(key: KeyFacts) -> str:
     if key.fact is None:
-        return f"{key.name}: not known"
+        return f"{key.attribute}: not known"
     fact = key.fact
-    return f"{key.name}: {_value(fact.value)} ({_window(fact)}; source {fact.source_episode_id})"
+    return (
+        f"{key.attribute}: {_value(fact.value)} ({_window(fact)}; source {fact.source_episode_id})"
+    )
 
 
 def _uncertain_line(key: KeyFacts) -> str:
     fact = key.fact
     assert fact is not None
-    incumbent = f"{_value(fact.value)} (incumbent; source {fact.source_episode_id})"
-    sides = [incumbent] + [
-        f"{_value(challenger.value)} (challenger; source {challenger.source_episode_id})"
+    sides = [f"{_value(fact.value)} (source {fact.source_episode_id})"] + [
+        f"{_value(challenger.value)} (source {challenger.source_episode_id})"
         for challenger in fact.challengers
     ]
-    return f"- {key.name} ({_window(fact)}, disputed): {' vs '.join(sides)}"
+    return f"- {key.attribute}: {' vs '.join(sides)}, disputed {_window(fact)}"
 
 
 def _choose_evidence(
     candidates: Sequence[EvidenceCandidate],
     keys: Sequence[KeyFacts],
     *,
+    check: EvidenceCheck,
+    question: str,
     evidence_k: int,
     stale: StaleRule,
 ) -> list[_Shown]:
     sources = {key.fact.source_episode_id for key in keys if key.fact is not None}
-    checks = stale_checks(keys)
 
     def rank(position: int) -> tuple[bool, float, int]:
         candidate = candidates[position]
@@ -250,16 +290,38 @@ def _choose_evidence(
         if len(shown) >= evidence_k:
             break
         candidate = candidates[position]
-        snippet = one_line(candidate.text)
+        snippet = quote(candidate.text, question=question, check=check)
         if not snippet or candidate.episode_id in seen:
             continue
-        when = _when(candidate.occurred_at)
-        superseded = is_stale(snippet, checks)
-        if superseded and stale == "drop":
+        verdict = check.verdict(snippet)
+        if verdict == "ambiguous" or (verdict == "superseded" and stale == "drop"):
             continue
         seen.add(candidate.episode_id)
-        shown.append(_Shown(candidate=candidate, when=when, snippet=snippet, superseded=superseded))
+        shown.append(
+            _Shown(
+                candidate=candidate,
+                when=_when(candidate.occurred_at),
+                snippet=snippet,
+                superseded=verdict == "superseded",
+            )
+        )
     return shown
+
+
+def quote(text: str, *, question: str, check: EvidenceCheck, long_sentence: int = 160) -> str:
+    """What an evidence line shows of an episode: the sentence stating a value of the subject
+    (its clause, when the sentence is longer than ``long_sentence``), else the question's best
+    sentences."""
+    stating = [sentence for sentence in split_sentences(text) if check.value_spans(sentence)]
+    if not stating:
+        return trim_snippet(text, question)
+    best = next(
+        (s for s in stating if any(p.search(s.casefold()) for p in check.routed_holding)),
+        stating[0],
+    )
+    if len(best) <= long_sentence or len(best.casefold()) != len(best):
+        return cut_at_word(best, _MAX_QUOTE)
+    return clause_around(best, check.value_spans(best)[0], max_chars=long_sentence)
 
 
 def _episode_times(
@@ -301,7 +363,7 @@ def _citations(
 
 
 def _evidence_heading(unverified: bool) -> str:
-    return "Evidence (unverified):" if unverified else "Evidence:"
+    return UNVERIFIED_HEADING if unverified else "Evidence:"
 
 
 def _evidence_entry(item: _Shown, *, unverified: bool) -> dict[str, Any]:

@@ -7,8 +7,7 @@ always come from exact reads of the fact store (invariant 5).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from datetime import datetime
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,13 +23,12 @@ from retrieval.models import (
     SearchResult,
 )
 from retrieval.planner import KnownSubject, QuestionPlan, plan_question, routing_text
+from retrieval.route import route_keys
 from retrieval.routing import AttributeIndex
 from retrieval.snippets import trim_snippet
-from store.errors import NotFound
-from store.models import Fact
-from store.paging import MAX_LIMIT
+from retrieval.stale import NO_VALUES, subject_values
 from store.service import MemoryStore
-from store.values import display
+from store.subject_reads import SubjectMemory
 
 _WORD = re.compile(r"[a-z0-9@]+")
 _JOINERS = ("", "_", "-", ":", ".")
@@ -58,7 +56,8 @@ class Reader:
         self.store = store
         self.embedder = embedder
         # Pass a shared index to keep its cache across readers (one per request in the server).
-        self.attributes = attributes or AttributeIndex(embedder)
+        # An empty index is falsy (it has a length): test for None, or the cache never fills.
+        self.attributes = AttributeIndex(embedder) if attributes is None else attributes
 
     def search(self, tenant_id: str, request: SearchRequest) -> SearchResult:
         """Episodes similar to the query, cited, best first."""
@@ -105,18 +104,19 @@ class Reader:
 
     def plan(self, tenant_id: str, request: ContextRequest) -> QuestionPlan:
         """Decide mode, times, subject and attributes for the question."""
+        plan, _ = self._plan(tenant_id, request)
+        return plan
+
+    def _plan(
+        self, tenant_id: str, request: ContextRequest
+    ) -> tuple[QuestionPlan, SubjectMemory | None]:
+        """The plan and the subject's memory at the plan's instant (one read of the store)."""
         now = self.store.clock()
-        declared = self.store.list_attributes(tenant_id)
         known = [
             KnownSubject(subject)
             for subject in self.store.find_subjects(tenant_id, subject_candidates(request.question))
         ]
-        # Names and dates say nothing about which attribute is asked: route on the rest.
-        topic = routing_text(
-            request.question, now=now, subject=request.subject, known_subjects=known
-        )
-        scores = self.attributes.score(topic, declared)
-        return plan_question(
+        plan = plan_question(
             request.question,
             now=now,
             subject=request.subject,
@@ -124,19 +124,60 @@ class Reader:
             valid_at=request.valid_at,
             known_at=request.known_at,
             known_subjects=known,
-            attribute_scores=scores,
         )
+        if plan.subject is None:
+            if request.attributes:
+                return plan, None
+            reason = "No subject is known for the question, so no key was read."
+            return replace(plan, reasons={**plan.reasons, "attributes": reason}), None
+        memory = self.store.subject_memory(
+            tenant_id, plan.subject, valid_at=plan.valid_at, known_at=plan.known_at
+        )
+        if request.attributes:
+            return plan, memory
+        # Names and dates say nothing about which attribute is asked: route on the rest.
+        topic = routing_text(request.question, now=now, subject=plan.subject, known_subjects=known)
+        routing = route_keys(
+            self.attributes.score(topic, memory.attributes, subject=plan.subject),
+            held=memory.held_attributes(),
+            subject=plan.subject,
+        )
+        reasons = {**plan.reasons, "attributes": routing.reason}
+        return replace(
+            plan, attributes=routing.attributes, routed=routing.routed, reasons=reasons
+        ), memory
 
     def context(self, tenant_id: str, request: ContextRequest) -> ContextResult:
         """The smallest cited block answering the question, with its plan."""
-        plan = self.plan(tenant_id, request)
-        keys = self._keys(tenant_id, plan)
-        sources = self._sources(tenant_id, keys, question=request.question)
+        plan, memory = self._plan(tenant_id, request)
+        keys = [
+            KeyFacts(plan.subject, attribute, memory.fact(attribute))
+            for attribute in plan.attributes
+            if plan.subject is not None and memory is not None
+        ]
+        episodes = memory.episodes if memory is not None else {}
+        sources = [
+            EvidenceCandidate(
+                episode_id=episode.id,
+                occurred_at=episode.occurred_at,
+                text=episode.text,
+                score=1.0,
+                is_fact_source=True,
+            )
+            for episode in (
+                episodes.get(key.fact.source_episode_id) for key in keys if key.fact is not None
+            )
+            if episode is not None and episode.text is not None  # an erased source is a stub
+        ]
         related = self._related(tenant_id, request, plan=plan)
         assembled = assemble_context(
             keys=keys,
             evidence=[*sources, *related] if request.evidence_k else [],
-            episode_times=self._cited_times(tenant_id, keys, sources),
+            question=request.question,
+            subject=plan.subject,
+            mode=plan.mode,
+            values=subject_values(memory) if memory is not None else NO_VALUES,
+            episode_times={episode_id: e.occurred_at for episode_id, e in episodes.items()},
             valid_at=plan.valid_at,
             known_at=plan.known_at,
             evidence_k=request.evidence_k,
@@ -156,74 +197,6 @@ class Reader:
             tokens=assembled.tokens,
         )
 
-    def _keys(self, tenant_id: str, plan: QuestionPlan) -> list[KeyFacts]:
-        if plan.subject is None:
-            return []
-        keys = []
-        for attribute in plan.attributes:
-            fact: Fact | None
-            try:
-                fact = self.store.at(
-                    tenant_id,
-                    plan.subject,
-                    attribute,
-                    valid_at=plan.valid_at,
-                    known_at=plan.known_at,
-                )
-            except NotFound:
-                fact = None
-            history = self.store.history(tenant_id, plan.subject, attribute)
-            others = {display(version.value) for version in history}
-            others |= self._challenger_values(tenant_id, plan.subject, attribute)
-            if fact is not None:
-                others.discard(display(fact.value))
-                # A dispute open at known-at is shown on the Uncertain line, not as stale.
-                others -= {display(challenger.value) for challenger in fact.challengers}
-            keys.append(KeyFacts(plan.subject, attribute, fact, tuple(sorted(others))))
-        return keys
-
-    def _challenger_values(self, tenant_id: str, subject: str, attribute: str) -> set[str]:
-        """Values claimed against the key in conflicts (never versions, yet not to be shown as
-        holding where they are not the disputed side)."""
-        page = self.store.list_conflicts(
-            tenant_id, status=None, subject=subject, attribute=attribute, limit=MAX_LIMIT
-        )
-        return {display(conflict.challenger.value) for conflict in page.conflicts}
-
-    def _sources(
-        self, tenant_id: str, keys: Sequence[KeyFacts], *, question: str
-    ) -> list[EvidenceCandidate]:
-        """The chosen facts' source episodes, quoted around the question's words."""
-        sources = []
-        for key in keys:
-            if key.fact is None:
-                continue
-            episode = self.store.get_episode(tenant_id, key.fact.source_episode_id)
-            if episode.text is None:  # an erased source leaves a stub: nothing to quote
-                continue
-            sources.append(
-                EvidenceCandidate(
-                    episode_id=episode.id,
-                    occurred_at=episode.occurred_at,
-                    text=trim_snippet(episode.text, question),
-                    score=1.0,
-                    is_fact_source=True,
-                )
-            )
-        return sources
-
-    def _cited_times(
-        self, tenant_id: str, keys: Sequence[KeyFacts], sources: Sequence[EvidenceCandidate]
-    ) -> dict[str, datetime]:
-        """When each cited episode happened: fact sources and disputed keys' challengers."""
-        times = {source.episode_id: source.occurred_at for source in sources}
-        for key in keys:
-            for challenger in key.fact.challengers if key.fact else ():
-                if challenger.source_episode_id not in times:
-                    episode = self.store.get_episode(tenant_id, challenger.source_episode_id)
-                    times[episode.id] = episode.occurred_at
-        return times
-
     def _related(
         self, tenant_id: str, request: ContextRequest, *, plan: QuestionPlan
     ) -> list[EvidenceCandidate]:
@@ -241,7 +214,7 @@ class Reader:
             EvidenceCandidate(
                 episode_id=hit.episode_id,
                 occurred_at=hit.occurred_at,
-                text=trim_snippet(hit.text, request.question),
+                text=hit.text,
                 score=hit.score,
             )
             for hit in hits

@@ -8,7 +8,10 @@ similarity of unit vectors. ``retrieval.planner`` keeps those at or above its th
 Score ``retrieval.planner.routing_text(question, ...)``, not the raw question: subject names
 and dates carry no topic and pull the right attribute's score down ("Where did Mira work in
 2024?" scores 0.18 for employer as asked, 0.53 as "Where did work?"); the threshold was
-measured on routing text.
+measured on routing text. The subject's name is taken out of the attribute texts as well
+(``president_of_south_korea`` is "president of" for subject ``south_korea``), so an attribute
+named after its own subject is compared on the same words as the question and does not lose
+to other subjects' attributes that keep theirs.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Protocol
 import numpy as np
 
 from retrieval.embeddings import Vectors
-from retrieval.planner import AttributeScore
+from retrieval.planner import AttributeScore, KnownSubject, find_subject_mentions
 from store.models import Attribute
 
 _NAME_SEPARATORS = re.compile(r"[_\-.:]+")
@@ -38,18 +41,41 @@ class TextEmbedder(Protocol):
         ...
 
 
-def attribute_texts(attribute: Attribute) -> tuple[str, ...]:
-    """The texts an attribute is routed by: its name in words, description and aliases."""
+def attribute_texts(attribute: Attribute, *, subject: str | None = None) -> tuple[str, ...]:
+    """The texts an attribute is routed by: its name in words, description and aliases.
+
+    With ``subject``, the subject's name is cut out of each text (a text left without a word
+    keeps its name), as ``routing_text`` cuts it out of the question.
+    """
     name = _NAME_SEPARATORS.sub(" ", attribute.attribute).strip()
     texts = [name, attribute.description.strip(), *(alias.strip() for alias in attribute.aliases)]
+    if subject is not None:
+        texts = [_without_subject(text, subject) for text in texts]
     return tuple(dict.fromkeys(text for text in texts if text)) or (attribute.attribute,)
 
 
+def _without_subject(text: str, subject: str) -> str:
+    mentions = find_subject_mentions(text, [KnownSubject(subject)])
+    if not mentions:
+        return text
+    kept, cursor = [], 0
+    for mention in mentions:
+        kept.append(text[cursor : mention.start])
+        cursor = max(cursor, mention.end)
+    kept.append(text[cursor:])
+    left = " ".join("".join(kept).split()).strip(" ,;:")
+    return left if any(char.isalnum() for char in left) else text
+
+
 def score_attributes(
-    embedder: TextEmbedder, question: str, attributes: Sequence[Attribute]
+    embedder: TextEmbedder,
+    question: str,
+    attributes: Sequence[Attribute],
+    *,
+    subject: str | None = None,
 ) -> list[AttributeScore]:
     """Each attribute's best cosine similarity to the question, best first; one embed call."""
-    texts = [attribute_texts(attribute) for attribute in attributes]
+    texts = [attribute_texts(attribute, subject=subject) for attribute in attributes]
     vectors = embedder.embed([question, *(text for group in texts for text in group)])
     question_vector, rest = vectors[0], vectors[1:]
     groups: list[Vectors] = []
@@ -85,9 +111,11 @@ class AttributeIndex:
         with self._lock:
             self._vectors.clear()
 
-    def score(self, question: str, attributes: Sequence[Attribute]) -> list[AttributeScore]:
+    def score(
+        self, question: str, attributes: Sequence[Attribute], *, subject: str | None = None
+    ) -> list[AttributeScore]:
         """As ``score_attributes``, embedding only the question and attributes not yet cached."""
-        keys = [_key(attribute) for attribute in attributes]
+        keys = [_key(attribute, subject) for attribute in attributes]
         with self._lock:
             cached = {key: self._vectors[key] for key in keys if key in self._vectors}
         missing = list(dict.fromkeys(key for key in keys if key not in cached))
@@ -105,8 +133,12 @@ class AttributeIndex:
         return _ranked(vectors[0], attributes, [cached[key] for key in keys])
 
 
-def _key(attribute: Attribute) -> _CacheKey:
-    return (attribute.attribute, attribute.schema_version, attribute_texts(attribute))
+def _key(attribute: Attribute, subject: str | None) -> _CacheKey:
+    return (
+        attribute.attribute,
+        attribute.schema_version,
+        attribute_texts(attribute, subject=subject),
+    )
 
 
 def _ranked(

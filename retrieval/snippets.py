@@ -105,6 +105,40 @@ def cut_at_word(text: str, max_chars: int) -> str:
     return head.rstrip(" ,;:") + ELLIPSIS
 
 
+_CLAUSE_BREAK = re.compile(r"[;,:]\s+|\s+[-\u2013\u2014]\s+|\s+(?=\()")
+
+
+def clause_around(sentence: str, span: tuple[int, int], *, max_chars: int) -> str:
+    """The clause of ``sentence`` holding ``span``, widened by whole clauses up to ``max_chars``.
+
+    Clauses break at commas, semicolons, colons, dashes and before parentheses, never inside
+    ``span`` (a value such as "July 15, 2026" stays whole). Text left out at either end is
+    marked with an ellipsis.
+    """
+    start, end = span
+    breaks = [m for m in _CLAUSE_BREAK.finditer(sentence) if m.end() <= start or m.start() >= end]
+    cuts = [0, *sorted({m.end() for m in breaks if m.end() <= start})]
+    ends = [*sorted({m.start() for m in breaks if m.start() >= end}), len(sentence)]
+    head, tail = cuts[-1], ends[0]
+    left, right = len(cuts) - 1, 0
+    while True:
+        grown = False
+        if right + 1 < len(ends) and ends[right + 1] - head <= max_chars:
+            right += 1
+            tail = ends[right]
+            grown = True
+        if left > 0 and tail - cuts[left - 1] <= max_chars:
+            left -= 1
+            head = cuts[left]
+            grown = True
+        if not grown:
+            break
+    clause = cut_at_word(sentence[head:tail].strip(" ,;:"), max(max_chars, end - start))
+    before = ELLIPSIS if head > 0 else ""
+    after = ELLIPSIS if tail < len(sentence) and not clause.endswith(ELLIPSIS) else ""
+    return f"{before}{clause}{after}"
+
+
 def _edge_guards(needle: str) -> tuple[str, str]:
     before = after = ""
     if needle[0].isdigit():

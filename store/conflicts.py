@@ -221,6 +221,24 @@ def list_conflicts(
     return page, next_cursor
 
 
+def subject_conflicts(
+    conn: psycopg.Connection[Any], tenant_id: str, *, subject: str
+) -> list[ConflictRecord]:
+    """Every conflict ever logged on the subject's keys, open or resolved, oldest first."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT"
+            + _COLUMNS
+            + """
+            FROM conflicts
+            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
+            ORDER BY created_at, conflict_id
+            """,
+            {"tenant_id": tenant_id, "subject": subject},
+        )
+        return [_record(row) for row in cur.fetchall()]
+
+
 def with_disputes(
     conn: psycopg.Connection[Any], tenant_id: str, facts: Sequence[Fact], *, known_at: datetime
 ) -> list[Fact]:

@@ -140,3 +140,20 @@ def subject_episodes(conn: psycopg.Connection[Any], tenant_id: str, subject: str
             {"tenant_id": tenant_id, "subject": subject},
         )
         return [Episode.model_validate(row) for row in cur.fetchall()]
+
+
+def get_episodes(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_ids: Iterable[str]
+) -> dict[str, Episode]:
+    """The tenant's episodes (or stubs) among ``episode_ids``, by id; unknown ids are absent."""
+    wanted = sorted(set(episode_ids))
+    if not wanted:
+        return {}
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM episodes"
+            " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(episode_ids)s)",
+            {"tenant_id": tenant_id, "episode_ids": wanted},
+        )
+        found = [Episode.model_validate(row) for row in cur.fetchall()]
+    return {episode.id: episode for episode in found}

@@ -16,7 +16,17 @@ from uuid import UUID, uuid4
 
 import psycopg
 
-from store import conflicts, episodes, erasure, facts, reads, retraction, subjects, tenants
+from store import (
+    conflicts,
+    episodes,
+    erasure,
+    facts,
+    reads,
+    retraction,
+    subject_reads,
+    subjects,
+    tenants,
+)
 from store.admin import AdminStore
 from store.clock import Clock, wall_clock
 from store.database import make_pool
@@ -302,6 +312,30 @@ class MemoryStore(AdminStore):
                 attribute=attribute,
                 valid_at=valid or known or now,
                 known_at=known_at_,
+                now=now,
+            )
+
+        return self._run(work)
+
+    def subject_memory(
+        self,
+        tenant_id: str,
+        subject: str,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> subject_reads.SubjectMemory:
+        """A subject's facts at one valid and known time with its whole history, in one read."""
+        check_identifier(subject, "subject")
+        valid, known = read_times(valid_at, known_at)
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> subject_reads.SubjectMemory:
+            return subject_reads.read_subject_memory(
+                conn,
+                tenant_id,
+                subject=subject,
+                valid_at=valid or known or now,
+                known_at=known or now,
                 now=now,
             )
 

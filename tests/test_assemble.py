@@ -14,10 +14,10 @@ from retrieval.assemble import (
     EvidenceCandidate,
     KeyFacts,
     assemble_context,
-    is_stale,
-    stale_checks,
+    compact_time,
 )
 from retrieval.snippets import ELLIPSIS, mentions_value, split_sentences, trim_snippet
+from retrieval.stale import SubjectValues, evidence_check
 from store.models import Challenger
 from tests.helpers import fact
 
@@ -67,8 +67,15 @@ def current_key() -> KeyFacts:
         subject="mira",
         attribute="passport_deadline",
         fact=fact(NEW, source="e2", valid_from=E2_AT),
-        other_values=(OLD,),
     )
+
+
+def ever(**values: tuple[str, ...]) -> SubjectValues:
+    """Every value each attribute of mira ever had (what holds comes from the keys)."""
+    return SubjectValues(holding={}, ever=values)
+
+
+DEADLINES = ever(passport_deadline=(OLD, NEW))
 
 
 def assemble(
@@ -79,6 +86,9 @@ def assemble(
     count_tokens: Callable[[str], int] = words,
     **options: Any,
 ) -> Assembled:
+    options.setdefault("values", DEADLINES)
+    options.setdefault("subject", "mira")
+    options.setdefault("mode", "current" if valid_at == NOW else "point_in_time")
     result = assemble_context(
         keys=keys,
         evidence=evidence,
@@ -107,14 +117,15 @@ def assert_never_unmarked(block: str, stale_value: str) -> None:
 def test_seed_case_block_marks_the_superseded_snippet() -> None:
     result = assemble([current_key()], seed_evidence())
 
+    # Each quote is the sentence that states a value of mira's keys (else the whole text).
     assert result.block == "\n".join(
         [
-            "Facts valid at 2026-06-04T12:00:00Z, known at 2026-06-04T12:00:00Z:",
-            "mira.passport_deadline: 2026-06-30 (valid from 2026-06-03T10:00:00Z; source e2)",
+            "mira:",
+            "passport_deadline: 2026-06-30 (from 2026-06-03T10:00Z; source e2)",
             "Evidence:",
-            "- [e2, 2026-06-03T10:00:00Z] Mira corrected the deadline. It is now 2026-06-30.",
-            "- [e1, 2026-06-01T09:00:00Z] superseded: " + E1_TEXT,
-            "- [e3, 2026-06-01T09:00:00Z] " + E3_TEXT,
+            "- [e2] It is now 2026-06-30.",
+            "- [e1] superseded: Mira's passport renewal deadline is 2026-07-15.",
+            "- [e3] " + E3_TEXT,
         ]
     )
     assert_never_unmarked(result.block, OLD)
@@ -142,7 +153,7 @@ def test_a_snippet_with_both_the_current_and_a_stale_value_is_marked() -> None:
     both = "Mira moved the deadline from 2026-07-15 to 2026-06-30."
     result = assemble([current_key()], [candidate("e2", E2_AT, both, 0.9, source=True)])
 
-    assert evidence_lines(result.block) == [f"- [e2, 2026-06-03T10:00:00Z] superseded: {both}"]
+    assert evidence_lines(result.block) == [f"- [e2] superseded: {both}"]
     assert_never_unmarked(result.block, OLD)
 
 
@@ -151,14 +162,14 @@ def test_stale_values_match_case_insensitively_and_across_keys() -> None:
         subject="mira",
         attribute="tier",
         fact=fact("gold", source="e4", valid_from=E1_AT, attribute="tier"),
-        other_values=("Silver",),
     )
     snippets = [
         candidate("e5", E1_AT, "Mira was on the SILVER tier.", 0.9),
         candidate("e1", E1_AT, E1_TEXT, 0.8),
         candidate("e6", E1_AT, "Mira is gold now.", 0.7),
     ]
-    result = assemble([current_key(), tier], snippets, evidence_k=5)
+    values = ever(passport_deadline=(OLD, NEW), tier=("Silver", "gold"))
+    result = assemble([current_key(), tier], snippets, evidence_k=5, values=values)
 
     marked = {item["episode_id"]: item["superseded"] for item in result.evidence}
     assert marked == {"e5": True, "e1": True, "e6": False}
@@ -174,30 +185,29 @@ def test_point_in_time_marks_the_later_value() -> None:
         subject="mira",
         attribute="passport_deadline",
         fact=fact(OLD, source="e1", valid_from=E1_AT, valid_to=E2_AT),
-        other_values=(NEW,),
     )
     result = assemble([key], seed_evidence(), valid_at=JUNE_2)
 
     lines = result.block.splitlines()
-    assert lines[0] == "Facts valid at 2026-06-02T12:00:00Z, known at 2026-06-04T12:00:00Z:"
+    assert lines[0] == "mira as of 2026-06-02T12:00Z:"
     assert lines[1] == (
-        "mira.passport_deadline: 2026-07-15 (valid from 2026-06-01T09:00:00Z"
-        " until 2026-06-03T10:00:00Z; source e1)"
+        "passport_deadline: 2026-07-15 (from 2026-06-01T09:00Z until 2026-06-03T10:00Z; source e1)"
     )
     assert evidence_lines(result.block)[:2] == [
-        "- [e1, 2026-06-01T09:00:00Z] " + E1_TEXT,
-        "- [e2, 2026-06-03T10:00:00Z] superseded: " + E2_TEXT,
+        "- [e1] Mira's passport renewal deadline is 2026-07-15.",
+        "- [e2] superseded: It is now 2026-06-30.",
     ]
     assert_never_unmarked(result.block, NEW)
 
 
 def test_a_key_with_no_fact_says_not_known_and_every_version_is_stale() -> None:
-    key = KeyFacts(
-        subject="mira", attribute="passport_deadline", fact=None, other_values=(OLD, NEW)
-    )
+    key = KeyFacts(subject="mira", attribute="passport_deadline", fact=None)
     result = assemble([key], seed_evidence(), valid_at=E0_AT)
 
-    assert result.block.splitlines()[1] == "mira.passport_deadline: not known"
+    assert result.block.splitlines()[:2] == [
+        "mira as of 2026-05-30T08:00Z:",
+        "passport_deadline: not known",
+    ]
     assert result.facts == []
     assert [item["superseded"] for item in result.evidence] == [True, True, False]
     assert_never_unmarked(result.block, OLD)
@@ -210,26 +220,22 @@ def test_an_other_version_with_the_chosen_value_is_not_stale() -> None:
         subject="mira",
         attribute="passport_deadline",
         fact=fact(NEW, source="e2", valid_from=E2_AT),
-        other_values=(OLD, NEW),
     )
-    result = assemble([key], seed_evidence())
+    result = assemble([key], seed_evidence(), values=ever(passport_deadline=(OLD, NEW, NEW)))
 
     assert [item["superseded"] for item in result.evidence] == [False, True, False]
 
 
 def test_a_stale_value_inside_the_chosen_value_is_not_stale() -> None:
-    key = KeyFacts(
-        subject="mira",
-        attribute="meeting_room",
-        fact=fact("Room 4B", source="e2", valid_from=E2_AT, attribute="meeting_room"),
-        other_values=("4B", "Room 5"),
+    values = SubjectValues(
+        holding={"meeting_room": ("Room 4B",)}, ever={"meeting_room": ("4B", "Room 5", "Room 4B")}
     )
-    checks = stale_checks([key])
+    check = evidence_check(values, routed=["meeting_room"])
 
-    assert not is_stale("The meeting is in room 4b.", checks)
-    assert is_stale("Was it 4B or room 4B?", checks)
-    assert is_stale("We used Room 5 before.", checks)
-    assert not is_stale("We used Room 50 before.", checks)
+    assert check.verdict("The meeting is in room 4b.") == "holds"
+    assert check.verdict("Was it 4B or room 4B?") == "superseded"
+    assert check.verdict("We used Room 5 before.") == "superseded"
+    assert check.verdict("We used Room 50 before.") == "holds"
 
 
 # --- disputed keys ---------------------------------------------------------------------------
@@ -248,7 +254,6 @@ def test_a_disputed_key_goes_under_uncertain_citing_both_sides() -> None:
         subject="mira",
         attribute="passport_deadline",
         fact=fact(NEW, source="e2", valid_from=E2_AT, challengers=[challenger]),
-        other_values=(OLD,),
     )
     city = KeyFacts(
         subject="mira",
@@ -258,11 +263,11 @@ def test_a_disputed_key_goes_under_uncertain_citing_both_sides() -> None:
     result = assemble([disputed, city], [])
 
     lines = result.block.splitlines()
-    assert lines[1] == "mira.city: Lisbon (valid from 2026-06-01T09:00:00Z; source e4)"
+    assert lines[1] == "city: Lisbon (from 2026-06-01T09:00Z; source e4)"
     assert lines[2] == "Uncertain:"
     assert lines[3] == (
-        "- mira.passport_deadline (valid from 2026-06-03T10:00:00Z, disputed):"
-        " 2026-06-30 (incumbent; source e2) vs 2026-07-01 (challenger; source e5)"
+        "- passport_deadline: 2026-06-30 (source e2) vs 2026-07-01 (source e5),"
+        " disputed from 2026-06-03T10:00Z"
     )
     assert len(lines) == 4
     assert [f.attribute for f in result.facts] == ["passport_deadline", "city"]
@@ -327,29 +332,43 @@ def test_snippets_are_one_line() -> None:
     snippets = [candidate("e3", E1_AT, "Mira prefers\nwindow   seats.\n", 0.5)]
     result = assemble([current_key()], snippets)
 
-    assert evidence_lines(result.block) == [
-        "- [e3, 2026-06-01T09:00:00Z] Mira prefers window seats."
-    ]
+    assert evidence_lines(result.block) == ["- [e3] Mira prefers window seats."]
 
 
 # --- token budget ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("count_tokens", [words, chars], ids=["words", "chars"])
-def test_evidence_is_cut_from_the_end_first(count_tokens: Callable[[str], int]) -> None:
+def test_a_tight_budget_drops_superseded_lines_first(count_tokens: Callable[[str], int]) -> None:
     full = assemble([current_key()], seed_evidence(), count_tokens=count_tokens)
     lines = full.block.splitlines()
-    two_lines = count_tokens("\n".join(lines[:-1]))
+    assert lines[4].startswith("- [e1] superseded:")
+    without_stale = [*lines[:4], lines[5]]
+    budget = count_tokens("\n".join(without_stale))
 
     result = assemble(
-        [current_key()], seed_evidence(), count_tokens=count_tokens, token_budget=two_lines
+        [current_key()], seed_evidence(), count_tokens=count_tokens, token_budget=budget
     )
 
-    assert result.block == "\n".join(lines[:-1])
-    assert [item["episode_id"] for item in result.evidence] == ["e2", "e1"]
+    assert result.block == "\n".join(without_stale)
+    assert [item["episode_id"] for item in result.evidence] == ["e2", "e3"]
     assert result.over_budget is False
-    assert result.tokens == two_lines
-    assert "e3" not in {c["episode_id"] for c in result.citations}
+    assert result.tokens == budget
+    assert "e1" not in {c["episode_id"] for c in result.citations}
+
+
+@pytest.mark.parametrize("count_tokens", [words, chars], ids=["words", "chars"])
+def test_then_evidence_is_cut_from_the_end(count_tokens: Callable[[str], int]) -> None:
+    full = assemble([current_key()], seed_evidence(), count_tokens=count_tokens)
+    lines = full.block.splitlines()
+    budget = count_tokens("\n".join(lines[:4]))
+
+    result = assemble(
+        [current_key()], seed_evidence(), count_tokens=count_tokens, token_budget=budget
+    )
+
+    assert [item["episode_id"] for item in result.evidence] == ["e2"]
+    assert result.block == "\n".join(lines[:4])
 
 
 @pytest.mark.parametrize("count_tokens", [words, chars], ids=["words", "chars"])
@@ -382,10 +401,11 @@ def test_facts_alone_over_budget_returns_all_facts(count_tokens: Callable[[str],
     result = assemble(keys, seed_evidence(), count_tokens=count_tokens, token_budget=5)
 
     assert result.over_budget is True
-    assert result.block.splitlines()[1:] == [
-        "mira.passport_deadline: 2026-06-30 (valid from 2026-06-03T10:00:00Z; source e2)",
-        "mira.city: not known",
-        "mira.tier: gold (valid from 2026-06-01T09:00:00Z; source e4)",
+    assert result.block.splitlines() == [
+        "mira:",
+        "passport_deadline: 2026-06-30 (from 2026-06-03T10:00Z; source e2)",
+        "city: not known",
+        "tier: gold (from 2026-06-01T09:00Z; source e4)",
     ]
     assert result.evidence == []
     assert result.tokens == count_tokens(result.block) > 5
@@ -508,10 +528,10 @@ def test_mentions_value(text: str, value: str, found: bool) -> None:
 def test_unrouted_questions_label_the_evidence_unverified() -> None:
     result = assemble([], [candidate("e3", E1_AT, E3_TEXT, 0.5)], unverified=True)
 
-    assert result.block.splitlines()[1:] == [
-        "No declared attribute matches the question; the evidence below is unverified.",
-        "Evidence (unverified):",
-        "- [e3, 2026-06-01T09:00:00Z] " + E3_TEXT,
+    assert result.block.splitlines() == [
+        "mira:",
+        "Evidence (unverified: no attribute matched the question):",
+        "- [e3] " + E3_TEXT,
     ]
     assert [item["unverified"] for item in result.evidence] == [True]
     assert assemble([], [candidate("e3", E1_AT, E3_TEXT, 0.5)]).evidence[0]["unverified"] is False
@@ -525,3 +545,129 @@ def test_citation_times_come_from_the_episodes_when_given() -> None:
         {"episode_id": "e2", "occurred_at": "2026-06-03T10:00:00Z", "role": "fact"}
     ]
     assert unknown.citations == [{"episode_id": "e2", "occurred_at": None, "role": "fact"}]
+
+
+# --- the block's format ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("instant", "printed"),
+    [
+        (datetime(2026, 6, 3, tzinfo=UTC), "2026-06-03"),
+        (datetime(2026, 6, 3, 10, tzinfo=UTC), "2026-06-03T10:00Z"),
+        (datetime(2026, 6, 3, 10, 0, 5, tzinfo=UTC), "2026-06-03T10:00:05Z"),
+        (datetime(2026, 6, 3, 0, 0, 0, 1000, tzinfo=UTC), "2026-06-03T00:00:00.001000Z"),
+    ],
+)
+def test_instants_print_as_dates_at_midnight_and_minutes_when_seconds_are_zero(
+    instant: datetime, printed: str
+) -> None:
+    assert compact_time(instant) == printed
+
+
+@pytest.mark.parametrize(
+    ("mode", "subject", "header"),
+    [
+        ("current", "mira", "mira:"),
+        ("point_in_time", "mira", "mira as of 2026-06-02T12:00Z:"),
+        ("known_at", "mira", "mira as of 2026-06-02T12:00Z, as known on 2026-06-04T12:00Z:"),
+        ("point_in_time", None, "As of 2026-06-02T12:00Z:"),
+    ],
+)
+def test_the_header_names_the_subject_and_the_instants_only_when_a_time_was_asked(
+    mode: str, subject: str | None, header: str
+) -> None:
+    result = assemble([], [], valid_at=JUNE_2, mode=mode, subject=subject)
+
+    assert result.block == header
+
+
+def test_no_subject_and_no_time_asked_leaves_no_header() -> None:
+    result = assemble([], [candidate("e3", E1_AT, E3_TEXT, 0.5)], subject=None, unverified=True)
+
+    assert result.block.splitlines()[0].startswith("Evidence (unverified")
+
+
+def test_a_quote_is_the_sentence_that_states_a_value_not_the_whole_episode() -> None:
+    text = (
+        "We spoke about travel plans for the summer and the kids' school. "
+        "Her passport deadline is 2026-06-30. She will book the appointment next week."
+    )
+    result = assemble([current_key()], [candidate("e2", E2_AT, text, 1.0, source=True)])
+
+    assert evidence_lines(result.block) == ["- [e2] Her passport deadline is 2026-06-30."]
+
+
+def test_a_long_sentence_is_quoted_by_the_clause_around_its_value() -> None:
+    text = (
+        "After a long call with the consulate, which kept us waiting for most of the afternoon"
+        " and asked for three more forms, the office confirmed that the passport deadline is"
+        " 2026-06-30, although the letter will arrive later, by post, with every detail again."
+    )
+    result = assemble([current_key()], [candidate("e2", E2_AT, text, 1.0, source=True)])
+
+    [line] = evidence_lines(result.block)
+    assert "2026-06-30" in line
+    assert len(line) < len(text)
+    assert line.startswith("- [e2] " + ELLIPSIS)
+
+
+def test_a_value_another_key_holds_now_is_not_stale_though_an_unrouted_key_once_held_it() -> None:
+    """Ana was prime minister, then president: the president line is not stale."""
+    president = KeyFacts("italy", "president_of_italy", fact("Ana Rossi", source="p2", valid_from=E2_AT))
+    values = SubjectValues(
+        holding={"president_of_italy": ("Ana Rossi",), "prime_minister_of_italy": ("Luca Bianchi",)},
+        ever={
+            "president_of_italy": ("Marco Neri", "Ana Rossi"),
+            "prime_minister_of_italy": ("Ana Rossi", "Luca Bianchi"),
+        },
+    )
+    snippets = [
+        candidate("p2", E2_AT, "Ana Rossi was sworn in as President of Italy.", 1.0, source=True),
+        candidate("m1", E1_AT, "Ana Rossi became Prime Minister of Italy.", 0.9),
+        candidate("m0", E0_AT, "Marco Neri became President of Italy.", 0.8),
+    ]
+    result = assemble([president], snippets, values=values, subject="italy")
+
+    assert [(i["episode_id"], i["superseded"]) for i in result.evidence] == [
+        ("p2", False),
+        ("m1", False),
+        ("m0", True),
+    ]
+
+
+def test_a_routed_keys_old_value_that_only_an_unrouted_key_holds_now_is_dropped() -> None:
+    """Luca was president and is prime minister now: for the president question, ambiguous."""
+    president = KeyFacts("italy", "president_of_italy", fact("Ana Rossi", source="p2", valid_from=E2_AT))
+    values = SubjectValues(
+        holding={"president_of_italy": ("Ana Rossi",), "prime_minister_of_italy": ("Luca Bianchi",)},
+        ever={
+            "president_of_italy": ("Luca Bianchi", "Ana Rossi"),
+            "prime_minister_of_italy": ("Luca Bianchi",),
+        },
+    )
+    snippets = [
+        candidate("p1", E1_AT, "Luca Bianchi became President of Italy.", 0.9),
+        candidate("m1", E1_AT, "Luca Bianchi is now Prime Minister of Italy.", 0.8),
+    ]
+    result = assemble([president], snippets, values=values, subject="italy")
+
+    assert result.evidence == []
+
+
+def test_every_value_of_the_subject_is_checked_whatever_was_routed() -> None:
+    """Nothing routed: a line stating a value no key holds now is still marked."""
+    values = SubjectValues(
+        holding={"president_of_korea": ("Kim Dae-jung",)},
+        ever={"president_of_korea": ("Kim Young-sam", "Kim Dae-jung")},
+    )
+    snippets = [
+        candidate("k1", E1_AT, "Kim Young-sam became the President of South Korea.", 0.9),
+        candidate("k2", E2_AT, "Kim Dae-jung is now the President of South Korea.", 0.8),
+    ]
+    result = assemble([], snippets, values=values, subject="korea", unverified=True)
+
+    assert [(i["episode_id"], i["superseded"]) for i in result.evidence] == [
+        ("k1", True),
+        ("k2", False),
+    ]

@@ -1,0 +1,125 @@
+"""Which values an evidence line may state unmarked, whatever was routed (read path step 4).
+
+Pure. The assembler knows every value any key of the subject ever held (versions and conflict
+challengers) and the values its keys hold at the read's (valid time, known-at). A line that
+states a value some key held at another time, and that no key holds at the asked instant, is
+**superseded**: it is marked or dropped. A value one key holds now is never stale because
+another key once held it, but a line stating a value that a *routed* key held at another time
+while only an unrouted key holds it now is **ambiguous** for the question and is dropped.
+
+A value is stated where its text occurs as whole tokens (``retrieval.snippets.value_pattern``)
+outside an occurrence of a longer value that holds: "Kim" is not stated by "Kim Dae-jung".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from retrieval.snippets import one_line, value_pattern
+from store.subject_reads import SubjectMemory
+from store.values import display
+
+Verdict = Literal["holds", "superseded", "ambiguous"]
+
+
+@dataclass(frozen=True)
+class SubjectValues:
+    """A subject's value texts for one read, per attribute."""
+
+    holding: Mapping[str, tuple[str, ...]]
+    """Values each key holds at the asked instant (both sides of an open dispute)."""
+    ever: Mapping[str, tuple[str, ...]]
+    """Every value each key ever had: versions and conflict challengers."""
+
+
+NO_VALUES = SubjectValues(holding={}, ever={})
+
+
+def subject_values(memory: SubjectMemory) -> SubjectValues:
+    """The value texts of the subject's keys, as ``memory``'s instant sees them."""
+    holding: dict[str, list[str]] = {}
+    for fact in memory.facts:
+        texts = holding.setdefault(fact.attribute, [])
+        texts.append(display(fact.value))
+        texts.extend(display(challenger.value) for challenger in fact.challengers)
+    ever: dict[str, list[str]] = {}
+    for attribute, value in memory.values_ever():
+        ever.setdefault(attribute, []).append(display(value))
+    return SubjectValues(
+        holding={name: _distinct(texts) for name, texts in holding.items()},
+        ever={name: _distinct(texts) for name, texts in ever.items()},
+    )
+
+
+@dataclass(frozen=True)
+class EvidenceCheck:
+    """The patterns one read judges evidence lines by."""
+
+    holding: tuple[re.Pattern[str], ...]
+    superseded: tuple[re.Pattern[str], ...]
+    routed_holding: tuple[re.Pattern[str], ...]
+    ambiguous: tuple[re.Pattern[str], ...]
+
+    def verdict(self, text: str) -> Verdict:
+        """Whether a line holds, states a superseded value, or is ambiguous for the routed keys."""
+        folded = one_line(text).casefold()
+        if _states(folded, self.superseded, cover=self.holding):
+            return "superseded"
+        if _states(folded, self.ambiguous, cover=self.routed_holding):
+            return "ambiguous"
+        return "holds"
+
+    def value_spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the case-folded one-line ``text`` states any of the subject's values."""
+        folded = one_line(text).casefold()
+        patterns = (*self.holding, *self.superseded, *self.ambiguous)
+        return sorted({match.span() for p in patterns for match in p.finditer(folded)})
+
+
+def evidence_check(values: SubjectValues, *, routed: Collection[str] = ()) -> EvidenceCheck:
+    """The checks for a read whose routed (or named) keys are ``routed``."""
+    holding = {text for texts in values.holding.values() for text in texts}
+    ever = {text for texts in values.ever.values() for text in texts}
+    routed_holding = {text for name in routed for text in values.holding.get(name, ())}
+    routed_ever = {text for name in routed for text in values.ever.get(name, ())}
+    holds = _patterns(holding)
+    routed_holds = _patterns(routed_holding)
+    return EvidenceCheck(
+        holding=holds,
+        superseded=_patterns(ever - holding, besides=holds),
+        routed_holding=routed_holds,
+        ambiguous=_patterns((routed_ever - routed_holding) & holding, besides=routed_holds),
+    )
+
+
+def _states(
+    folded: str, patterns: Iterable[re.Pattern[str]], *, cover: Iterable[re.Pattern[str]]
+) -> bool:
+    found = [match.span() for pattern in patterns for match in pattern.finditer(folded)]
+    if not found:
+        return False
+    covers = [match.span() for pattern in cover for match in pattern.finditer(folded)]
+    return any(
+        not any(start <= s and e <= end and (end - start) > (e - s) for start, end in covers)
+        for s, e in found
+    )
+
+
+def _patterns(
+    texts: Iterable[str], *, besides: Iterable[re.Pattern[str]] = ()
+) -> tuple[re.Pattern[str], ...]:
+    """Distinct patterns of ``texts``, less those equal to one of ``besides`` (same folded text)."""
+    taken = {pattern.pattern for pattern in besides}
+    compiled = {
+        pattern.pattern: pattern
+        for pattern in (value_pattern(text) for text in sorted(texts))
+        if pattern is not None and pattern.pattern not in taken
+    }
+    return tuple(compiled[key] for key in sorted(compiled))
+
+
+def _distinct(texts: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(texts))
