@@ -7,21 +7,37 @@ The answer rule (``answer_of``), the same for every system, with no language mod
 
 1. Read the context's lines top to bottom.
 2. Skip a line marked superseded (it contains "superseded", any case).
-3. A line that names the key (``subject.attribute``) and says "not known" answers "not known".
-4. A line that states one of the key's values and is marked disputed or uncertain (either
+3. Skip a line that is another key's: it starts with a key name and a colon (``home_city:``,
+   ``- home_city:``, ``mira.home_city:``) and says "not known" or cites ``source <id>``, and
+   that name is neither the asked attribute nor ``subject.attribute``. Such a line states
+   another attribute's value, which may equal an old value of the asked key without being
+   stale (a prime minister who later became president).
+4. A line that names the key (``attribute:`` at its start, or ``subject.attribute``
+   anywhere) and says "not known" answers "not known".
+5. A line that states one of the key's values and is marked disputed or uncertain (either
    word, any case) answers "uncertain".
-5. Any other line that states one of the key's values answers with that value; when it states
+6. Any other line that states one of the key's values answers with that value; when it states
    several, the one written first on the line.
-6. No such line: "not known".
+7. No such line: "not known".
 
 "States a value" is ``retrieval.snippets.mentions_value``'s match (whole tokens, any case), the
-matcher stale leakage uses. Before matching, full timestamps (a date with a time of day, as in
-``2026-06-03T10:00:00Z``) are masked: they are the context's metadata (validity windows,
-episode times, the read's time), and a date value must not count as stated because an episode
-happened on that day. They are left alone when the key's values are themselves timestamps.
+matcher stale leakage uses. Before matching, a context's metadata is masked, so that a date
+value does not count as stated because something happened on that day:
+
+- full timestamps (a date with a time of day, as in ``2026-06-03T10:00:00Z``), unless the
+  key's values are themselves timestamps;
+- a key line's window and citation, ``(from 2026-06-03 until 2026-06-30; source e2)`` and
+  ``(source e2)``, and an uncertain line's ``disputed from …`` tail (the word "disputed"
+  stays);
+- an evidence line's citation, ``- [e2]``;
+- a header line naming the read's instants (``mira as of 2026-06-02T12:00Z:``).
+
+These shapes are SGAM's block format; the baselines' raw episode lines do not take them, and
+every system's context goes through the same masking.
 
 Stale leakage: the context states another version's value of the asked key (one of the key's
-values that is not an acceptable answer) on a line not marked superseded. For "uncertain" gold
+values that is not an acceptable answer) on a line not marked superseded, other keys' lines
+aside (rule 3). For "uncertain" gold
 the acceptable answers are the disputed values, so a disputed line never leaks them. For "not
 known" gold every value of the key is another version's. Cross-tenant leakage: a value the key
 has only in other tenants appears on any line, superseded or not.
@@ -50,6 +66,12 @@ _TIMESTAMP = re.compile(
     r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})?"
 )
 _TIME_MASK = "<time>"
+_KEY_LINE = re.compile(r"^(?:- )?([A-Za-z0-9_.:@-]+):\s")
+_CITES = re.compile(r"\bsource \S+|\bnot known\b", re.IGNORECASE)
+_WINDOW = re.compile(r"\((?:from|until) [^()]*; source [^()]*\)|\(source [^()]*\)")
+_DISPUTED_TAIL = re.compile(r"(, disputed) (?:from|until) .*$")
+_EVIDENCE_CITATION = re.compile(r"^- \[[^\]]*\]")
+_HEADER = re.compile(r"^(?:\S+ )?as of .*:$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -63,6 +85,7 @@ class Gold:
     answers: tuple[str, ...]  # acceptable values; the disputed values for "uncertain"
     values: tuple[str, ...]  # every value the key ever had in this tenant
     other_tenant_values: tuple[str, ...] = ()
+    family: str | None = None  # the generator's shape of history, reported on its own row
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Gold:
@@ -78,6 +101,7 @@ class Gold:
             answers=tuple(str(value) for value in data["answers"]),
             values=tuple(str(value) for value in data["values"]),
             other_tenant_values=tuple(str(v) for v in data.get("other_tenant_values", ())),
+            family=None if data.get("family") is None else str(data["family"]),
         )
         if gold.answer == NOT_KNOWN and gold.answers:
             raise ValueError(f"{gold.key}: a 'not known' answer lists no acceptable values")
@@ -120,6 +144,7 @@ class QuestionResult:
     cross_tenant_values: tuple[str, ...]
     tokens: int
     latency_ms: float
+    family: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The result as a JSON object (tuples as lists)."""
@@ -147,11 +172,12 @@ def answer_of(context: str, *, subject: str, attribute: str, values: Sequence[st
     "uncertain"."""
     key = f"{subject}.{attribute}"
     patterns = [(value, value_pattern(value)) for value in _distinct(values)]
-    for line in _masked_lines(context, values):
+    for line in _masked_lines(context, values, subject=subject, attribute=attribute):
         folded = one_line(line).casefold()
         if SUPERSEDED in folded:
             continue
-        if NOT_KNOWN in folded and mentions_value(line, key):
+        named = _key_name(line) in (attribute, key) or mentions_value(line, key)
+        if NOT_KNOWN in folded and named:
             return NOT_KNOWN
         found = [
             (match.start(), -len(match.group()), position, value)
@@ -180,7 +206,12 @@ def stale_leak(context: str, gold: GoldLike) -> tuple[list[str], list[str]]:
     lines (as written)."""
     parsed = as_gold(gold)
     stale = parsed.stale_values
-    masked = _masked_lines(context, [*parsed.values, *parsed.other_tenant_values])
+    masked = _masked_lines(
+        context,
+        [*parsed.values, *parsed.other_tenant_values],
+        subject=parsed.subject,
+        attribute=parsed.attribute,
+    )
     found = leaked_values("\n".join(masked), stale)
     written = context.splitlines()
     return found, [written[i] for i, line in enumerate(masked) if leaked_values(line, stale)]
@@ -189,7 +220,9 @@ def stale_leak(context: str, gold: GoldLike) -> tuple[list[str], list[str]]:
 def cross_tenant_leak(context: str, gold: GoldLike) -> list[str]:
     """The values the key has only in other tenants that appear on any line of the context."""
     parsed = as_gold(gold)
-    lines = _masked_lines(context, [*parsed.values, *parsed.other_tenant_values])
+    lines = _masked_lines(
+        context, [*parsed.values, *parsed.other_tenant_values], subject=None, attribute=None
+    )
     return [
         value
         for value in _distinct(parsed.other_tenant_values)
@@ -234,6 +267,7 @@ def score_question(
         cross_tenant_values=tuple(foreign),
         tokens=tokens,
         latency_ms=latency_ms,
+        family=parsed.family,
     )
 
 
@@ -253,10 +287,11 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def summarize(results: Iterable[QuestionResult]) -> dict[str, Any]:
     """Per system (in order of first appearance): shares with Wilson intervals, accuracy by
-    question kind, token and latency percentiles.
+    question kind, token and latency percentiles; the same per family under ``families``.
 
     Shares are fractions (0..1). An accuracy over no questions of its kind is null, its
-    interval [0, 1].
+    interval [0, 1]. ``families`` holds the families the questions' gold names, by name; a
+    question without one counts only in the total.
     """
     by_system: dict[str, list[QuestionResult]] = {}
     for result in results:
@@ -271,6 +306,16 @@ def proportion(flags: Sequence[bool]) -> tuple[float | None, list[float]]:
 
 
 def _system_summary(rows: Sequence[QuestionResult]) -> dict[str, Any]:
+    by_family: dict[str, list[QuestionResult]] = {}
+    for row in rows:
+        if row.family is not None:
+            by_family.setdefault(row.family, []).append(row)
+    summary = _figures(rows)
+    summary["families"] = {name: _figures(by_family[name]) for name in sorted(by_family)}
+    return summary
+
+
+def _figures(rows: Sequence[QuestionResult]) -> dict[str, Any]:
     summary: dict[str, Any] = {"questions": len(rows)}
     leakage, leakage_ci = proportion([row.stale_leak for row in rows])
     summary["stale_leakage"], summary["stale_leakage_ci"] = leakage, leakage_ci
@@ -296,11 +341,35 @@ def _percentile(values: Sequence[float], q: float) -> float | None:
     return float(np.percentile(values, q)) if values else None
 
 
-def _masked_lines(context: str, values: Iterable[str]) -> list[str]:
-    """The context's lines, timestamps masked unless a value is itself a timestamp."""
-    if any(_TIMESTAMP.search(value) for value in values):
-        return context.splitlines()
-    return [_TIMESTAMP.sub(_TIME_MASK, line) for line in context.splitlines()]
+def _masked_lines(
+    context: str, values: Iterable[str], *, subject: str | None, attribute: str | None
+) -> list[str]:
+    """The context's lines with metadata masked, another key's lines emptied (when a key is
+    given); timestamps are masked unless a value is itself a timestamp."""
+    keep_times = any(_TIMESTAMP.search(value) for value in values)
+    asked = None if attribute is None else (attribute, f"{subject}.{attribute}")
+    lines = []
+    for line in context.splitlines():
+        name = _key_name(line)
+        if asked is not None and name is not None and name not in asked:
+            lines.append("")
+            continue
+        if _HEADER.match(line.strip()):
+            lines.append("")
+            continue
+        masked = _WINDOW.sub(_TIME_MASK, line)
+        masked = _DISPUTED_TAIL.sub(r"\1", masked)
+        masked = _EVIDENCE_CITATION.sub("- [" + _TIME_MASK + "]", masked)
+        lines.append(masked if keep_times else _TIMESTAMP.sub(_TIME_MASK, masked))
+    return lines
+
+
+def _key_name(line: str) -> str | None:
+    """The key a key line names (``home_city`` in ``home_city: Lisbon (…; source e4)``)."""
+    match = _KEY_LINE.match(line)
+    if match is None or not _CITES.search(line[match.end() :]):
+        return None
+    return match.group(1)
 
 
 def _norm(value: str) -> str:

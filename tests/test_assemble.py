@@ -547,6 +547,9 @@ def test_citation_times_come_from_the_episodes_when_given() -> None:
     assert unknown.citations == [{"episode_id": "e2", "occurred_at": None, "role": "fact"}]
 
 
+ANA = fact("Ana Rossi", source="p2", valid_from=E2_AT, attribute="president_of_italy")
+
+
 # --- the block's format ----------------------------------------------------------------------
 
 
@@ -614,12 +617,12 @@ def test_a_long_sentence_is_quoted_by_the_clause_around_its_value() -> None:
 
 def test_a_value_another_key_holds_now_is_not_stale_though_an_unrouted_key_once_held_it() -> None:
     """Ana was prime minister, then president: the president line is not stale."""
-    president = KeyFacts("italy", "president_of_italy", fact("Ana Rossi", source="p2", valid_from=E2_AT))
+    president = KeyFacts("italy", "president_of_italy", ANA)
     values = SubjectValues(
-        holding={"president_of_italy": ("Ana Rossi",), "prime_minister_of_italy": ("Luca Bianchi",)},
+        holding={"president_of_italy": ("Ana Rossi",), "prime_minister_of_italy": ("Luca",)},
         ever={
             "president_of_italy": ("Marco Neri", "Ana Rossi"),
-            "prime_minister_of_italy": ("Ana Rossi", "Luca Bianchi"),
+            "prime_minister_of_italy": ("Ana Rossi", "Luca"),
         },
     )
     snippets = [
@@ -638,17 +641,17 @@ def test_a_value_another_key_holds_now_is_not_stale_though_an_unrouted_key_once_
 
 def test_a_routed_keys_old_value_that_only_an_unrouted_key_holds_now_is_dropped() -> None:
     """Luca was president and is prime minister now: for the president question, ambiguous."""
-    president = KeyFacts("italy", "president_of_italy", fact("Ana Rossi", source="p2", valid_from=E2_AT))
+    president = KeyFacts("italy", "president_of_italy", ANA)
     values = SubjectValues(
-        holding={"president_of_italy": ("Ana Rossi",), "prime_minister_of_italy": ("Luca Bianchi",)},
+        holding={"president_of_italy": ("Ana Rossi",), "prime_minister_of_italy": ("Luca",)},
         ever={
-            "president_of_italy": ("Luca Bianchi", "Ana Rossi"),
-            "prime_minister_of_italy": ("Luca Bianchi",),
+            "president_of_italy": ("Luca", "Ana Rossi"),
+            "prime_minister_of_italy": ("Luca",),
         },
     )
     snippets = [
-        candidate("p1", E1_AT, "Luca Bianchi became President of Italy.", 0.9),
-        candidate("m1", E1_AT, "Luca Bianchi is now Prime Minister of Italy.", 0.8),
+        candidate("p1", E1_AT, "Luca became President of Italy.", 0.9),
+        candidate("m1", E1_AT, "Luca is now Prime Minister of Italy.", 0.8),
     ]
     result = assemble([president], snippets, values=values, subject="italy")
 

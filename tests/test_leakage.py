@@ -68,7 +68,7 @@ def test_sgam_blocks_leak_no_stale_value_and_answer_with_the_current_one(
         )
         if leaked_values(result.block, question["stale"]):
             leaks.append(question["question"])
-        key_line = f"{question['subject']}.{question['attribute']}: {question['gold']} "
+        key_line = f"{question['attribute']}: {question['gold']} "
         if key_line not in result.block:
             wrong.append(question["question"])
     assert leaks == []

@@ -4,6 +4,7 @@ intervals and the per-system summary (pure: the SGAM blocks come from the real a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
@@ -24,6 +25,7 @@ from evals.scoring import (
     wilson,
 )
 from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.stale import SubjectValues
 from store.models import Challenger, Fact
 from tests.helpers import fact
 
@@ -37,6 +39,7 @@ NEW = "2026-06-30"
 CHALLENGER = "2026-07-01"
 E1_TEXT = "Mira's passport renewal deadline is 2026-07-15. She booked an appointment."
 E2_TEXT = "Mira corrected the passport deadline. It is now 2026-06-30."
+E1_QUOTE = "Mira's passport renewal deadline is 2026-07-15."
 E3_TEXT = "Mira said on the phone the deadline is 2026-07-01."
 KEY = {"subject": "mira", "attribute": "passport_deadline"}
 
@@ -61,12 +64,15 @@ def block(
     valid_at: datetime = NOW,
 ) -> str:
     """SGAM's context block for mira.passport_deadline, from the real assembler."""
-    key = KeyFacts("mira", "passport_deadline", chosen, tuple(others))
+    key = KeyFacts("mira", "passport_deadline", chosen)
     return assemble_context(
         keys=[key],
         evidence=found,
         valid_at=valid_at,
         known_at=NOW,
+        subject="mira",
+        mode="current" if valid_at == NOW else "point_in_time",
+        values=SubjectValues(holding={}, ever={"passport_deadline": tuple(others)}),
         count_tokens=lambda text: len(text.split()),
     ).block
 
@@ -96,11 +102,11 @@ def test_sgam_current_block_answers_with_its_key_line_and_its_superseded_evidenc
 ):
     context = block(fact(NEW, source="e2", valid_from=E2_AT), [OLD], evidence(E1, E2))
     assert context.splitlines() == [
-        "Facts valid at 2026-06-04T12:00:00Z, known at 2026-06-04T12:00:00Z:",
-        "mira.passport_deadline: 2026-06-30 (valid from 2026-06-03T10:00:00Z; source e2)",
+        "mira:",
+        "passport_deadline: 2026-06-30 (from 2026-06-03T10:00Z; source e2)",
         "Evidence:",
-        f"- [e2, 2026-06-03T10:00:00Z] {E2_TEXT}",
-        f"- [e1, 2026-06-01T09:00:00Z] superseded: {E1_TEXT}",
+        "- [e2] It is now 2026-06-30.",
+        f"- [e1] superseded: {E1_QUOTE}",
     ]
     assert answer_of(context, **KEY, values=[OLD, NEW]) == NEW
     assert stale_leak(context, gold(NEW, [NEW])) == ([], [])
@@ -115,8 +121,8 @@ def test_superseded_lines_are_skipped_even_before_the_key_line() -> None:
 def test_point_in_time_block_answers_with_the_value_then_and_marks_the_later_one() -> None:
     then = fact(OLD, source="e1", valid_from=E1_AT, valid_to=E2_AT)
     context = block(then, [NEW], evidence(E2, E1), valid_at=JUNE_2)
-    assert "mira.passport_deadline: 2026-07-15 (valid from 2026-06-01T09:00:00Z" in context
-    assert f"superseded: {E2_TEXT}" in context
+    assert "passport_deadline: 2026-07-15 (from 2026-06-01T09:00Z" in context
+    assert "- [e2] superseded: It is now 2026-06-30." in context
     expected = gold(OLD, [OLD], kind="point_in_time")
     assert answer_of(context, **KEY, values=[OLD, NEW]) == OLD
     assert stale_leak(context, expected) == ([], [])
@@ -124,7 +130,7 @@ def test_point_in_time_block_answers_with_the_value_then_and_marks_the_later_one
 
 def test_a_key_with_no_fact_answers_not_known() -> None:
     context = block(None, [OLD, NEW], evidence(E1, E2))
-    assert "mira.passport_deadline: not known" in context.splitlines()
+    assert "passport_deadline: not known" in context.splitlines()
     assert answer_of(context, **KEY, values=[OLD, NEW]) == "not known"
     expected = gold("not known", [], kind="known_at")
     assert correct("not known", expected)
@@ -150,8 +156,8 @@ def test_a_disputed_key_answers_uncertain_and_its_sides_do_not_leak() -> None:
     assert context.splitlines()[1:3] == [
         "Uncertain:",
         (
-            "- mira.passport_deadline (valid from 2026-06-03T10:00:00Z, disputed): "
-            "2026-06-30 (incumbent; source e2) vs 2026-07-01 (challenger; source e3)"
+            "- passport_deadline: 2026-06-30 (source e2) vs 2026-07-01 (source e3),"
+            " disputed from 2026-06-03T10:00Z"
         ),
     ]
     values = [OLD, NEW, CHALLENGER]
@@ -187,7 +193,7 @@ def test_a_date_value_inside_a_timestamp_is_metadata_not_a_statement() -> None:
     # The key changed on 2026-06-03, which is also one of its old values.
     values = ["2026-06-03", NEW]
     context = block(fact(NEW, source="e2", valid_from=E2_AT), ["2026-06-03"], evidence(E2))
-    assert "valid from 2026-06-03T10:00:00Z" in context
+    assert "from 2026-06-03T10:00Z" in context
     assert answer_of(context, **KEY, values=values) == NEW
     assert stale_leak(context, gold(NEW, [NEW], values=values)) == ([], [])
     assert answer_of("Renew by 2026-06-03.", **KEY, values=values) == "2026-06-03"
@@ -358,6 +364,7 @@ def test_summarize_gives_shares_intervals_and_percentiles_per_system_in_order() 
         "context_tokens_p95": pytest.approx(385.0),
         "latency_p50_ms": 25.0,
         "latency_p95_ms": pytest.approx(38.5),
+        "families": {},  # no gold named a family
     }
     dm = summary["systems"]["dm"]
     assert (dm["questions"], dm["stale_leakage"], dm["current_accuracy"]) == (1, 1.0, 0.0)
@@ -366,6 +373,57 @@ def test_summarize_gives_shares_intervals_and_percentiles_per_system_in_order() 
     assert dm["point_in_time_accuracy_ci"] == [0.0, 1.0]
     assert dm["point_in_time_questions"] == 0
     assert (dm["context_tokens_p50"], dm["latency_p95_ms"]) == (50.0, 2.0)
+
+
+def test_summarize_gives_each_family_the_totals_figures_of_its_own_questions() -> None:
+    customers = [
+        replace(
+            row("sgam", "current", right=True, tokens=100, latency_ms=10.0), family="customers"
+        ),
+        replace(
+            row("sgam", "known_at", right=True, tokens=300, latency_ms=30.0), family="customers"
+        ),
+    ]
+    records = [
+        replace(
+            row("sgam", "current", right=False, stale=True, tokens=200, latency_ms=20.0),
+            family="records",
+        ),
+        replace(
+            row("sgam", "point_in_time", right=True, tokens=400, latency_ms=40.0), family="records"
+        ),
+    ]
+    unlabelled = row("sgam", "current", right=True, tokens=500, latency_ms=50.0)
+    summary = summarize([records[0], customers[0], unlabelled, records[1], customers[1]])
+    sgam = summary["systems"]["sgam"]
+    assert sgam["questions"] == 5  # the total counts the question without a family too
+    assert list(sgam["families"]) == ["customers", "records"]
+    for name, rows in (("customers", customers), ("records", records)):
+        alone = summarize([replace(r, family=None) for r in rows])["systems"]["sgam"]
+        assert sgam["families"][name] == {k: v for k, v in alone.items() if k != "families"}
+    assert sgam["families"]["records"]["stale_leakage"] == 0.5
+    assert sgam["families"]["records"]["current_accuracy"] == 0.0
+    assert sgam["families"]["customers"]["point_in_time_accuracy"] is None
+    assert sgam["families"]["customers"]["point_in_time_questions"] == 0
+
+
+def test_the_family_travels_from_gold_to_the_result_and_back() -> None:
+    labelled = Gold.from_json({**asdict(gold(NEW, [NEW])), "family": "records"})
+    assert labelled.family == "records"
+    assert gold(NEW, [NEW]).family is None
+    result = score_question(
+        system="sgam",
+        tenant="acme",
+        question="When is Mira's passport deadline?",
+        gold=labelled,
+        context="",
+        tokens=0,
+        latency_ms=0.0,
+    )
+    assert result.family == "records"
+    assert QuestionResult.from_json(result.to_json()) == result
+    unlabelled = {k: v for k, v in result.to_json().items() if k != "family"}
+    assert QuestionResult.from_json(unlabelled) == replace(result, family=None)
 
 
 def test_summarize_of_nothing_has_no_systems() -> None:
@@ -377,3 +435,49 @@ def test_a_wilson_interval_always_holds_its_share(n: int) -> None:
     for successes in (0, n // 3, n):
         low, high = wilson(successes, n)
         assert 0.0 <= low <= successes / n <= high <= 1.0
+
+
+def test_another_keys_line_is_neither_an_answer_nor_a_leak() -> None:
+    """Ana was prime minister before she became president: the prime minister line is not
+    an answer to the president question, and her name on it is not stale."""
+    key = {"subject": "italy", "attribute": "president_of_italy"}
+    values = ["Ana Rossi", "Marco Neri"]
+    context = "\n".join(
+        [
+            "italy:",
+            "prime_minister_of_italy: Marco Neri (from 1990-05-01; source m2)",
+            "president_of_italy: Ana Rossi (from 1995-05-01; source p2)",
+        ]
+    )
+    expected = Gold.from_json(
+        {
+            "kind": "current",
+            **key,
+            "answer": "Ana Rossi",
+            "answers": ["Ana Rossi"],
+            "values": values,
+        }
+    )
+    assert answer_of(context, **key, values=values) == "Ana Rossi"
+    assert stale_leak(context, expected) == ([], [])
+    # Unmarked evidence stating Marco still leaks: only key lines say which key they state.
+    assert stale_leak(f"{context}\n- [p1] Marco Neri became president.", expected)[0] == [
+        "Marco Neri"
+    ]
+    # A baseline's raw line that happens to start with a word and a colon is not a key line.
+    assert answer_of("News: Marco Neri took office.", **key, values=values) == "Marco Neri"
+
+
+def test_a_key_lines_window_and_an_evidence_citation_are_metadata() -> None:
+    values = ["2026-06-03", NEW]
+    context = "\n".join(
+        [
+            "mira as of 2026-06-03T12:00Z:",
+            "passport_deadline: 2026-06-30 (from 2026-06-03 until 2026-07-01; source e2)",
+            "Evidence:",
+            "- [e2] It is now 2026-06-30.",
+        ]
+    )
+    assert answer_of(context, **KEY, values=values) == NEW
+    assert stale_leak(context, gold(NEW, [NEW], values=values)) == ([], [])
+    assert answer_of("passport_deadline: not known", **KEY, values=values) == "not known"
