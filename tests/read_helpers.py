@@ -1,0 +1,87 @@
+"""A tenant's store and reader over the real database and model, for read-path tests."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from psycopg_pool import ConnectionPool
+
+from retrieval.embeddings import Embedder
+from retrieval.models import ContextRequest, ContextResult, SearchRequest, SearchResult
+from retrieval.reader import Reader
+from store.clock import ManualClock
+from store.models import UpdateResult
+from store.service import MemoryStore
+from tests.conftest import ts
+
+_tenants = itertools.count(1)
+
+
+@dataclass
+class ReadPath:
+    """One tenant's store (embedding episodes as they are recorded) and its reader."""
+
+    store: MemoryStore
+    reader: Reader
+    clock: ManualClock
+    embedder: Embedder
+    tenant: str
+
+    def at(self, now: str) -> None:
+        """Move system time."""
+        self.clock.set(ts(now))
+
+    def tick(self) -> None:
+        """Advance system time by one second, so each write has its own instant."""
+        self.clock.set(self.clock() + timedelta(seconds=1))
+
+    def declare(self, attribute: str, description: str, **extra: Any) -> None:
+        """Declare an attribute (a string unless ``value_type`` says otherwise)."""
+        declaration: dict[str, Any] = {"value_type": "string", "description": description}
+        declaration.update(extra)
+        self.store.declare_attribute(self.tenant, attribute, declaration)
+
+    def record(self, episode_id: str, occurred_at: str, text: str, **extra: Any) -> None:
+        """Record (and embed) one episode."""
+        self.store.record_episode(
+            self.tenant, {"id": episode_id, "occurred_at": occurred_at, "text": text, **extra}
+        )
+
+    def assert_value(
+        self, episode_id: str, subject: str, attribute: str, value: str, valid_from: str
+    ) -> UpdateResult:
+        """Apply one candidate citing ``episode_id``."""
+        self.tick()
+        [result] = self.store.apply_updates(
+            self.tenant,
+            episode_id,
+            [
+                {
+                    "evidence": "",
+                    "subject": subject,
+                    "attribute": attribute,
+                    "change": "update",
+                    "value": value,
+                    "valid_from": valid_from,
+                }
+            ],
+        )
+        return result
+
+    def context(self, question: str, **extra: Any) -> ContextResult:
+        """The context for one question."""
+        return self.reader.context(self.tenant, ContextRequest(question=question, **extra))
+
+    def search(self, query: str, **extra: Any) -> SearchResult:
+        """Evidence search for one query."""
+        return self.reader.search(self.tenant, SearchRequest(query=query, **extra))
+
+
+def read_path(pool: ConnectionPool, clock: ManualClock, embedder: Embedder) -> ReadPath:
+    store = MemoryStore(pool, clock=clock, embedder=embedder)
+    tenant = f"reads-{next(_tenants)}"
+    store.create_tenant(tenant)
+    return ReadPath(store, Reader(store, embedder), clock, embedder, tenant)
