@@ -102,11 +102,6 @@ class Reader:
                 scope=scope,
             )
 
-    def plan(self, tenant_id: str, request: ContextRequest) -> QuestionPlan:
-        """Decide mode, times, subject and attributes for the question."""
-        plan, _ = self._plan(tenant_id, request)
-        return plan
-
     def _plan(
         self, tenant_id: str, request: ContextRequest
     ) -> tuple[QuestionPlan, SubjectMemory | None]:
