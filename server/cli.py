@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from evals.compare import TOLERANCE, result_differences
 from server.cli_admin import key_app, tenant_app
 from server.cli_eval import eval_app
 from server.settings import Settings
@@ -153,7 +155,12 @@ def replay(
         typer.Option(
             exists=True,
             dir_okay=False,
-            help="Compare with these result lines; exit 1 on any difference.",
+            help=(
+                "Compare with these result lines; exit 1 on any difference. Model scores vary"
+                f" by CPU, so floats match within {TOLERANCE:g} and a decimal printed in a plan"
+                f" reason within one unit of its last digit plus {TOLERANCE:g}; everything else"
+                " must be equal."
+            ),
         ),
     ] = None,
 ) -> None:
@@ -165,6 +172,7 @@ def replay(
     """
     from evals.replay import dumps, replay_file  # noqa: PLC0415 - keep --help fast
 
+    wanted = None if expected is None else _expected_lines(expected)
     settings = Settings()
     embedder = settings.embedder().load()
     results = replay_file(trace, database_url=settings.database_url, embedder=embedder)
@@ -174,20 +182,22 @@ def replay(
         sys.stdout.write(text)
     else:
         out.write_text(text, encoding="utf-8")
-    if expected is not None:
-        wanted = [line for line in expected.read_text(encoding="utf-8").splitlines() if line]
-        differences = [
-            (number, got, want)
-            for number, (got, want) in enumerate(zip(lines, wanted, strict=False), start=1)
-            if got != want
-        ]
-        if differences or len(lines) != len(wanted):
-            for number, got, want in differences:
-                typer.echo(f"result {number} differs:\n  got:  {got}\n  want: {want}", err=True)
-            if len(lines) != len(wanted):
-                typer.echo(f"{len(lines)} results, {len(wanted)} expected", err=True)
+    if wanted is not None:
+        differences = result_differences([json.loads(line) for line in lines], wanted)
+        for difference in differences:
+            typer.echo(difference, err=True)
+        if differences:
             raise typer.Exit(1)
         typer.echo(f"all {len(lines)} results match {expected}", err=True)
+
+
+def _expected_lines(path: Path) -> list[object]:
+    """The result lines of an expected file (blank lines skipped)."""
+    texts = [text for text in path.read_text(encoding="utf-8").splitlines() if text.strip()]
+    try:
+        return [json.loads(text) for text in texts]
+    except json.JSONDecodeError as error:
+        raise typer.BadParameter(f"not JSON lines: {error}", param_hint="--expected") from None
 
 
 def main() -> None:

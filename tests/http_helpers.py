@@ -19,8 +19,14 @@ PROBLEM_MEDIA_TYPE = "application/problem+json"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 UNSET: Any = object()
 """``assert_problem(field=UNSET)``: the problem must carry no ``field``."""
+SEEDED_AT = {"X-SGAM-Now": "2026-03-05T00:00:00Z"}
+"""The system time of ``seed``'s writes: fixed, so that fixed read times come after it on any
+date the tests run."""
 READ_AT = {"X-SGAM-Now": "2027-01-01T00:00:00Z"}
-"""A fixed system time for reads, so that two reads of unchanged state answer the same."""
+"""A fixed system time for reads, so that two reads of unchanged state answer the same.
+
+It falls after ``SEEDED_AT``, but a write at the wall clock may fall after it: a test whose
+reads at ``READ_AT`` must see a write sets that write's clock before it."""
 
 _numbers = itertools.count(1)
 
@@ -145,9 +151,10 @@ def seed(
     Shared: attributes ``home_city`` (string) and ``passport_deadline`` (date, reject on equal
     starts), subject ``mira``, episodes ``ep-1`` to ``ep-3``, and an open conflict on
     ``mira.passport_deadline``. The tenant's own: ``own_attribute``, a subject ``own_subject``
-    and an episode ``own_episode`` whose text holds ``words``.
+    and an episode ``own_episode`` whose text holds ``words``. Everything is written at
+    ``SEEDED_AT``.
     """
-    headers = tenant.headers
+    headers = {**tenant.headers, **SEEDED_AT}
     declare(http, headers, "home_city", "string")
     declare(http, headers, "passport_deadline", "date")
     declare(http, headers, own_attribute, "string")

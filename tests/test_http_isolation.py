@@ -23,6 +23,7 @@ from tests.conftest import ApiTenant
 from tests.http_helpers import (
     ADMIN,
     READ_AT,
+    SEEDED_AT,
     Client,
     Seeded,
     answer,
@@ -50,6 +51,11 @@ B_WORDS = ("Nairobi", "zanzibar", "quokka", "2031-", "only-b", "ep-b-only", "b_n
 """Text that only B's data holds: none of it may reach an answer to A."""
 
 TIMES = "valid_at=2026-04-01T00:00:00Z&known_at=2026-12-01T00:00:00Z"
+"""A read as known after ``SEEDED_AT`` (and before ``READ_AT``), whatever the date today."""
+WRITE_AT = {"X-SGAM-Now": "2026-06-01T00:00:00Z"}
+"""The system time of the tests' own writes after seeding: after ``SEEDED_AT`` and before
+``READ_AT``, so that ``holdings`` read at ``READ_AT`` sees what they did on any date."""
+assert SEEDED_AT["X-SGAM-Now"] < WRITE_AT["X-SGAM-Now"] < READ_AT["X-SGAM-Now"]
 
 
 @dataclass(frozen=True)
@@ -305,8 +311,9 @@ def test_a_write_aimed_at_bs_data_finds_nothing_and_b_keeps_everything(
     b_name = aimed.b_name(fresh_pair.b)
     before = state(http, pool, fresh_pair.b)
 
-    b_response = _aim(http, fresh_pair.a.headers, aimed, b_name)
-    nobody_response = _aim(http, fresh_pair.a.headers, aimed, aimed.nobody_name)
+    headers = {**fresh_pair.a.headers, **WRITE_AT}
+    b_response = _aim(http, headers, aimed, b_name)
+    nobody_response = _aim(http, headers, aimed, aimed.nobody_name)
 
     assert state(http, pool, fresh_pair.b) == before
     as_if_nobody(
@@ -327,9 +334,10 @@ def test_erasing_shared_names_with_as_key_erases_only_as(
     http: Client, pool: ConnectionPool, fresh_pair: Pair
 ) -> None:
     before = state(http, pool, fresh_pair.b)
+    headers = {**fresh_pair.a.headers, **WRITE_AT}
 
-    episode = http.delete("/v1/episodes/ep-3", headers=fresh_pair.a.headers)
-    subject = http.delete("/v1/subjects/mira", headers=fresh_pair.a.headers)
+    episode = http.delete("/v1/episodes/ep-3", headers=headers)
+    subject = http.delete("/v1/subjects/mira", headers=headers)
 
     assert episode.status_code == 200, episode.text
     assert episode.json()["episodes_deleted"] == 1
@@ -348,7 +356,7 @@ def test_resolving_as_own_conflict_leaves_bs_open(
     resolved = http.post(
         f"/v1/conflicts/{fresh_pair.a.conflict_id}/resolve",
         json={"choose": "challenger"},
-        headers=fresh_pair.a.headers,
+        headers={**fresh_pair.a.headers, **WRITE_AT},
     )
 
     assert resolved.status_code == 200, resolved.text
@@ -518,16 +526,17 @@ def test_the_tenant_never_comes_from_a_body(
 ) -> None:
     before = state(http, pool, fresh_pair.b)
     b_name = fresh_pair.b.tenant.name
+    headers = {**fresh_pair.a.headers, **WRITE_AT}
 
     episode = http.post(
         "/v1/episodes",
         json={"occurred_at": "2026-03-05T00:00:00Z", "text": "x", "tenant_id": b_name},
-        headers=fresh_pair.a.headers,
+        headers=headers,
     )
     results = http.post(
         "/v1/episodes/ep-1/updates",
         json={"candidates": [{**candidate("mira", "home_city", "Porto"), "tenant_id": b_name}]},
-        headers=fresh_pair.a.headers,
+        headers=headers,
     )
 
     assert_problem(episode, 422, "invalid", field="tenant_id")
