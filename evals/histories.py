@@ -7,19 +7,26 @@ asked at the history's end, each carrying a ``gold`` answer that replay ignores:
     {"op": "context", "tenant": T, "question": "...", "subject": S, "valid_at": ...,
      "known_at": ..., "now": END, "gold": {"kind": "current" | "point_in_time" | "known_at",
      "subject": S, "attribute": A, "answer": VALUE | "not known" | "uncertain",
-     "answers": [...], "values": [...], "other_tenant_values": [...]}}
+     "answers": [...], "values": [...], "other_tenant_values": [...],
+     "family": "customers" | "records"}}
 
 ``answers`` holds the values a correct reply may state: the one value, both disputed values
 for "uncertain", none for "not known". ``values`` is every value the key ever had in the
 tenant and ``other_tenant_values`` those it had only in other tenants: what a context block
-must not present as the answer.
+must not present as the answer. ``family`` is the shape of history the key belongs to, which
+the report breaks its figures down by: ``customers`` (a few attributes of many people, with
+corrections, delayed extractions, disputes and expiries: ``evals.timelines``) and
+``records`` (places holding one to three of many similar roles, decades of holders recorded
+out of order: ``evals.records``). Every history holds both, its questions mixed; each family
+draws from random streams of its own, so adding one leaves the other's keys and questions as
+they were.
 
 Question kinds: current (valid_at = known_at = the end); point in time (a past valid_at,
 known now); known-at (a past known_at, valid then: what was believed that day about that day,
 where delayed extractions and late challengers make the belief differ from today's view).
 Past instants are noon UTC of a day on which the key records nothing, which is where a reader
 puts a date named in words; the question names the same day. The keys themselves and their
-gold rule are in ``evals.timelines``.
+gold rule are in ``evals.timelines``; which questions are asked, in ``evals.asking``.
 
     python -m evals.histories --seed 7 --size quick --out quick.jsonl
 """
@@ -27,51 +34,40 @@ gold rule are in ``evals.timelines``.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import random
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from evals.asking import CUSTOMER_SHARES, Asked, choose_questions, customer_candidates
 from evals.phrasings import day_in_words
+from evals.record_phrasings import RECORDS
+from evals.records import RECORD_SHARES, build_records, record_candidates
 from evals.timelines import (
     NOT_KNOWN,
     SIZES,
     START,
     UNCERTAIN,
-    Answer,
     Assertion,
     Episode,
     Expiry,
     KeyTimeline,
+    RecordsSpec,
     SizeSpec,
-    believed,
     build_timelines,
     day_of,
     noon,
 )
 from store.times import format_timestamp, parse_timestamp
 
-__all__ = ["SIZES", "GeneratedHistory", "SizeSpec", "generate_history"]
+__all__ = ["SIZES", "GeneratedHistory", "RecordsSpec", "SizeSpec", "generate_history"]
 
-QuestionKind = Literal["current", "point_in_time", "known_at"]
 SizeName = Literal["quick", "default"]
-
-# Per question kind: categories asked first, each up to a share of the kind's questions
-# (at least one when there is one), then the categories that fill the rest, in order.
-_SHARES: Mapping[QuestionKind, tuple[tuple[tuple[str, float], ...], tuple[str, ...]]] = {
-    "current": ((("uncertain", 1 / 6), ("not_known", 1 / 6)), ("value",)),
-    "point_in_time": ((("uncertain", 1 / 10), ("not_known", 1 / 6)), ("stale", "same")),
-    "known_at": (
-        (("belief_differs", 1 / 2), ("uncertain", 1 / 8), ("not_known", 1 / 8)),
-        ("plain", "belief_differs"),
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -103,25 +99,49 @@ class GeneratedHistory:
 def generate_history(*, seed: int, size: SizeName | SizeSpec) -> GeneratedHistory:
     """A reproducible history with gold answers: same seed and size, byte-identical lines."""
     spec = SIZES[size] if isinstance(size, str) else size
-    timelines = build_timelines(seed=seed, size=spec)
+    customers = build_timelines(seed=seed, size=spec)
+    records = build_records(seed=seed, size=spec)
+    timelines = [*customers, *records]
     writes = _writes(timelines)
     end = noon(day_of(max(parse_timestamp(line["now"]) for line in writes)) + 1)
-    asked = _choose_all(timelines, size=spec, end=end, rng=random.Random(f"questions-{seed}"))
+    asked = choose_questions(
+        customers,
+        counts={
+            "current": spec.current,
+            "point_in_time": spec.point_in_time,
+            "known_at": spec.known_at,
+        },
+        shares=CUSTOMER_SHARES,
+        candidates=customer_candidates,
+        end=end,
+        rng=random.Random(f"questions-{seed}"),
+    )
+    if spec.records is not None:
+        about = spec.records
+        asked_records = choose_questions(
+            records,
+            counts={
+                "current": about.current,
+                "point_in_time": about.point_in_time,
+                "known_at": about.known_at,
+            },
+            shares=RECORD_SHARES,
+            candidates=record_candidates,
+            end=end,
+            rng=random.Random(f"record-questions-{seed}"),
+        )
+        asked = _interleaved(asked, asked_records, random.Random(f"question-order-{seed}"))
     lines = [*_definitions(timelines), *writes, *(_question(a, timelines, end) for a in asked)]
     encoded = tuple(json.dumps(line, ensure_ascii=False, separators=(",", ":")) for line in lines)
     return GeneratedHistory(seed, spec, encoded, _summary(timelines, writes, asked, len(lines)))
 
 
-@dataclass(frozen=True)
-class _Asked:
-    """One question before it is worded: kind, key, day (None: now), answer, category."""
-
-    kind: QuestionKind
-    timeline: KeyTimeline
-    day: int | None
-    answer: Answer
-    category: str
-    wording: int  # phrasing and date style, drawn once
+def _interleaved(first: list[Asked], second: list[Asked], rng: random.Random) -> list[Asked]:
+    """Both lists mixed at random, each keeping its own order (so its wording draws stay)."""
+    sides = [0] * len(first) + [1] * len(second)
+    rng.shuffle(sides)
+    queues = (iter(first), iter(second))
+    return [next(queues[side]) for side in sides]
 
 
 def _definitions(timelines: Sequence[KeyTimeline]) -> list[dict[str, Any]]:
@@ -202,90 +222,7 @@ def _writes(timelines: Sequence[KeyTimeline]) -> list[dict[str, Any]]:
     return lines
 
 
-def _category(kind: QuestionKind, answer: Answer, *, now: Answer, other: Answer) -> str:
-    """What a question tests; ``now`` is the current answer, ``other`` the point-in-time one."""
-    if kind == "known_at" and answer != other:
-        return "belief_differs"  # a delayed extraction or a late challenger
-    if answer.answer in (UNCERTAIN, NOT_KNOWN):
-        return answer.answer.replace(" ", "_")
-    if kind == "current":
-        return "value"
-    if kind == "point_in_time":
-        return "stale" if answer != now else "same"
-    return "plain"
-
-
-def _candidates(timeline: KeyTimeline, *, end: datetime, rng: random.Random) -> list[_Asked]:
-    """One candidate question per kind and per stretch of days on which the key is quiet."""
-    now = believed(timeline, valid_at=end, known_at=end)
-    current = _category("current", now, now=now, other=now)
-    found = [_Asked("current", timeline, None, now, current, wording=0)]
-    breaks = sorted(timeline.busy_days() | {0, day_of(end)})
-    for low, high in itertools.pairwise(breaks):
-        if high - low < 2:
-            continue
-        day = rng.randint(low + 1, high - 1)
-        past = believed(timeline, valid_at=noon(day), known_at=end)
-        then = believed(timeline, valid_at=noon(day), known_at=noon(day))
-        asked: tuple[tuple[QuestionKind, Answer], ...] = (
-            ("point_in_time", past),
-            ("known_at", then),
-        )
-        for kind, answer in asked:
-            category = _category(kind, answer, now=now, other=past)
-            found.append(_Asked(kind, timeline, day, answer, category, wording=0))
-    return found
-
-
-def _spread_keys(items: list[_Asked], rng: random.Random) -> list[_Asked]:
-    """Shuffled, then each key's first item before any key's second, and so on."""
-    rng.shuffle(items)
-    seen: Counter[int] = Counter()
-    ranked = []
-    for item in items:
-        ranked.append((seen[id(item.timeline)], item))
-        seen[id(item.timeline)] += 1
-    return [item for _, item in sorted(ranked, key=lambda pair: pair[0])]
-
-
-def _choose(groups: Mapping[str, list[_Asked]], kind: QuestionKind, total: int) -> list[_Asked]:
-    shares, fill = _SHARES[kind]
-    chosen: list[_Asked] = []
-    taken: dict[str, int] = {}
-    for category, share in shares:
-        want = min(len(groups.get(category, [])), max(1, round(total * share)))
-        want = min(want, total - len(chosen))
-        chosen += groups.get(category, [])[:want]
-        taken[category] = want
-    for category in (*fill, *(category for category, _ in shares)):
-        rest = groups.get(category, [])[taken.get(category, 0) :]
-        room = total - len(chosen)
-        chosen += rest[:room]
-        taken[category] = taken.get(category, 0) + min(room, len(rest))
-    return chosen
-
-
-def _choose_all(
-    timelines: Sequence[KeyTimeline], *, size: SizeSpec, end: datetime, rng: random.Random
-) -> list[_Asked]:
-    """Per tenant, the size's number of questions of each kind; then all of them shuffled."""
-    by_tenant: dict[str, list[_Asked]] = {}
-    for timeline in timelines:
-        by_tenant.setdefault(timeline.tenant, []).extend(_candidates(timeline, end=end, rng=rng))
-    asked: list[_Asked] = []
-    for found in by_tenant.values():
-        for kind in _SHARES:
-            groups: dict[str, list[_Asked]] = {}
-            for item in found:
-                if item.kind == kind:
-                    groups.setdefault(item.category, []).append(item)
-            ordered = {name: _spread_keys(items, rng) for name, items in sorted(groups.items())}
-            asked += _choose(ordered, kind, getattr(size, kind))
-    rng.shuffle(asked)
-    return [replace(item, wording=rng.randrange(1_000_000)) for item in asked]
-
-
-def _question(asked: _Asked, timelines: Sequence[KeyTimeline], end: datetime) -> dict[str, Any]:
+def _question(asked: Asked, timelines: Sequence[KeyTimeline], end: datetime) -> dict[str, Any]:
     """The question line: wording, explicit times and the gold answer."""
     timeline, spec = asked.timeline, asked.timeline.spec
     tables = {
@@ -296,7 +233,8 @@ def _question(asked: _Asked, timelines: Sequence[KeyTimeline], end: datetime) ->
     table = tables[asked.kind]
     wording = table[asked.wording % len(table)]
     at = end if asked.day is None else noon(asked.day)
-    words = day_in_words(at.date(), asked.wording // len(table))
+    styles = spec.date_styles
+    words = day_in_words(at.date(), styles[(asked.wording // len(table)) % len(styles)])
     question = wording.format(name=timeline.name, date=words)
     elsewhere = {
         value
@@ -321,6 +259,7 @@ def _question(asked: _Asked, timelines: Sequence[KeyTimeline], end: datetime) ->
             "answers": list(asked.answer.answers),
             "values": timeline.values,
             "other_tenant_values": sorted(elsewhere - set(timeline.values)),
+            "family": spec.family,
         },
     }
 
@@ -328,7 +267,7 @@ def _question(asked: _Asked, timelines: Sequence[KeyTimeline], end: datetime) ->
 def _summary(
     timelines: Sequence[KeyTimeline],
     writes: Sequence[Mapping[str, Any]],
-    asked: Sequence[_Asked],
+    asked: Sequence[Asked],
     lines: int,
 ) -> dict[str, int]:
     """How much of each feature the history holds, and how many questions of each kind."""
@@ -351,10 +290,28 @@ def _summary(
         "conflicts": roles["challenger"],
         "distractors": sum(len(t.distractors) for t in timelines),
         "questions": len(asked),
-        **{f"questions_{kind}": sum(a.kind == kind for a in asked) for kind in _SHARES},
+        **{f"questions_{kind}": sum(a.kind == kind for a in asked) for kind in CUSTOMER_SHARES},
         "answers_value": answers["value"],
         "answers_not_known": answers[NOT_KNOWN],
         "answers_uncertain": answers[UNCERTAIN],
+        **_records_summary(timelines, asked),
+    }
+
+
+def _records_summary(timelines: Sequence[KeyTimeline], asked: Sequence[Asked]) -> dict[str, int]:
+    """The public-records family's part: places, roles, late records, people in two roles."""
+    records = [t for t in timelines if t.spec.family == RECORDS]
+    places: dict[tuple[str, str], list[KeyTimeline]] = {}
+    for timeline in records:
+        places.setdefault((timeline.tenant, timeline.subject), []).append(timeline)
+    held = [Counter(value for key in keys for value in key.values) for keys in places.values()]
+    two_roles = sum(any(count > 1 for count in names.values()) for names in held)
+    return {
+        "records_subjects": len({t.subject for t in records}),
+        "records_keys": len(records),
+        "records_out_of_order": sum(a.delayed for t in records for a in t.assertions),
+        "records_same_person": two_roles,
+        "questions_records": sum(a.timeline.spec.family == RECORDS for a in asked),
     }
 
 

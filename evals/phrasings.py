@@ -18,6 +18,8 @@ from typing import Any
 
 EQUAL_START_POLICY = "source_precedence"
 """Every generated attribute's policy: an equal start from a source of equal rank disputes it."""
+CUSTOMERS = "customers"
+"""The family of the attributes below: a customer's account and whereabouts."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class AttributeSpec:
     current: tuple[str, ...]
     point_in_time: tuple[str, ...]
     known_at: tuple[str, ...]  # belief wording, so a reader takes {date} as known-at
+    family: str = CUSTOMERS  # which shape of history the attribute belongs to, for the report
+    date_styles: tuple[int, ...] = (0, 1, 2)  # ``day_in_words`` styles its questions use
 
     def declaration(self) -> dict[str, Any]:
         """The fields of this attribute's ``define`` line."""

@@ -91,6 +91,14 @@ def render_markdown(
             "Shares are of questions, with Wilson 95% intervals in brackets. Tokens are the "
             "context's size; latency is the time to build the context."
         ),
+        "## By family" if _has_families(systems) else "",
+        _family_table(systems) if _has_families(systems) else "",
+        (
+            "A family is the shape of history a question's key comes from (its gold's "
+            "`family`); the headline is every family together."
+            if _has_families(systems)
+            else ""
+        ),
         "## Accuracy by question kind",
         _kind_table(results),
         "## Accuracy by gold answer",
@@ -165,7 +173,30 @@ def _run_section(meta: Mapping[str, Any], systems: Mapping[str, Mapping[str, Any
     return "\n".join(lines)
 
 
+def _has_families(systems: Mapping[str, Mapping[str, Any]]) -> bool:
+    return any(row.get("families") for row in systems.values())
+
+
+def _family_table(systems: Mapping[str, Mapping[str, Any]]) -> str:
+    """The headline's columns per system and family of history (the shape the generator gave
+    the question's key), each family on its own row."""
+    header, *_ = _headline_rows({})
+    rows = [
+        [f"`{name}`", family, *cells[1:]]
+        for name, row in systems.items()
+        for family, figures in row.get("families", {}).items()
+        for cells in _headline_rows({name: figures})[1:]
+    ]
+    return _table([header[0], "family", *header[1:]], rows)
+
+
 def _headline_table(systems: Mapping[str, Mapping[str, Any]]) -> str:
+    header, *rows = _headline_rows(systems)
+    return _table(header, rows)
+
+
+def _headline_rows(systems: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
+    """The header, then one row per system: questions, shares with intervals, tokens, latency."""
     header = [
         "system",
         "questions",
@@ -191,7 +222,7 @@ def _headline_table(systems: Mapping[str, Mapping[str, Any]]) -> str:
         ]
         for name, row in systems.items()
     ]
-    return _table(header, rows)
+    return [header, *rows]
 
 
 def _kind_table(results: Sequence[QuestionResult]) -> str:

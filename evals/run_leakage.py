@@ -308,13 +308,20 @@ def run_leakage(
         [trace], server=server, embedder=embedder, options=options, progress=progress
     )
     spec = SIZES[size]
-    about = {
-        "seed": seed,
-        "size": f"{size}: {spec.tenants} tenants x {spec.subjects} subjects x {spec.attributes}"
-        f" attributes; per tenant {spec.current} current, {spec.point_in_time} point-in-time"
-        f" and {spec.known_at} known-at questions",
-        "history": dict(history.summary),
-    }
+    described = (
+        f"{size}: customers {spec.tenants} tenants x {spec.subjects} subjects x"
+        f" {spec.attributes} attributes; per tenant {spec.current} current,"
+        f" {spec.point_in_time} point-in-time and {spec.known_at} known-at questions"
+    )
+    if spec.records is not None:
+        records = spec.records
+        described += (
+            f"; public records {records.subjects} places per tenant ({records.shared} shared"
+            f" with the next tenant) holding 1-3 roles each; per tenant {records.current}"
+            f" current, {records.point_in_time} point-in-time and {records.known_at} known-at"
+            " questions"
+        )
+    about = {"seed": seed, "size": described, "history": dict(history.summary)}
     return _finish(
         evaluation,
         embedder=embedder,
@@ -362,19 +369,21 @@ def run_traces(
 
 
 def headline(summary: Mapping[str, Any]) -> str:
-    """A plain-text table of the summary, for a terminal."""
+    """A plain-text table of the summary, for a terminal: each system, then its families."""
     rows = [("system", "stale", *(f"{kind} acc" for kind in KINDS), "x-tenant", "tok", "ms")]
-    for name, row in summary["systems"].items():
-        rows.append(
-            (
-                name,
-                _percent(row["stale_leakage"]),
-                *(_percent(row[f"{kind}_accuracy"]) for kind in KINDS),
-                _percent(row["cross_tenant_leakage"]),
-                f"{row['context_tokens_p50']:.0f}",
-                f"{row['latency_p50_ms']:.1f}",
+    for name, total in summary["systems"].items():
+        families = total.get("families", {})
+        for label, row in [(name, total), *((f"  {f}", families[f]) for f in families)]:
+            rows.append(
+                (
+                    label,
+                    _percent(row["stale_leakage"]),
+                    *(_percent(row[f"{kind}_accuracy"]) for kind in KINDS),
+                    _percent(row["cross_tenant_leakage"]),
+                    f"{row['context_tokens_p50']:.0f}",
+                    f"{row['latency_p50_ms']:.1f}",
+                )
             )
-        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))

@@ -7,7 +7,8 @@ an equal-start conflict on its last value (two episodes of equal rank, one start
 reads ``disputed``), an expiry (the value stops being true and none follows) and distractor
 episodes that mention an old value in passing. Tenants share subject ids and attribute names
 but draw different values while the attribute has values left, so a value from the wrong
-tenant is recognisable.
+tenant is recognisable. These keys are the customers family; ``evals.records`` builds the
+public-records family's keys in the same shapes (``KeyTimeline``, ``Assertion``, ``Episode``).
 
 Gold answers follow the design's temporal semantics (section 4), written here as a rule over
 the key's timeline rather than as a replay of the write path: at valid time V, as known at
@@ -29,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal, TypeVar
 
 from evals.phrasings import ATTRIBUTES, FILLERS, TENANTS, AttributeSpec, day_in_words, subject_name
+from evals.record_phrasings import PLACES
 
 START = datetime(2025, 1, 6, tzinfo=UTC)
 """Day 0 of every history; attributes are defined the day before."""
@@ -49,6 +51,29 @@ _KINDS: Mapping[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
+class RecordsSpec:
+    """The public-records family's part of a history: subjects and questions per tenant.
+
+    Each tenant holds ``subjects`` places; the first ``shared`` of them are also the previous
+    tenant's last ``shared`` ones (same keys, other holders), so another tenant's holder is
+    recognisable. Places are taken in turn from a shuffled pool that wraps around, so many
+    tenants share more.
+    """
+
+    subjects: int
+    shared: int
+    current: int
+    point_in_time: int
+    known_at: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.shared <= self.subjects:
+            raise ValueError("shared must be between 0 and subjects")
+        if min(self.subjects, self.current, self.point_in_time, self.known_at) < 0:
+            raise ValueError("records counts must not be negative")
+
+
+@dataclass(frozen=True)
 class SizeSpec:
     """How big a history is: tenants, subjects and attributes, and questions per tenant."""
 
@@ -58,6 +83,8 @@ class SizeSpec:
     current: int
     point_in_time: int
     known_at: int
+    records: RecordsSpec | None = None
+    """The public-records family beside the customers one (None: customers only)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.tenants <= len(TENANTS):
@@ -68,14 +95,28 @@ class SizeSpec:
             raise ValueError("subjects must be at least 1")
         if min(self.current, self.point_in_time, self.known_at) < 0:
             raise ValueError("question counts must not be negative")
+        if self.records is not None and self.records.subjects > len(PLACES):
+            raise ValueError(f"records subjects must be at most {len(PLACES)}")
 
 
 SIZES: Mapping[str, SizeSpec] = {
     "quick": SizeSpec(
-        tenants=2, subjects=6, attributes=4, current=12, point_in_time=10, known_at=8
+        tenants=2,
+        subjects=6,
+        attributes=4,
+        current=12,
+        point_in_time=10,
+        known_at=8,
+        records=RecordsSpec(subjects=6, shared=2, current=6, point_in_time=8, known_at=4),
     ),
     "default": SizeSpec(
-        tenants=2, subjects=40, attributes=4, current=120, point_in_time=100, known_at=80
+        tenants=2,
+        subjects=40,
+        attributes=4,
+        current=120,
+        point_in_time=100,
+        known_at=80,
+        records=RecordsSpec(subjects=40, shared=10, current=60, point_in_time=60, known_at=40),
     ),
 }
 
@@ -89,11 +130,13 @@ class Episode:
     text: str
     kind: str
     occurred_at: datetime
+    recorded: datetime | None = None
+    """When it is recorded, if not a minute after it happened (an archive read later)."""
 
     @property
     def recorded_at(self) -> datetime:
-        """Every episode is recorded a minute after it happened."""
-        return self.occurred_at + timedelta(minutes=1)
+        """A minute after it happened, unless it is recorded at another time."""
+        return self.occurred_at + timedelta(minutes=1) if self.recorded is None else self.recorded
 
 
 @dataclass(frozen=True, eq=False)

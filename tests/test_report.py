@@ -38,7 +38,8 @@ PINNED = (
 
 
 def scored() -> list[QuestionResult]:
-    """Both systems on one question of each kind, with the same contexts."""
+    """Both systems on one question of each kind, with the same contexts; the known-at
+    question is of a second family."""
     results = []
     for system, context in (("sgam", SGAM_BLOCK), ("dm", DM_CONTEXT)):
         for number, kind in enumerate(KINDS):
@@ -50,6 +51,7 @@ def scored() -> list[QuestionResult]:
                 "answers": [NEW],
                 "values": [OLD, NEW],
                 "other_tenant_values": ["Oslo"],
+                "family": "records" if kind == "known_at" else "customers",
             }
             results.append(
                 score_question(
@@ -135,6 +137,29 @@ def test_report_md_describes_the_run_and_has_a_row_per_system(written: list[Path
     assert "```text\nMira still misses the cafes of Porto.\n```" in report
     assert "**`dm`**, current: Where does Mira live now?" in report
     assert "**`sgam`**" not in report  # SGAM leaked nothing, so it has no example
+
+
+def test_each_family_has_its_own_row_beside_the_total(written: list[Path]) -> None:
+    systems = json.loads(written[0].read_text())["systems"]
+    for row in systems.values():
+        assert list(row["families"]) == ["customers", "records"]
+        assert [row["families"][f]["questions"] for f in row["families"]] == [2, 1]
+        for figures in row["families"].values():
+            assert set(PINNED) <= set(figures)
+    assert systems["dm"]["families"]["records"]["known_at_accuracy"] == 0.0
+    assert systems["dm"]["families"]["records"]["current_accuracy"] is None
+    report = written[2].read_text(encoding="utf-8")
+    table = report.split("## By family")[1].split("##")[0]
+    assert "| system | family | questions | stale leakage |" in table
+    assert (
+        "| `sgam` | customers | 2 | 0.0% [0.0%, 65.8%] | 100.0% [20.7%, 100.0%] (n=1) "
+        "| 100.0% [20.7%, 100.0%] (n=1) | - (n=0) |"
+    ) in table
+    assert "| `dm` | records | 1 | 100.0% [20.7%, 100.0%] | - (n=0) | - (n=0) |" in table
+    assert table.count("| `") == 4
+    # The headline stays the total.
+    assert report.index("## Headline") < report.index("## By family")
+    assert "| `sgam` | 3 | 0.0% [0.0%, 56.2%] |" in report
 
 
 def test_leakage_png_is_a_real_chart(written: list[Path]) -> None:
