@@ -8,13 +8,17 @@ asked at the history's end, each carrying a ``gold`` answer that replay ignores:
      "known_at": ..., "now": END, "gold": {"kind": "current" | "point_in_time" | "known_at",
      "subject": S, "attribute": A, "answer": VALUE | "not known" | "uncertain",
      "answers": [...], "values": [...], "other_tenant_values": [...],
+     "held_by_other_keys": [...],
      "family": "customers" | "records"}}
 
 ``answers`` holds the values a correct reply may state: the one value, both disputed values
 for "uncertain", none for "not known". ``values`` is every value the key ever had in the
 tenant and ``other_tenant_values`` those it had only in other tenants: what a context block
-must not present as the answer. ``family`` is the shape of history the key belongs to, which
-the report breaks its figures down by: ``customers`` (a few attributes of many people, with
+must not present as the answer. ``held_by_other_keys`` lists values that another key of the
+same subject holds at the asked instant (a prime minister who is president later): stating one
+of them is no stale leak, since it is current for that other key, though it is no answer
+either. ``family`` is the shape of history the key belongs to, which the report breaks its
+figures down by: ``customers`` (a few attributes of many people, with
 corrections, delayed extractions, disputes and expiries: ``evals.timelines``) and
 ``records`` (places holding one to three of many similar roles, decades of holders recorded
 out of order: ``evals.records``). Every history holds both, its questions mixed; each family
@@ -59,6 +63,7 @@ from evals.timelines import (
     KeyTimeline,
     RecordsSpec,
     SizeSpec,
+    believed,
     build_timelines,
     day_of,
     noon,
@@ -243,13 +248,21 @@ def _question(asked: Asked, timelines: Sequence[KeyTimeline], end: datetime) -> 
         and other.tenant != timeline.tenant
         for value in other.values
     }
+    known_at = at if asked.kind == "known_at" else end
+    held_by_other_keys = {
+        value
+        for other in timelines
+        if (other.tenant, other.subject) == (timeline.tenant, timeline.subject)
+        and other.spec.attribute != spec.attribute
+        for value in believed(other, valid_at=at, known_at=known_at).answers
+    }
     return {
         "op": "context",
         "tenant": timeline.tenant,
         "question": question,
         "subject": timeline.subject,
         "valid_at": format_timestamp(at),
-        "known_at": format_timestamp(at if asked.kind == "known_at" else end),
+        "known_at": format_timestamp(known_at),
         "now": format_timestamp(end),
         "gold": {
             "kind": asked.kind,
@@ -259,6 +272,7 @@ def _question(asked: Asked, timelines: Sequence[KeyTimeline], end: datetime) -> 
             "answers": list(asked.answer.answers),
             "values": timeline.values,
             "other_tenant_values": sorted(elsewhere - set(timeline.values)),
+            "held_by_other_keys": sorted(held_by_other_keys - set(asked.answer.answers)),
             "family": spec.family,
         },
     }

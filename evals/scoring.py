@@ -29,7 +29,7 @@ value does not count as stated because something happened on that day:
 - a key line's window and citation, ``(from 2026-06-03 until 2026-06-30; source e2)`` and
   ``(source e2)``, and an uncertain line's ``disputed from …`` tail (the word "disputed"
   stays);
-- an evidence line's citation, ``- [e2]``;
+- an evidence line's citation, ``[e2]``;
 - a header line naming the read's instants (``mira as of 2026-06-02T12:00Z:``).
 
 These shapes are SGAM's block format; the baselines' raw episode lines do not take them, and
@@ -37,7 +37,10 @@ every system's context goes through the same masking.
 
 Stale leakage: the context states another version's value of the asked key (one of the key's
 values that is not an acceptable answer) on a line not marked superseded, other keys' lines
-aside (rule 3). For "uncertain" gold
+aside (rule 3). A value the gold lists in ``held_by_other_keys`` (another key of the subject holds
+it at the asked instant: a prime minister who later became president) is not stale either: a
+line stating it is current for that key, as the read path's definition says. It is no
+acceptable answer all the same. For "uncertain" gold
 the acceptable answers are the disputed values, so a disputed line never leaks them. For "not
 known" gold every value of the key is another version's. Cross-tenant leakage: a value the key
 has only in other tenants appears on any line, superseded or not.
@@ -70,7 +73,7 @@ _KEY_LINE = re.compile(r"^(?:- )?([A-Za-z0-9_.:@-]+):\s")
 _CITES = re.compile(r"\bsource \S+|\bnot known\b", re.IGNORECASE)
 _WINDOW = re.compile(r"\((?:from|until) [^()]*; source [^()]*\)|\(source [^()]*\)")
 _DISPUTED_TAIL = re.compile(r"(, disputed) (?:from|until) .*$")
-_EVIDENCE_CITATION = re.compile(r"^- \[[^\]]*\]")
+_EVIDENCE_CITATION = re.compile(r"^(?:- )?\[[^\]]*\]")
 _HEADER = re.compile(r"^(?:\S+ )?as of .*:$", re.IGNORECASE)
 
 
@@ -85,6 +88,7 @@ class Gold:
     answers: tuple[str, ...]  # acceptable values; the disputed values for "uncertain"
     values: tuple[str, ...]  # every value the key ever had in this tenant
     other_tenant_values: tuple[str, ...] = ()
+    held_by_other_keys: tuple[str, ...] = ()  # current for another key of the subject then
     family: str | None = None  # the generator's shape of history, reported on its own row
 
     @classmethod
@@ -101,6 +105,7 @@ class Gold:
             answers=tuple(str(value) for value in data["answers"]),
             values=tuple(str(value) for value in data["values"]),
             other_tenant_values=tuple(str(v) for v in data.get("other_tenant_values", ())),
+            held_by_other_keys=tuple(str(v) for v in data.get("held_by_other_keys", ())),
             family=None if data.get("family") is None else str(data["family"]),
         )
         if gold.answer == NOT_KNOWN and gold.answers:
@@ -117,7 +122,7 @@ class Gold:
     @property
     def stale_values(self) -> list[str]:
         """The key's values that are not acceptable answers: other versions' values."""
-        accepted = {_norm(value) for value in self.answers}
+        accepted = {_norm(value) for value in (*self.answers, *self.held_by_other_keys)}
         return _distinct(value for value in self.values if _norm(value) not in accepted)
 
 
@@ -359,7 +364,7 @@ def _masked_lines(
             continue
         masked = _WINDOW.sub(_TIME_MASK, line)
         masked = _DISPUTED_TAIL.sub(r"\1", masked)
-        masked = _EVIDENCE_CITATION.sub("- [" + _TIME_MASK + "]", masked)
+        masked = _EVIDENCE_CITATION.sub("[" + _TIME_MASK + "]", masked)
         lines.append(masked if keep_times else _TIMESTAMP.sub(_TIME_MASK, masked))
     return lines
 

@@ -8,20 +8,21 @@ at the asked instant is never shown on a line that does not say ``superseded``
 
 The block spends tokens on content, not format::
 
-    mira as of 2026-06-02T12:00Z:          <- the subject; times only when a time was asked
-    passport_deadline: 2026-07-15 (from 2026-06-01T09:00Z until 2026-06-03T10:00Z; source e1)
+    mira as of 2026-06-02:         <- only when a time was asked: the subject and the times
+    passport_deadline: 2026-07-15 (from 2026-06-01 until 2026-06-03; source e1)
     home_city: not known
     Uncertain:
     - tier: gold (source e4) vs silver (source e5), disputed from 2026-06-01
     Evidence:
-    - [e1] Her passport deadline is 2026-07-15.
-    - [e0] superseded: Back in May she said it was 2026-08-01.
+    [e1] Her passport deadline is 2026-07-15.
+    [e0] superseded: Back in May she said it was 2026-08-01.
 
-Instants print as a date when the time is midnight, to the minute when seconds are zero.
-Each evidence line quotes the sentence of its episode that states a value of the subject (the
-clause, when the sentence is long), else the sentences nearest the question; its citation is
-the episode id (``citations`` has the episode's time). When evidence does not fit the budget,
-superseded lines go first.
+Instants print as dates; to the minute (``compact_time``) only where two instants of the block
+fall on one day, the asked ones included. Each evidence line quotes the sentence of its episode
+that states a value of a routed key (the clause, when the sentence is long), else the
+sentences nearest the question; its citation is the episode id (``citations`` has the
+episode's time). At most one superseded line is shown, and when evidence does not fit the
+budget, superseded lines go first.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class _Shown:
     @property
     def line(self) -> str:
         mark = "superseded: " if self.superseded else ""
-        return f"- [{self.candidate.episode_id}] {mark}{self.snippet}"
+        return f"[{self.candidate.episode_id}] {mark}{self.snippet}"
 
 
 def assemble_context(
@@ -109,9 +110,11 @@ def assemble_context(
     count_tokens: Callable[[str], int],
     subject: str | None = None,
     mode: Mode = "current",
+    now: datetime | None = None,
     question: str = "",
     values: SubjectValues = NO_VALUES,
     evidence_k: int = 3,
+    max_superseded: int = 1,
     token_budget: int = 512,
     stale: StaleRule = "mark",
     episode_times: Mapping[str, datetime] | None = None,
@@ -121,21 +124,40 @@ def assemble_context(
 
     ``values`` are the subject's value texts (``retrieval.stale.subject_values``); keys' facts
     count among them too, so a caller that passes none still gets the asked keys checked.
+    There is a header only when a time was asked that differs from ``now`` (when given): it
+    names the subject and the asked instants. A current read's block is its key lines alone.
+    At most ``max_superseded`` lines marked superseded are shown (the most similar): one
+    defuses the stale statement a model is likeliest to meet; more would only spend tokens.
+    ``stale="drop"`` shows none.
     """
     _check_arguments(valid_at, known_at, evidence_k, token_budget, stale)
+    if max_superseded < 0:
+        raise ValueError("max_superseded must not be negative")
     asked = _distinct(keys)
     settled = [key for key in asked if key.fact is None or not key.fact.disputed]
     disputed = [key for key in asked if key.fact is not None and key.fact.disputed]
 
-    core = [line for line in (_header(subject, mode, valid_at, known_at),) if line]
-    core.extend(_key_line(key) for key in settled)
+    when = _Instants.of(asked, valid_at, known_at)
+    core = [
+        line
+        for line in (
+            _header(subject, mode, valid_at=valid_at, known_at=known_at, now=now, when=when),
+        )
+        if line
+    ]
+    core.extend(_key_line(key, when) for key in settled)
     if disputed:
         core.append("Uncertain:")
-        core.extend(_uncertain_line(key) for key in disputed)
+        core.extend(_uncertain_line(key, when) for key in disputed)
 
     check = evidence_check(_with_keys(values, asked), routed=[key.attribute for key in asked])
     shown = _choose_evidence(
-        evidence, asked, check=check, question=question, evidence_k=evidence_k, stale=stale
+        evidence,
+        asked,
+        check=check,
+        question=question,
+        evidence_k=evidence_k,
+        max_superseded=0 if stale == "drop" else max_superseded,
     )
     core_block = "\n".join(core)
     core_tokens = count_tokens(core_block)
@@ -201,18 +223,54 @@ def _with_keys(values: SubjectValues, keys: Sequence[KeyFacts]) -> SubjectValues
     return SubjectValues(holding=holding, ever=ever)
 
 
-def _header(subject: str | None, mode: Mode, valid_at: datetime, known_at: datetime) -> str:
-    if mode == "current":
-        return f"{subject}:" if subject else ""
-    times = f"as of {compact_time(valid_at)}"
-    if mode == "known_at":
-        times += f", as known on {compact_time(known_at)}"
+@dataclass(frozen=True)
+class _Instants:
+    """How the block prints instants: a date, unless another instant of the block (the asked
+    ones included) falls on the same day; then to the minute (``compact_time``)."""
+
+    crowded: frozenset[str]
+
+    @classmethod
+    def of(cls, keys: Sequence[KeyFacts], *asked: datetime) -> _Instants:
+        instants = [*asked]
+        for key in keys:
+            if key.fact is not None:
+                instants.append(key.fact.valid_from)
+                if key.fact.valid_to is not None:
+                    instants.append(key.fact.valid_to)
+        days = [_when(instant)[:10] for instant in dict.fromkeys(instants)]
+        return cls(frozenset(day for day in days if days.count(day) > 1))
+
+    def __call__(self, instant: datetime) -> str:
+        text = compact_time(instant)
+        return text if text[:10] in self.crowded else text[:10]
+
+
+def _header(
+    subject: str | None,
+    mode: Mode,
+    *,
+    valid_at: datetime,
+    known_at: datetime,
+    now: datetime | None,
+    when: _Instants,
+) -> str:
+    asked = [
+        f"as of {when(valid_at)}" if mode != "current" and valid_at != now else "",
+        f"as known on {when(known_at)}" if mode == "known_at" and known_at != now else "",
+    ]
+    if mode == "known_at" and valid_at == known_at and known_at != now:
+        asked = [f"as known on {when(known_at)}"]  # what was believed then about then
+    times = ", ".join(part for part in asked if part)
+    if not times:
+        return ""
     return f"{subject} {times}:" if subject else f"{times[0].upper()}{times[1:]}:"
 
 
 def _check_arguments(
     valid_at: datetime, known_at: datetime, evidence_k: int, token_budget: int, stale: str
 ) -> None:
+    """Refuse arguments no block can be built from."""
     _when(valid_at)
     _when(known_at)
     if evidence_k < 0:
@@ -239,32 +297,31 @@ def _distinct(keys: Sequence[KeyFacts]) -> list[KeyFacts]:
     return distinct
 
 
-def _window(fact: Fact) -> str:
-    until = "" if fact.valid_to is None else f" until {compact_time(fact.valid_to)}"
-    return f"from {compact_time(fact.valid_from)}{until}"
+def _window(fact: Fact, when: _Instants) -> str:
+    until = "" if fact.valid_to is None else f" until {when(fact.valid_to)}"
+    return f"from {when(fact.valid_from)}{until}"
 
 
 def _value(value: Any) -> str:
     return one_line(display(value))
 
 
-def _key_line(key: KeyFacts) -> str:
+def _key_line(key: KeyFacts, when: _Instants) -> str:
     if key.fact is None:
         return f"{key.attribute}: not known"
     fact = key.fact
-    return (
-        f"{key.attribute}: {_value(fact.value)} ({_window(fact)}; source {fact.source_episode_id})"
-    )
+    source = fact.source_episode_id
+    return f"{key.attribute}: {_value(fact.value)} ({_window(fact, when)}; source {source})"
 
 
-def _uncertain_line(key: KeyFacts) -> str:
+def _uncertain_line(key: KeyFacts, when: _Instants) -> str:
     fact = key.fact
     assert fact is not None
     sides = [f"{_value(fact.value)} (source {fact.source_episode_id})"] + [
         f"{_value(challenger.value)} (source {challenger.source_episode_id})"
         for challenger in fact.challengers
     ]
-    return f"- {key.attribute}: {' vs '.join(sides)}, disputed {_window(fact)}"
+    return f"- {key.attribute}: {' vs '.join(sides)}, disputed {_window(fact, when)}"
 
 
 def _choose_evidence(
@@ -274,7 +331,7 @@ def _choose_evidence(
     check: EvidenceCheck,
     question: str,
     evidence_k: int,
-    stale: StaleRule,
+    max_superseded: int,
 ) -> list[_Shown]:
     sources = {key.fact.source_episode_id for key in keys if key.fact is not None}
 
@@ -294,7 +351,10 @@ def _choose_evidence(
         if not snippet or candidate.episode_id in seen:
             continue
         verdict = check.verdict(snippet)
-        if verdict == "ambiguous" or (verdict == "superseded" and stale == "drop"):
+        marked = sum(item.superseded for item in shown)
+        if verdict in ("ambiguous", "off_topic") or (
+            verdict == "superseded" and marked >= max_superseded
+        ):
             continue
         seen.add(candidate.episode_id)
         shown.append(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -104,8 +105,8 @@ class Reader:
 
     def _plan(
         self, tenant_id: str, request: ContextRequest
-    ) -> tuple[QuestionPlan, SubjectMemory | None]:
-        """The plan and the subject's memory at the plan's instant (one read of the store)."""
+    ) -> tuple[QuestionPlan, SubjectMemory | None, datetime]:
+        """The plan, the subject's memory at the plan's instant, and the read's clock."""
         now = self.store.clock()
         known = [
             KnownSubject(subject)
@@ -122,14 +123,14 @@ class Reader:
         )
         if plan.subject is None:
             if request.attributes:
-                return plan, None
+                return plan, None, now
             reason = "No subject is known for the question, so no key was read."
-            return replace(plan, reasons={**plan.reasons, "attributes": reason}), None
+            return replace(plan, reasons={**plan.reasons, "attributes": reason}), None, now
         memory = self.store.subject_memory(
             tenant_id, plan.subject, valid_at=plan.valid_at, known_at=plan.known_at
         )
         if request.attributes:
-            return plan, memory
+            return plan, memory, now
         # Names and dates say nothing about which attribute is asked: route on the rest.
         topic = routing_text(request.question, now=now, subject=plan.subject, known_subjects=known)
         routing = route_keys(
@@ -138,13 +139,14 @@ class Reader:
             subject=plan.subject,
         )
         reasons = {**plan.reasons, "attributes": routing.reason}
-        return replace(
+        routed = replace(
             plan, attributes=routing.attributes, routed=routing.routed, reasons=reasons
-        ), memory
+        )
+        return routed, memory, now
 
     def context(self, tenant_id: str, request: ContextRequest) -> ContextResult:
         """The smallest cited block answering the question, with its plan."""
-        plan, memory = self._plan(tenant_id, request)
+        plan, memory, now = self._plan(tenant_id, request)
         keys = [
             KeyFacts(plan.subject, attribute, memory.fact(attribute))
             for attribute in plan.attributes
@@ -171,6 +173,7 @@ class Reader:
             question=request.question,
             subject=plan.subject,
             mode=plan.mode,
+            now=now,
             values=subject_values(memory) if memory is not None else NO_VALUES,
             episode_times={episode_id: e.occurred_at for episode_id, e in episodes.items()},
             valid_at=plan.valid_at,

@@ -4,7 +4,9 @@ Candidates are the keys the subject holds at the read's known-at, never every at
 tenant declared: a subject of a public-records tenant holding only ``president_of_south_korea``
 must not be asked about ``president_of_the_united_states`` because both say "president".
 
-- Held keys whose score reaches the threshold are routed, best first, at most ``max_keys``.
+- Held keys whose score reaches the threshold are routed, best first, at most ``max_keys``,
+  the runners-up only within ``RUNNER_UP_MARGIN`` of the best: a key that scores a tenth less
+  than another is not what the question asks about, and its line would only spend tokens.
 - A subject that holds exactly one key is asked about it even below the threshold, unless the
   question is clearly about something else: an attribute the subject does not hold reaches the
   threshold and beats the held key by ``CLEAR_MARGIN``.
@@ -28,6 +30,10 @@ of each other ("president of" against "prime minister of"); a tenth is well past
 """
 
 
+RUNNER_UP_MARGIN = 0.1
+"""How far below the best held key another held key may score and still be routed."""
+
+
 @dataclass(frozen=True)
 class Routing:
     """The keys chosen for a question, whether any was, and why."""
@@ -45,6 +51,7 @@ def route_keys(
     threshold: float = ROUTING_THRESHOLD,
     max_keys: int = 3,
     margin: float = CLEAR_MARGIN,
+    runner_up: float = RUNNER_UP_MARGIN,
 ) -> Routing:
     """Choose among the subject's held keys by score; ``scores`` may cover other attributes."""
     if max_keys < 1:
@@ -68,10 +75,16 @@ def route_keys(
     )
     passed = [(name, score) for name, score in own if score >= threshold]
     if passed:
-        chosen = passed[:max_keys]
+        near = [(name, score) for name, score in passed if score >= passed[0][1] - runner_up]
+        chosen = near[:max_keys]
         reason = f"{head} Chosen at or above {threshold:.2f}: {_names(chosen)}."
-        if len(passed) > max_keys:
-            reason += f" {len(passed) - max_keys} more passed; at most {max_keys} are used."
+        if len(near) < len(passed):
+            reason += (
+                f" {len(passed) - len(near)} more passed but scored over {runner_up:.2f}"
+                " below the best."
+            )
+        if len(near) > max_keys:
+            reason += f" {len(near) - max_keys} more passed; at most {max_keys} are used."
         return Routing(tuple(name for name, _ in chosen), True, reason)
     if len(own) == 1:
         name, score = own[0]

@@ -7,6 +7,9 @@ states a value some key held at another time, and that no key holds at the asked
 another key once held it, but a line stating a value that a *routed* key held at another time
 while only an unrouted key holds it now is **ambiguous** for the question and is dropped.
 
+When keys were routed, a line that states values of the subject's other keys only, none of a
+routed key's, is **off topic** and is left out: it answers another question.
+
 A value is stated where its text occurs as whole tokens (``retrieval.snippets.value_pattern``)
 outside an occurrence of a longer value that holds: "Kim" is not stated by "Kim Dae-jung".
 """
@@ -22,7 +25,7 @@ from retrieval.snippets import one_line, value_pattern
 from store.subject_reads import SubjectMemory
 from store.values import display
 
-Verdict = Literal["holds", "superseded", "ambiguous"]
+Verdict = Literal["holds", "superseded", "ambiguous", "off_topic"]
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,15 @@ class EvidenceCheck:
     superseded: tuple[re.Pattern[str], ...]
     routed_holding: tuple[re.Pattern[str], ...]
     ambiguous: tuple[re.Pattern[str], ...]
+    routed: tuple[re.Pattern[str], ...] = ()
+    unrouted: tuple[re.Pattern[str], ...] = ()
 
     def verdict(self, text: str) -> Verdict:
-        """Whether a line holds, states a superseded value, or is ambiguous for the routed keys."""
+        """Whether a line holds, is off topic, states a superseded value, or is ambiguous for the
+        routed keys."""
         folded = one_line(text).casefold()
+        if _states(folded, self.unrouted, cover=()) and not _states(folded, self.routed, cover=()):
+            return "off_topic"
         if _states(folded, self.superseded, cover=self.holding):
             return "superseded"
         if _states(folded, self.ambiguous, cover=self.routed_holding):
@@ -87,11 +95,14 @@ def evidence_check(values: SubjectValues, *, routed: Collection[str] = ()) -> Ev
     routed_ever = {text for name in routed for text in values.ever.get(name, ())}
     holds = _patterns(holding)
     routed_holds = _patterns(routed_holding)
+    routed_values = _patterns(routed_ever | routed_holding)
     return EvidenceCheck(
         holding=holds,
         superseded=_patterns(ever - holding, besides=holds),
         routed_holding=routed_holds,
         ambiguous=_patterns((routed_ever - routed_holding) & holding, besides=routed_holds),
+        routed=routed_values,
+        unrouted=_patterns(ever | holding, besides=routed_values) if routed else (),
     )
 
 
