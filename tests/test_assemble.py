@@ -102,7 +102,7 @@ def assemble(
 
 
 def evidence_lines(block: str) -> list[str]:
-    return [line for line in block.splitlines() if line.startswith("- [")]
+    return [line for line in block.splitlines() if line.startswith("[")]
 
 
 def assert_never_unmarked(block: str, stale_value: str) -> None:
@@ -120,12 +120,11 @@ def test_seed_case_block_marks_the_superseded_snippet() -> None:
     # Each quote is the sentence that states a value of mira's keys (else the whole text).
     assert result.block == "\n".join(
         [
-            "mira:",
-            "passport_deadline: 2026-06-30 (from 2026-06-03T10:00Z; source e2)",
+            "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)",
             "Evidence:",
-            "- [e2] It is now 2026-06-30.",
-            "- [e1] superseded: Mira's passport renewal deadline is 2026-07-15.",
-            "- [e3] " + E3_TEXT,
+            "[e2] It is now 2026-06-30.",
+            "[e1] superseded: Mira's passport renewal deadline is 2026-07-15.",
+            "[e3] " + E3_TEXT,
         ]
     )
     assert_never_unmarked(result.block, OLD)
@@ -153,7 +152,7 @@ def test_a_snippet_with_both_the_current_and_a_stale_value_is_marked() -> None:
     both = "Mira moved the deadline from 2026-07-15 to 2026-06-30."
     result = assemble([current_key()], [candidate("e2", E2_AT, both, 0.9, source=True)])
 
-    assert evidence_lines(result.block) == [f"- [e2] superseded: {both}"]
+    assert evidence_lines(result.block) == [f"[e2] superseded: {both}"]
     assert_never_unmarked(result.block, OLD)
 
 
@@ -169,7 +168,9 @@ def test_stale_values_match_case_insensitively_and_across_keys() -> None:
         candidate("e6", E1_AT, "Mira is gold now.", 0.7),
     ]
     values = ever(passport_deadline=(OLD, NEW), tier=("Silver", "gold"))
-    result = assemble([current_key(), tier], snippets, evidence_k=5, values=values)
+    result = assemble(
+        [current_key(), tier], snippets, evidence_k=5, values=values, max_superseded=5
+    )
 
     marked = {item["episode_id"]: item["superseded"] for item in result.evidence}
     assert marked == {"e5": True, "e1": True, "e6": False}
@@ -189,23 +190,21 @@ def test_point_in_time_marks_the_later_value() -> None:
     result = assemble([key], seed_evidence(), valid_at=JUNE_2)
 
     lines = result.block.splitlines()
-    assert lines[0] == "mira as of 2026-06-02T12:00Z:"
-    assert lines[1] == (
-        "passport_deadline: 2026-07-15 (from 2026-06-01T09:00Z until 2026-06-03T10:00Z; source e1)"
-    )
+    assert lines[0] == "mira as of 2026-06-02:"
+    assert lines[1] == "passport_deadline: 2026-07-15 (from 2026-06-01 until 2026-06-03; source e1)"
     assert evidence_lines(result.block)[:2] == [
-        "- [e1] Mira's passport renewal deadline is 2026-07-15.",
-        "- [e2] superseded: It is now 2026-06-30.",
+        "[e1] Mira's passport renewal deadline is 2026-07-15.",
+        "[e2] superseded: It is now 2026-06-30.",
     ]
     assert_never_unmarked(result.block, NEW)
 
 
 def test_a_key_with_no_fact_says_not_known_and_every_version_is_stale() -> None:
     key = KeyFacts(subject="mira", attribute="passport_deadline", fact=None)
-    result = assemble([key], seed_evidence(), valid_at=E0_AT)
+    result = assemble([key], seed_evidence(), valid_at=E0_AT, max_superseded=5)
 
     assert result.block.splitlines()[:2] == [
-        "mira as of 2026-05-30T08:00Z:",
+        "mira as of 2026-05-30:",
         "passport_deadline: not known",
     ]
     assert result.facts == []
@@ -263,13 +262,13 @@ def test_a_disputed_key_goes_under_uncertain_citing_both_sides() -> None:
     result = assemble([disputed, city], [])
 
     lines = result.block.splitlines()
-    assert lines[1] == "city: Lisbon (from 2026-06-01T09:00Z; source e4)"
-    assert lines[2] == "Uncertain:"
-    assert lines[3] == (
+    assert lines[0] == "city: Lisbon (from 2026-06-01; source e4)"
+    assert lines[1] == "Uncertain:"
+    assert lines[2] == (
         "- passport_deadline: 2026-06-30 (source e2) vs 2026-07-01 (source e5),"
-        " disputed from 2026-06-03T10:00Z"
+        " disputed from 2026-06-03"
     )
-    assert len(lines) == 4
+    assert len(lines) == 3
     assert [f.attribute for f in result.facts] == ["passport_deadline", "city"]
     [entry] = result.uncertain
     assert entry["subject"] == "mira"
@@ -332,7 +331,7 @@ def test_snippets_are_one_line() -> None:
     snippets = [candidate("e3", E1_AT, "Mira prefers\nwindow   seats.\n", 0.5)]
     result = assemble([current_key()], snippets)
 
-    assert evidence_lines(result.block) == ["- [e3] Mira prefers window seats."]
+    assert evidence_lines(result.block) == ["[e3] Mira prefers window seats."]
 
 
 # --- token budget ----------------------------------------------------------------------------
@@ -342,8 +341,8 @@ def test_snippets_are_one_line() -> None:
 def test_a_tight_budget_drops_superseded_lines_first(count_tokens: Callable[[str], int]) -> None:
     full = assemble([current_key()], seed_evidence(), count_tokens=count_tokens)
     lines = full.block.splitlines()
-    assert lines[4].startswith("- [e1] superseded:")
-    without_stale = [*lines[:4], lines[5]]
+    assert lines[3].startswith("[e1] superseded:")
+    without_stale = [*lines[:3], lines[4]]
     budget = count_tokens("\n".join(without_stale))
 
     result = assemble(
@@ -361,14 +360,14 @@ def test_a_tight_budget_drops_superseded_lines_first(count_tokens: Callable[[str
 def test_then_evidence_is_cut_from_the_end(count_tokens: Callable[[str], int]) -> None:
     full = assemble([current_key()], seed_evidence(), count_tokens=count_tokens)
     lines = full.block.splitlines()
-    budget = count_tokens("\n".join(lines[:4]))
+    budget = count_tokens("\n".join(lines[:3]))
 
     result = assemble(
         [current_key()], seed_evidence(), count_tokens=count_tokens, token_budget=budget
     )
 
     assert [item["episode_id"] for item in result.evidence] == ["e2"]
-    assert result.block == "\n".join(lines[:4])
+    assert result.block == "\n".join(lines[:3])
 
 
 @pytest.mark.parametrize("count_tokens", [words, chars], ids=["words", "chars"])
@@ -402,10 +401,9 @@ def test_facts_alone_over_budget_returns_all_facts(count_tokens: Callable[[str],
 
     assert result.over_budget is True
     assert result.block.splitlines() == [
-        "mira:",
-        "passport_deadline: 2026-06-30 (from 2026-06-03T10:00Z; source e2)",
+        "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)",
         "city: not known",
-        "tier: gold (from 2026-06-01T09:00Z; source e4)",
+        "tier: gold (from 2026-06-01; source e4)",
     ]
     assert result.evidence == []
     assert result.tokens == count_tokens(result.block) > 5
@@ -529,9 +527,8 @@ def test_unrouted_questions_label_the_evidence_unverified() -> None:
     result = assemble([], [candidate("e3", E1_AT, E3_TEXT, 0.5)], unverified=True)
 
     assert result.block.splitlines() == [
-        "mira:",
         "Evidence (unverified: no attribute matched the question):",
-        "- [e3] " + E3_TEXT,
+        "[e3] " + E3_TEXT,
     ]
     assert [item["unverified"] for item in result.evidence] == [True]
     assert assemble([], [candidate("e3", E1_AT, E3_TEXT, 0.5)]).evidence[0]["unverified"] is False
@@ -571,10 +568,10 @@ def test_instants_print_as_dates_at_midnight_and_minutes_when_seconds_are_zero(
 @pytest.mark.parametrize(
     ("mode", "subject", "header"),
     [
-        ("current", "mira", "mira:"),
-        ("point_in_time", "mira", "mira as of 2026-06-02T12:00Z:"),
-        ("known_at", "mira", "mira as of 2026-06-02T12:00Z, as known on 2026-06-04T12:00Z:"),
-        ("point_in_time", None, "As of 2026-06-02T12:00Z:"),
+        ("current", "mira", ""),
+        ("point_in_time", "mira", "mira as of 2026-06-02:"),
+        ("known_at", "mira", "mira as of 2026-06-02, as known on 2026-06-04:"),
+        ("point_in_time", None, "As of 2026-06-02:"),
     ],
 )
 def test_the_header_names_the_subject_and_the_instants_only_when_a_time_was_asked(
@@ -598,7 +595,7 @@ def test_a_quote_is_the_sentence_that_states_a_value_not_the_whole_episode() -> 
     )
     result = assemble([current_key()], [candidate("e2", E2_AT, text, 1.0, source=True)])
 
-    assert evidence_lines(result.block) == ["- [e2] Her passport deadline is 2026-06-30."]
+    assert evidence_lines(result.block) == ["[e2] Her passport deadline is 2026-06-30."]
 
 
 def test_a_long_sentence_is_quoted_by_the_clause_around_its_value() -> None:
@@ -612,7 +609,7 @@ def test_a_long_sentence_is_quoted_by_the_clause_around_its_value() -> None:
     [line] = evidence_lines(result.block)
     assert "2026-06-30" in line
     assert len(line) < len(text)
-    assert line.startswith("- [e2] " + ELLIPSIS)
+    assert line.startswith("[e2] " + ELLIPSIS)
 
 
 def test_a_value_another_key_holds_now_is_not_stale_though_an_unrouted_key_once_held_it() -> None:
@@ -673,4 +670,43 @@ def test_every_value_of_the_subject_is_checked_whatever_was_routed() -> None:
     assert [(i["episode_id"], i["superseded"]) for i in result.evidence] == [
         ("k1", True),
         ("k2", False),
+    ]
+
+
+def test_one_superseded_line_by_default_and_the_next_line_takes_the_others_place() -> None:
+    snippets = [
+        candidate("e1", E1_AT, E1_TEXT, 0.91),
+        candidate("e0", E0_AT, "Back in May the deadline was 2026-07-15.", 0.9),
+        candidate("e3", E1_AT, E3_TEXT, 0.3),
+    ]
+    result = assemble([current_key()], snippets)
+
+    assert [(i["episode_id"], i["superseded"]) for i in result.evidence] == [
+        ("e1", True),
+        ("e3", False),
+    ]
+    with pytest.raises(ValueError, match="max_superseded"):
+        assemble([current_key()], snippets, max_superseded=-1)
+
+
+def test_a_line_about_another_key_only_is_left_out_when_keys_were_routed() -> None:
+    values = ever(passport_deadline=(OLD, NEW), home_city=("Tallinn",))
+    snippets = [
+        candidate("e4", E1_AT, "New address on file: Mira lives in Tallinn now.", 0.9),
+        candidate("e3", E1_AT, E3_TEXT, 0.3),
+    ]
+    routed = assemble([current_key()], snippets, values=values)
+    unrouted = assemble([], snippets, values=values, unverified=True)
+
+    assert [item["episode_id"] for item in routed.evidence] == ["e3"]
+    assert [item["episode_id"] for item in unrouted.evidence] == ["e4", "e3"]
+
+
+def test_instants_print_to_the_minute_only_where_a_day_holds_two() -> None:
+    asked_that_day = datetime(2026, 6, 3, 15, tzinfo=UTC)
+    result = assemble([current_key()], [], valid_at=asked_that_day)
+
+    assert result.block.splitlines() == [
+        "mira as of 2026-06-03T15:00Z:",
+        "passport_deadline: 2026-06-30 (from 2026-06-03T10:00Z; source e2)",
     ]

@@ -240,7 +240,7 @@ def test_context_search_profile_and_export_cite_the_current_value(seed: Seed) ->
         "occurred_at": "2026-06-03T10:00:00Z",
         "role": "fact",
     }
-    assert "passport_deadline: 2026-06-30 (from 2026-06-03T10:00Z; source e2)" in (context.block)
+    assert "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)" in (context.block)
     assert (context.plan["mode"], context.over_budget) == ("current", False)
 
     search = reader.search("passport deadline", subject="mira", k=2)

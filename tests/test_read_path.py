@@ -52,10 +52,12 @@ def _plan(result: ContextResult) -> dict[str, Any]:
 def _header(subject: str, *, valid_at: str | None = None, known_at: str | None = None) -> str:
     """The block's first line: the subject, and the instants a question asked for."""
     if valid_at is None:
-        return f"{subject}:"
-    header = f"{subject} as of {compact_time(ts(valid_at))}"
+        return ""
+    if known_at == valid_at:
+        return f"{subject} as known on {ts(valid_at).date()}:"
+    header = f"{subject} as of {ts(valid_at).date()}"
     if known_at is not None:
-        header += f", as known on {compact_time(ts(known_at))}"
+        header += f", as known on {ts(known_at).date()}"
     return header + ":"
 
 
@@ -102,7 +104,7 @@ def _northwind(path: ReadPath) -> None:
 def _evidence_line(episode_id: str, superseded: bool) -> str:
     [(_, _, name, template)] = [row for row in NORTHWIND if row[0] == episode_id]
     mark = "superseded: " if superseded else ""
-    return f"- [{episode_id}] {mark}Northwind {template.format(name)}"
+    return f"[{episode_id}] {mark}Northwind {template.format(name)}"
 
 
 @dataclass(frozen=True)
@@ -122,35 +124,35 @@ POINT_IN_TIME = [
         "point_in_time",
         "1980-04-21T12:00:00Z",
         "nw-1975",
-        "ceo: Alice Moreno (from 1975-03-01T09:00Z until 1982-09-15T09:00Z; source nw-1975)",
+        "ceo: Alice Moreno (from 1975-03-01 until 1982-09-15; source nw-1975)",
     ),
     PointInTime(
         "Who was Northwind's CEO in 1985?",
         "point_in_time",
         "1985-07-01T12:00:00Z",
         "nw-1982",
-        "ceo: Bruno Keller (from 1982-09-15T09:00Z until 1989-01-10T09:00Z; source nw-1982)",
+        "ceo: Bruno Keller (from 1982-09-15 until 1989-01-10; source nw-1982)",
     ),
     PointInTime(
         "Who was Northwind's CEO in 1990?",
         "point_in_time",
         "1990-07-01T12:00:00Z",
         "nw-1989",
-        "ceo: Carla Diaz (from 1989-01-10T09:00Z until 2026-06-01T09:00Z; source nw-1989)",
+        "ceo: Carla Diaz (from 1989-01-10 until 2026-06-01; source nw-1989)",
     ),
     PointInTime(  # June 2 of the clock's year: after the interim took over, before Elena
         "Who was Northwind's CEO on June 2?",
         "point_in_time",
         "2026-06-02T12:00:00Z",
         "nw-2026a",
-        "ceo: Dmitri Volkov (from 2026-06-01T09:00Z until 2026-06-03T10:00Z; source nw-2026a)",
+        "ceo: Dmitri Volkov (from 2026-06-01 until 2026-06-03; source nw-2026a)",
     ),
     PointInTime(
         "Who runs Northwind now?",
         "current",
         NOW,
         "nw-2026b",
-        "ceo: Elena Park (from 2026-06-03T10:00Z; source nw-2026b)",
+        "ceo: Elena Park (from 2026-06-03; source nw-2026b)",
     ),
 ]
 
@@ -181,20 +183,13 @@ def test_a_date_in_words_reads_the_value_valid_then(northwind: ReadPath, case: P
     lines = _lines(result)
     # The key line, then the fact's own source quoted first; every other CEO's statement the
     # similarity search adds says "superseded" on its line.
-    header = (
-        _header("northwind")
-        if case.mode == "current"
-        else _header("northwind", valid_at=case.valid_at)
-    )
-    assert lines[:4] == [
-        header,
-        case.line,
-        "Evidence:",
-        _evidence_line(case.source, superseded=False),
-    ]
+    if case.mode != "current":
+        assert lines.pop(0) == _header("northwind", valid_at=case.valid_at)
+    assert lines[:3] == [case.line, "Evidence:", _evidence_line(case.source, superseded=False)]
     others = {_evidence_line(row[0], superseded=True) for row in NORTHWIND if row[0] != case.source}
-    assert len(lines) == 6
-    assert set(lines[4:]) <= others
+    # One superseded line at most; the other CEOs' statements are left out.
+    assert len(lines) == 4
+    assert set(lines[3:]) <= others
     assert result.citations[0] == {
         "episode_id": case.source,
         "occurred_at": occurred_at,
@@ -204,7 +199,7 @@ def test_a_date_in_words_reads_the_value_valid_then(northwind: ReadPath, case: P
         (item["episode_id"], "fact" if index == 0 else "evidence")
         for index, item in enumerate(result.evidence)
     ]
-    assert [item["superseded"] for item in result.evidence] == [False, True, True]
+    assert [item["superseded"] for item in result.evidence] == [False, True]
     assert (result.uncertain, result.over_budget) == ([], False)
 
 
@@ -214,9 +209,9 @@ E1_TEXT = "Mira says her passport deadline is 2026-07-15."
 E2_TEXT = (
     "Correction from the consulate: Mira's passport deadline is 2026-06-30, in force since June 2."
 )
-E1_LINE = "- [e1] " + E1_TEXT
-E2_LINE = "- [e2] " + E2_TEXT
-CORRECTED = "passport_deadline: 2026-06-30 (from 2026-06-02T08:00Z; source e2)"
+E1_LINE = "[e1] " + E1_TEXT
+E2_LINE = "[e2] " + E2_TEXT
+CORRECTED = "passport_deadline: 2026-06-30 (from 2026-06-02; source e2)"
 
 
 def _mira(path: ReadPath) -> None:
@@ -259,7 +254,7 @@ def test_belief_wording_reads_what_was_known_then_and_plain_wording_the_correcti
     # Then nothing had closed e1's value, and e2 (recorded June 4) is not even evidence.
     assert _lines(believed) == [
         _header("mira", valid_at=june_3, known_at=june_3),
-        "passport_deadline: 2026-07-15 (from 2026-06-01T09:00Z; source e1)",
+        "passport_deadline: 2026-07-15 (from 2026-06-01; source e1)",
         "Evidence:",
         E1_LINE,
     ]
@@ -274,7 +269,7 @@ def test_belief_wording_reads_what_was_known_then_and_plain_wording_the_correcti
     assert (explicit.plan["mode"], explicit.block) == ("known_at", believed.block)
 
     corrected_block = [CORRECTED, "Evidence:", E2_LINE]
-    stale_e1 = "- [e1] superseded: " + E1_TEXT
+    stale_e1 = "[e1] superseded: " + E1_TEXT
 
     # The same date without belief wording is a valid time, read as known now.
     on_june_3 = reader.context("What was Mira's passport deadline on June 3?")
@@ -296,7 +291,7 @@ def test_belief_wording_reads_what_was_known_then_and_plain_wording_the_correcti
         "attributes": ["passport_deadline"],
         "routed": True,
     }
-    assert _lines(current) == [_header("mira"), *corrected_block, stale_e1]
+    assert _lines(current) == [*corrected_block, stale_e1]
     assert current.citations == [
         {"episode_id": "e2", "occurred_at": "2026-06-04T10:00:00Z", "role": "fact"},
         {"episode_id": "e1", "occurred_at": "2026-06-01T09:00:00Z", "role": "evidence"},
@@ -331,7 +326,7 @@ def test_an_unrelated_question_is_not_routed_and_its_evidence_is_unverified(
     texts = {"e1": E1_TEXT, "e2": E2_TEXT}
     assert _lines(result) == [
         UNVERIFIED_HEADING,
-        *(f"- [{hit.episode_id}] {texts[hit.episode_id]}" for hit in ranked),
+        *(f"[{hit.episode_id}] {texts[hit.episode_id]}" for hit in ranked),
     ]
     assert {hit.episode_id for hit in ranked} == {"e1", "e2"}
     assert (result.facts, result.uncertain) == ([], [])
@@ -376,11 +371,10 @@ def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: Rea
 
     context = reader.context(question, evidence_k=20)
     assert _lines(context) == [
-        _header("mira"),
         CORRECTED,
         "Evidence:",
         E2_LINE,
-        "- [e1] superseded: " + E1_TEXT,  # A's e1, not B's
+        "[e1] superseded: " + E1_TEXT,  # A's e1, not B's
     ]
     assert [c["episode_id"] for c in context.citations] == ["e2", "e1"]
     assert [(item["snippet"], item["superseded"]) for item in context.evidence] == [
@@ -400,7 +394,7 @@ def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: Rea
     assert "2026-07-15" not in asked.block
     assert sorted(item["episode_id"] for item in asked.evidence) == ["b-echo", "e1"]  # B's own
     named = other.context(question, subject="mira", attributes=["passport_deadline"])
-    assert _lines(named) == [_header("mira"), "passport_deadline: not known"]
+    assert _lines(named) == ["passport_deadline: not known"]
     assert (named.facts, named.evidence, named.citations) == ([], [], [])
     assert other.search(question, subject="mira").results == []
     with pytest.raises(NotFound):
@@ -473,20 +467,19 @@ def test_the_token_budget_cuts_evidence_first_and_counts_with_the_model_tokenize
     full = reader.context(question, token_budget=32_768, **ask)
     full_lines = _lines(full)
     core = [
-        _header("mira"),
-        "passport_deadline: 2026-07-15 (from 2026-06-01T09:00Z; source p-1)",
-        "preferred_language: Portuguese (from 2026-06-01T09:00Z; source p-2)",
-        "home_city: Lisbon (from 2026-06-01T09:00Z; source p-3)",
+        "passport_deadline: 2026-07-15 (from 2026-06-01; source p-1)",
+        "preferred_language: Portuguese (from 2026-06-01; source p-2)",
+        "home_city: Lisbon (from 2026-06-01; source p-3)",
     ]
-    assert full_lines[:5] == [*core, "Evidence:"]
-    assert len(full_lines) == 5 + 8
+    assert full_lines[:4] == [*core, "Evidence:"]
+    assert len(full_lines) == 4 + 8
     full_ids = [item["episode_id"] for item in full.evidence]
     assert full_ids[:3] == ["p-1", "p-2", "p-3"]  # fact sources first
     assert all(episode_id.startswith("trip-") for episode_id in full_ids[3:])
 
     # Tokens of the block keeping the first c evidence lines (c = 0: the facts alone).
     sizes = [count("\n".join(core))] + [
-        count("\n".join(full_lines[: 5 + kept])) for kept in range(1, 9)
+        count("\n".join(full_lines[: 4 + kept])) for kept in range(1, 9)
     ]
     assert sizes == sorted(sizes)
     assert full.tokens == sizes[8]
@@ -500,7 +493,7 @@ def test_the_token_budget_cuts_evidence_first_and_counts_with_the_model_tokenize
         budget = 512 if given is None else given
         lines = _lines(result)
         assert result.tokens == count(result.block), budget
-        assert lines[:4] == core, budget  # every fact, whatever the budget
+        assert lines[:3] == core, budget  # every fact, whatever the budget
         if budget < sizes[0]:
             assert (result.over_budget, lines, result.evidence) == (True, core, []), budget
             assert result.tokens > budget
@@ -511,7 +504,7 @@ def test_the_token_budget_cuts_evidence_first_and_counts_with_the_model_tokenize
         assert kept == 8 if budget >= sizes[8] else kept < 8, budget
         assert result.over_budget is False, budget
         assert result.tokens <= budget, budget
-        assert lines == (core if kept == 0 else full_lines[: 5 + kept]), budget
+        assert lines == (core if kept == 0 else full_lines[: 4 + kept]), budget
         assert [item["episode_id"] for item in result.evidence] == full_ids[:kept], budget
 
 
@@ -646,12 +639,11 @@ def test_a_disputed_key_is_uncertain_and_cites_both_sides(reader: ReadPath) -> N
         "routed": True,
     }
     assert _lines(result) == [
-        _header("mira"),
         "Uncertain:",
         "- home_city: Lisbon (source m1) vs Porto (source m2), disputed from 2026-05-01",
         "Evidence:",
-        "- [m1] Mira: I moved to Lisbon last month.",
-        "- [m2] Mira: my new home is in Porto.",
+        "[m1] Mira: I moved to Lisbon last month.",
+        "[m2] Mira: my new home is in Porto.",
     ]
     assert result.uncertain == [
         {

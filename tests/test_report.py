@@ -16,11 +16,10 @@ from evals.scoring import KINDS, QuestionResult, score_question, summarize
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 OLD, NEW = "Porto", "Madrid"
 SGAM_BLOCK = (
-    "mira:\n"
-    "home_city: Madrid (from 2025-03-02T09:00Z; source u7)\n"
+    "home_city: Madrid (from 2025-03-02; source u7)\n"
     "Evidence:\n"
-    "- [u7] Mira has moved to Madrid.\n"
-    "- [d9] superseded: Mira still misses the cafes of Porto."
+    "[u7] Mira has moved to Madrid.\n"
+    "[d9] superseded: Mira still misses the cafes of Porto."
 )
 DM_CONTEXT = baseline_context(
     ["Mira still misses the cafes of Porto.", "Mira has moved to Madrid."]
@@ -126,7 +125,7 @@ def test_report_md_describes_the_run_and_has_a_row_per_system(written: list[Path
     assert (
         "| `sgam` | 3 | 0.0% [0.0%, 56.2%] | 100.0% [20.7%, 100.0%] (n=1) "
         "| 100.0% [20.7%, 100.0%] (n=1) | 100.0% [20.7%, 100.0%] (n=1) "
-        "| 0.0% [0.0%, 56.2%] | 25 / 25 | 2.5 / 3.4 |"
+        "| 0.0% [0.0%, 56.2%] | 22 / 22 | 2.5 / 3.4 |"
     ) in report
     assert "| `dm` | 3 | 100.0% [43.8%, 100.0%] | 0.0% [0.0%, 79.3%] (n=1) |" in report
     assert "| `dm` | point in time | 1 | 0.0% [0.0%, 79.3%] | 100.0% [20.7%, 100.0%] |" in report

@@ -102,11 +102,10 @@ def test_sgam_current_block_answers_with_its_key_line_and_its_superseded_evidenc
 ):
     context = block(fact(NEW, source="e2", valid_from=E2_AT), [OLD], evidence(E1, E2))
     assert context.splitlines() == [
-        "mira:",
-        "passport_deadline: 2026-06-30 (from 2026-06-03T10:00Z; source e2)",
+        "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)",
         "Evidence:",
-        "- [e2] It is now 2026-06-30.",
-        f"- [e1] superseded: {E1_QUOTE}",
+        "[e2] It is now 2026-06-30.",
+        f"[e1] superseded: {E1_QUOTE}",
     ]
     assert answer_of(context, **KEY, values=[OLD, NEW]) == NEW
     assert stale_leak(context, gold(NEW, [NEW])) == ([], [])
@@ -121,8 +120,8 @@ def test_superseded_lines_are_skipped_even_before_the_key_line() -> None:
 def test_point_in_time_block_answers_with_the_value_then_and_marks_the_later_one() -> None:
     then = fact(OLD, source="e1", valid_from=E1_AT, valid_to=E2_AT)
     context = block(then, [NEW], evidence(E2, E1), valid_at=JUNE_2)
-    assert "passport_deadline: 2026-07-15 (from 2026-06-01T09:00Z" in context
-    assert "- [e2] superseded: It is now 2026-06-30." in context
+    assert "passport_deadline: 2026-07-15 (from 2026-06-01 until 2026-06-03" in context
+    assert "[e2] superseded: It is now 2026-06-30." in context
     expected = gold(OLD, [OLD], kind="point_in_time")
     assert answer_of(context, **KEY, values=[OLD, NEW]) == OLD
     assert stale_leak(context, expected) == ([], [])
@@ -153,11 +152,11 @@ def test_a_disputed_key_answers_uncertain_and_its_sides_do_not_leak() -> None:
     )
     disputed = fact(NEW, source="e2", valid_from=E2_AT, challengers=[challenger])
     context = block(disputed, [OLD], evidence(E1, E2, E3))
-    assert context.splitlines()[1:3] == [
+    assert context.splitlines()[:2] == [
         "Uncertain:",
         (
             "- passport_deadline: 2026-06-30 (source e2) vs 2026-07-01 (source e3),"
-            " disputed from 2026-06-03T10:00Z"
+            " disputed from 2026-06-03"
         ),
     ]
     values = [OLD, NEW, CHALLENGER]
@@ -193,7 +192,7 @@ def test_a_date_value_inside_a_timestamp_is_metadata_not_a_statement() -> None:
     # The key changed on 2026-06-03, which is also one of its old values.
     values = ["2026-06-03", NEW]
     context = block(fact(NEW, source="e2", valid_from=E2_AT), ["2026-06-03"], evidence(E2))
-    assert "from 2026-06-03T10:00Z" in context
+    assert "(from 2026-06-03; source e2)" in context
     assert answer_of(context, **KEY, values=values) == NEW
     assert stale_leak(context, gold(NEW, [NEW], values=values)) == ([], [])
     assert answer_of("Renew by 2026-06-03.", **KEY, values=values) == "2026-06-03"

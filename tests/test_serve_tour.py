@@ -161,8 +161,8 @@ def test_the_readme_tour_answers_as_documented(served: Served) -> None:
     assert (june_2["value"], june_2["source_episode_id"]) == ("2026-07-15", "e1")
 
     block = context["block"]
-    assert "passport_deadline: 2026-06-30 (from 2026-06-03T10:00Z; source e2)" in (block)
-    assert "- [e1] superseded: Her passport deadline is 2026-07-15." in block.splitlines()
+    assert "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)" in (block)
+    assert "[e1] superseded: Her passport deadline is 2026-07-15." in block.splitlines()
     assert {"episode_id": "e2", "occurred_at": "2026-06-03T10:00:00Z", "role": "fact"} in (
         context["citations"]
     )
