@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from psycopg_pool import ConnectionPool
 
-from retrieval.assemble import UNVERIFIED_HEADING, compact_time
+from retrieval.assemble import UNVERIFIED_HEADING
 from retrieval.embeddings import Embedder
 from retrieval.models import ContextResult
 from store.clock import ManualClock
