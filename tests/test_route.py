@@ -26,13 +26,20 @@ def test_only_held_keys_are_candidates_however_well_others_score() -> None:
 
 def test_held_keys_at_or_above_the_threshold_are_routed_best_first_at_most_three() -> None:
     routing = route_keys(
-        scores(a=0.5, b=0.7, c=0.41, d=0.45, e=0.2),
+        scores(a=0.66, b=0.7, c=0.61, d=0.65, e=0.2),
         held=["a", "b", "c", "d", "e"],
         subject="s",
     )
 
     assert routing.attributes == ("b", "a", "d")
-    assert "1 more passed" in routing.reason
+    assert "1 more passed; at most 3" in routing.reason
+
+
+def test_runners_up_far_below_the_best_are_not_routed() -> None:
+    routing = route_keys(scores(a=0.5, b=0.7, c=0.41), held=["a", "b", "c"], subject="s")
+
+    assert routing.attributes == ("b",)
+    assert "2 more passed but scored over 0.10 below the best" in routing.reason
 
 
 def test_a_single_held_key_is_read_below_the_threshold() -> None:
