@@ -48,7 +48,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from evals.asking import CUSTOMER_SHARES, Asked, choose_questions, customer_candidates
+from evals.asking import (
+    CUSTOMER_SHARES,
+    Asked,
+    QuestionKind,
+    choose_questions,
+    customer_candidates,
+)
 from evals.phrasings import day_in_words
 from evals.record_phrasings import RECORDS
 from evals.records import RECORD_SHARES, build_records, record_candidates
@@ -101,6 +107,15 @@ class GeneratedHistory:
         path.write_text(self.text(), encoding="utf-8")
 
 
+def _counts(spec: SizeSpec | RecordsSpec) -> dict[QuestionKind, int]:
+    """Questions per tenant of each kind."""
+    return {
+        "current": spec.current,
+        "point_in_time": spec.point_in_time,
+        "known_at": spec.known_at,
+    }
+
+
 def generate_history(*, seed: int, size: SizeName | SizeSpec) -> GeneratedHistory:
     """A reproducible history with gold answers: same seed and size, byte-identical lines."""
     spec = SIZES[size] if isinstance(size, str) else size
@@ -111,25 +126,16 @@ def generate_history(*, seed: int, size: SizeName | SizeSpec) -> GeneratedHistor
     end = noon(day_of(max(parse_timestamp(line["now"]) for line in writes)) + 1)
     asked = choose_questions(
         customers,
-        counts={
-            "current": spec.current,
-            "point_in_time": spec.point_in_time,
-            "known_at": spec.known_at,
-        },
+        counts=_counts(spec),
         shares=CUSTOMER_SHARES,
         candidates=customer_candidates,
         end=end,
         rng=random.Random(f"questions-{seed}"),
     )
     if spec.records is not None:
-        about = spec.records
         asked_records = choose_questions(
             records,
-            counts={
-                "current": about.current,
-                "point_in_time": about.point_in_time,
-                "known_at": about.known_at,
-            },
+            counts=_counts(spec.records),
             shares=RECORD_SHARES,
             candidates=record_candidates,
             end=end,

@@ -372,16 +372,14 @@ def quote(text: str, *, question: str, check: EvidenceCheck, long_sentence: int 
     """What an evidence line shows of an episode: the sentence stating a value of the subject
     (its clause, when the sentence is longer than ``long_sentence``), else the question's best
     sentences."""
-    stating = [sentence for sentence in split_sentences(text) if check.value_spans(sentence)]
+    spans = {sentence: check.value_spans(sentence) for sentence in split_sentences(text)}
+    stating = [sentence for sentence, found in spans.items() if found]
     if not stating:
         return trim_snippet(text, question)
-    best = next(
-        (s for s in stating if any(p.search(s.casefold()) for p in check.routed_holding)),
-        stating[0],
-    )
+    best = next((s for s in stating if check.states_routed_holding(s)), stating[0])
     if len(best) <= long_sentence or len(best.casefold()) != len(best):
         return cut_at_word(best, _MAX_QUOTE)
-    return clause_around(best, check.value_spans(best)[0], max_chars=long_sentence)
+    return clause_around(best, spans[best][0], max_chars=long_sentence)
 
 
 def _episode_times(

@@ -147,11 +147,11 @@ class Reader:
     def context(self, tenant_id: str, request: ContextRequest) -> ContextResult:
         """The smallest cited block answering the question, with its plan."""
         plan, memory, now = self._plan(tenant_id, request)
-        keys = [
-            KeyFacts(plan.subject, attribute, memory.fact(attribute))
-            for attribute in plan.attributes
-            if plan.subject is not None and memory is not None
-        ]
+        keys = (
+            []
+            if memory is None
+            else [KeyFacts(memory.subject, name, memory.fact(name)) for name in plan.attributes]
+        )
         episodes = memory.episodes if memory is not None else {}
         sources = [
             EvidenceCandidate(

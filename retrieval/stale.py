@@ -80,6 +80,11 @@ class EvidenceCheck:
             return "ambiguous"
         return "holds"
 
+    def states_routed_holding(self, text: str) -> bool:
+        """Whether ``text`` states a value a routed key holds at the asked instant."""
+        folded = one_line(text).casefold()
+        return any(pattern.search(folded) for pattern in self.routed_holding)
+
     def value_spans(self, text: str) -> list[tuple[int, int]]:
         """Where the case-folded one-line ``text`` states any of the subject's values."""
         folded = one_line(text).casefold()

@@ -32,6 +32,23 @@ _COLUMNS = """
 """
 
 
+def _select(
+    conn: psycopg.Connection[Any], condition: str, params: dict[str, Any], *, tail: str = ""
+) -> list[dict[str, Any]]:
+    """The tenant's conflict rows meeting ``condition`` (SQL from this module), oldest first."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT"
+            + _COLUMNS
+            + "FROM conflicts WHERE tenant_id = %(tenant_id)s AND "
+            + condition
+            + " ORDER BY created_at, conflict_id "
+            + tail,
+            params,
+        )
+        return cur.fetchall()
+
+
 def _record(row: dict[str, Any]) -> ConflictRecord:
     return ConflictRecord(
         conflict_id=row["conflict_id"],
@@ -183,34 +200,26 @@ def list_conflicts(
 ) -> tuple[list[ConflictRecord], str | None]:
     """A page of the tenant's conflicts, oldest first, and the cursor of the next page."""
     after = decode_cursor(cursor) if cursor else None
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            "SELECT"
-            + _COLUMNS
-            + """
-            FROM conflicts
-            WHERE tenant_id = %(tenant_id)s
-              AND (%(status)s::text IS NULL OR status = %(status)s)
-              AND (%(subject)s::text IS NULL OR subject = %(subject)s)
-              AND (%(attribute)s::text IS NULL OR attribute = %(attribute)s)
-              AND (%(valid_from)s::timestamptz IS NULL OR valid_from = %(valid_from)s)
-              AND (%(after_at)s::timestamptz IS NULL
-                   OR (created_at, conflict_id) > (%(after_at)s, %(after_id)s::uuid))
-            ORDER BY created_at, conflict_id
-            LIMIT %(limit)s
-            """,
-            {
-                "tenant_id": tenant_id,
-                "status": status,
-                "subject": subject,
-                "attribute": attribute,
-                "valid_from": valid_from,
-                "after_at": after[0] if after else None,
-                "after_id": after[1] if after else None,
-                "limit": check_limit(limit) + 1,
-            },
-        )
-        rows = cur.fetchall()
+    rows = _select(
+        conn,
+        """(%(status)s::text IS NULL OR status = %(status)s)
+          AND (%(subject)s::text IS NULL OR subject = %(subject)s)
+          AND (%(attribute)s::text IS NULL OR attribute = %(attribute)s)
+          AND (%(valid_from)s::timestamptz IS NULL OR valid_from = %(valid_from)s)
+          AND (%(after_at)s::timestamptz IS NULL
+               OR (created_at, conflict_id) > (%(after_at)s, %(after_id)s::uuid))""",
+        {
+            "tenant_id": tenant_id,
+            "status": status,
+            "subject": subject,
+            "attribute": attribute,
+            "valid_from": valid_from,
+            "after_at": after[0] if after else None,
+            "after_id": after[1] if after else None,
+            "limit": check_limit(limit) + 1,
+        },
+        tail="LIMIT %(limit)s",
+    )
     page = [_record(row) for row in rows[:limit]]
     more = len(rows) > limit
     next_cursor = (
@@ -225,18 +234,8 @@ def subject_conflicts(
     conn: psycopg.Connection[Any], tenant_id: str, *, subject: str
 ) -> list[ConflictRecord]:
     """Every conflict ever logged on the subject's keys, open or resolved, oldest first."""
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            "SELECT"
-            + _COLUMNS
-            + """
-            FROM conflicts
-            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-            ORDER BY created_at, conflict_id
-            """,
-            {"tenant_id": tenant_id, "subject": subject},
-        )
-        return [_record(row) for row in cur.fetchall()]
+    rows = _select(conn, "subject = %(subject)s", {"tenant_id": tenant_id, "subject": subject})
+    return [_record(row) for row in rows]
 
 
 def with_disputes(
@@ -245,25 +244,17 @@ def with_disputes(
     """Mark facts a dispute open at ``known_at`` challenges: ``disputed``, challengers cited."""
     if not facts:
         return []
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            "SELECT"
-            + _COLUMNS
-            + """
-            FROM conflicts
-            WHERE tenant_id = %(tenant_id)s AND disputed
-              AND created_at <= %(known_at)s
-              AND (resolved_at IS NULL OR resolved_at > %(known_at)s)
-              AND incumbent_fact_id = ANY(%(fact_ids)s)
-            ORDER BY created_at, conflict_id
-            """,
-            {
-                "tenant_id": tenant_id,
-                "fact_ids": list({fact.fact_id for fact in facts}),
-                "known_at": known_at,
-            },
-        )
-        rows = cur.fetchall()
+    rows = _select(
+        conn,
+        """disputed AND created_at <= %(known_at)s
+          AND (resolved_at IS NULL OR resolved_at > %(known_at)s)
+          AND incumbent_fact_id = ANY(%(fact_ids)s)""",
+        {
+            "tenant_id": tenant_id,
+            "fact_ids": list({fact.fact_id for fact in facts}),
+            "known_at": known_at,
+        },
+    )
     challengers: dict[UUID, list[Challenger]] = {}
     for row in rows:
         challengers.setdefault(row["incumbent_fact_id"], []).append(_challenger(row))
