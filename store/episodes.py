@@ -115,28 +115,28 @@ def add_subjects(
     )
 
 
-def subject_episodes(conn: psycopg.Connection[Any], tenant_id: str, subject: str) -> list[Episode]:
-    """Episodes linked to ``subject`` as erasure sees them, stubs included, oldest first.
+LINKED_TO_SUBJECT = """
+    (%(subject)s = ANY(subjects)
+     OR episode_id IN (SELECT source_episode_id FROM fact_versions
+                       WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
+     OR episode_id IN (SELECT source_episode_id FROM expiries
+                       WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
+     OR episode_id IN (SELECT challenger_episode_id FROM conflicts
+                       WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s))
+"""
+"""Episodes linked to ``%(subject)s``: naming it, or sourcing a version, an expiry or a conflict
+challenger of its keys. Export lists them and erasure deletes them: one condition for both."""
 
-    Linked: naming it, or sourcing a version, an expiry or a conflict challenger of its keys.
-    """
+
+def subject_episodes(conn: psycopg.Connection[Any], tenant_id: str, subject: str) -> list[Episode]:
+    """Episodes linked to ``subject`` (``LINKED_TO_SUBJECT``), stubs included, oldest first."""
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
             "SELECT"
             + _COLUMNS
-            + """
-            FROM episodes
-            WHERE tenant_id = %(tenant_id)s AND (
-                %(subject)s = ANY(subjects)
-                OR episode_id IN (SELECT source_episode_id FROM fact_versions
-                                  WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
-                OR episode_id IN (SELECT source_episode_id FROM expiries
-                                  WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
-                OR episode_id IN (SELECT challenger_episode_id FROM conflicts
-                                  WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
-            )
-            ORDER BY occurred_at, episode_id
-            """,
+            + "FROM episodes WHERE tenant_id = %(tenant_id)s AND"
+            + LINKED_TO_SUBJECT
+            + "ORDER BY occurred_at, episode_id",
             {"tenant_id": tenant_id, "subject": subject},
         )
         return [Episode.model_validate(row) for row in cur.fetchall()]

@@ -15,25 +15,19 @@ from typing import Any, LiteralString
 
 import psycopg
 
+from store.episodes import LINKED_TO_SUBJECT
 from store.errors import NotFound
 from store.locks import lock_keys
 from store.models import ErasureResult
 from store.retraction import retract_current
 from store.versions import IdFactory
 
-_LINKED_EPISODES = """
-SELECT episode_id, content_hash FROM episodes
-WHERE tenant_id = %(tenant_id)s AND erased_at IS NULL AND (
-    %(subject)s = ANY(subjects)
-    OR episode_id IN (SELECT source_episode_id FROM fact_versions
-                      WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
-    OR episode_id IN (SELECT source_episode_id FROM expiries
-                      WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
-    OR episode_id IN (SELECT challenger_episode_id FROM conflicts
-                      WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
+_LINKED_EPISODES = (
+    "SELECT episode_id, content_hash FROM episodes"
+    " WHERE tenant_id = %(tenant_id)s AND erased_at IS NULL AND"
+    + LINKED_TO_SUBJECT
+    + "ORDER BY episode_id"
 )
-ORDER BY episode_id
-"""
 
 _STILL_CITED = """
 SELECT DISTINCT episode_id FROM (

@@ -13,8 +13,8 @@ import psycopg
 
 from store import conflicts, episodes, reads
 from store.errors import NotFound
-from store.models import ConflictRecord, SubjectExport
-from store.paging import MAX_LIMIT, check_limit, decode_text_cursor, encode_text_cursor
+from store.models import SubjectExport
+from store.paging import check_limit, decode_text_cursor, encode_text_cursor
 
 # Byte order ("C"), not the database's locale: the same pages on every server, and the
 # cursor's comparison agrees with the sort.
@@ -64,25 +64,5 @@ def export_subject(
         facts=facts,
         versions=versions,
         episodes=linked,
-        conflicts=_all_conflicts(conn, tenant_id, subject),
+        conflicts=conflicts.subject_conflicts(conn, tenant_id, subject=subject),
     )
-
-
-def _all_conflicts(
-    conn: psycopg.Connection[Any], tenant_id: str, subject: str
-) -> list[ConflictRecord]:
-    found: list[ConflictRecord] = []
-    cursor: str | None = None
-    while True:
-        page, cursor = conflicts.list_conflicts(
-            conn,
-            tenant_id,
-            status=None,
-            subject=subject,
-            attribute=None,
-            limit=MAX_LIMIT,
-            cursor=cursor,
-        )
-        found.extend(page)
-        if cursor is None:
-            return found

@@ -217,3 +217,26 @@ def test_with_no_attribute_declared_the_enum_admits_nothing(
     store: MemoryStore, tenant: str
 ) -> None:
     assert store.memory_update_schema(tenant)["properties"]["attribute"]["enum"] == []
+
+
+def test_erasure_removes_the_text_of_every_episode_export_shows(
+    store: MemoryStore, pair: tuple[str, str]
+) -> None:
+    """Export and erasure find a subject's episodes by one condition: nothing shown survives."""
+    alpha, bravo = pair
+    shown = store.export_subject(alpha, "mira")
+    assert {episode.id for episode in shown.episodes} >= {"e1", "e2", "e4"}
+
+    store.erase_subject(alpha, "mira")
+
+    for episode in shown.episodes:
+        try:
+            left = store.get_episode(alpha, episode.id)
+        except NotFound:
+            continue
+        assert (left.text, left.erased_at is not None) == (None, True), episode.id
+    with pytest.raises(NotFound):
+        store.export_subject(alpha, "mira")
+    assert {e.id for e in store.export_subject(bravo, "mira").episodes} == {
+        e.id for e in shown.episodes
+    }
