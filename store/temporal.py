@@ -40,10 +40,6 @@ class Version:
         """Whether ``instant`` lies strictly inside the valid window (after its start)."""
         return self.valid_from < instant and (self.valid_to is None or instant < self.valid_to)
 
-    def holds_at(self, instant: datetime) -> bool:
-        """Whether the version is valid at ``instant`` (start included, end excluded)."""
-        return self.valid_from <= instant and (self.valid_to is None or instant < self.valid_to)
-
 
 @dataclass(frozen=True, slots=True)
 class Plan:
@@ -128,11 +124,6 @@ def plan_expire(current: Sequence[Version], *, at: datetime, expiry_id: UUID) ->
             )
             return Plan("expired", retire=(version,), insert=(closed,), subject_version=closed)
     return Plan("unchanged", reason="nothing is valid at this instant")
-
-
-def holding_at(versions: Sequence[Version], instant: datetime) -> Version | None:
-    """The version valid at ``instant`` among non-overlapping versions, if any."""
-    return next((version for version in versions if version.holds_at(instant)), None)
 
 
 def plan_replace(incumbent: Version, new: Version) -> Plan:
