@@ -71,11 +71,12 @@ def erase_subject(
     linked = conn.execute(_LINKED_EPISODES, params).fetchall()
 
     by_subject = "WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
+    # The retraction log is internal bookkeeping: it goes, but the tombstone does not count it.
+    conn.execute("DELETE FROM retractions " + by_subject, params)
     counts = {
         "fact_versions_deleted": _count(conn, "DELETE FROM fact_versions " + by_subject, params),
         "conflicts_deleted": _count(conn, "DELETE FROM conflicts " + by_subject, params),
         "expiries_deleted": _count(conn, "DELETE FROM expiries " + by_subject, params),
-        "retractions_deleted": _count(conn, "DELETE FROM retractions " + by_subject, params),
         **_remove_episodes(conn, tenant_id, [episode_id for episode_id, _ in linked], now=now),
     }
     # Other episodes may still list the subject among those they concern: forget the link.
