@@ -9,13 +9,27 @@ from __future__ import annotations
 
 import re
 
+from store.text import one_line
+
+__all__ = [
+    "ELLIPSIS",
+    "clause_around",
+    "cut_at_word",
+    "mentions_value",
+    "one_line",
+    "overlap",
+    "query_terms",
+    "split_sentences",
+    "trim_snippet",
+    "value_pattern",
+]
+
 ELLIPSIS = "…"
 
 _TERMINATOR = re.compile(r"""[.!?]+["'\u201d\u2019)\]]*\s+""")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*\u2022]|\d+[.)])[ \t])")
 _LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)[.!?]+[\"'\u201d\u2019)\]]*\s+$")
 _WORD = re.compile(r"\w+")
-_SPACE = re.compile(r"\s+")
 
 _ABBREVIATIONS = frozenset(
     {"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "e.g", "i.e", "approx", "cf"}
@@ -27,11 +41,6 @@ _STOPWORDS = frozenset(
     could should shall may might must as than then so if about into there here just also any
     all some please tell know""".split()  # noqa: SIM905 - a word list reads better as text
 )
-
-
-def one_line(text: str) -> str:
-    """The text with every run of whitespace (line breaks included) folded to one space."""
-    return _SPACE.sub(" ", text).strip()
 
 
 def split_sentences(text: str) -> list[str]:

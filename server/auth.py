@@ -18,10 +18,10 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.params import HeaderParameter
 
 from server.resources import resources_of
+from server.wire import CLOCK_HEADER
 from store.inputs import parse_instant
 from store.service import MemoryStore
 
-CLOCK_HEADER = "X-SGAM-Now"
 CLOCK_HEADER_PARAMETER = HeaderParameter(
     name=CLOCK_HEADER,
     annotation=str,

@@ -1,7 +1,7 @@
 """Wire shapes the server and its client share, importable without the server's weight.
 
-The problem+json body with its stable codes, and the health answers. ``server.problems``
-maps errors onto these; ``server.client`` parses them.
+The problem+json body with its stable codes, the health answers and the clock header's
+name. ``server.problems`` maps errors onto these; ``server.client`` parses them.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from typing import Final
 from pydantic import BaseModel, Field
 
 PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
+CLOCK_HEADER: Final = "X-SGAM-Now"
+"""Sets a request's system time where the server allows it (evaluations only)."""
 
 HTTP_STATUS_CODE: Final[dict[int, str]] = {
     400: "invalid",

@@ -9,13 +9,13 @@ from an erased episode is cleared wherever it survives.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 from typing import Any, LiteralString
 
 import psycopg
 
-from store.episodes import LINKED_TO_SUBJECT
+# An erased id is named in its tombstone by the same one-way hash as content.
+from store.episodes import LINKED_TO_SUBJECT, content_hash
 from store.errors import NotFound
 from store.locks import lock_keys
 from store.models import ErasureResult
@@ -39,11 +39,6 @@ SELECT DISTINCT episode_id FROM (
 ) AS cited
 WHERE episode_id = ANY(%(episode_ids)s)
 """
-
-
-def identifier_hash(value: str) -> str:
-    """A one-way name for an erased id, so a tombstone can be matched without holding it."""
-    return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
 def _count(conn: psycopg.Connection[Any], query: LiteralString, params: dict[str, Any]) -> int:
@@ -91,8 +86,8 @@ def erase_subject(
         conn,
         tenant_id,
         target="subject",
-        target_hash=identifier_hash(subject),
-        episode_hashes=[content_hash for _, content_hash in linked],
+        target_hash=content_hash(subject),
+        episode_hashes=[stored for _, stored in linked],
         counts=counts,
         now=now,
         new_id=new_id,
@@ -121,7 +116,7 @@ def erase_episode(
     ).fetchone()
     if found is None:
         raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
-    content_hash, erased_at = found
+    stored_hash, erased_at = found
     sourced = conn.execute(
         """
         SELECT DISTINCT subject, attribute, fact_id FROM fact_versions
@@ -166,8 +161,8 @@ def erase_episode(
         conn,
         tenant_id,
         target="episode",
-        target_hash=identifier_hash(episode_id),
-        episode_hashes=[] if erased_at else [content_hash],
+        target_hash=content_hash(episode_id),
+        episode_hashes=[] if erased_at else [stored_hash],
         counts=counts,
         now=now,
         new_id=new_id,

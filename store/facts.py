@@ -6,7 +6,6 @@ rules of ``store.temporal`` always see the key's latest committed state.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 
@@ -21,21 +20,15 @@ from store.locks import lock_key
 from store.models import Episode, ExpireResult, MemoryUpdate, UpdateResult
 from store.policies import equal_start_outcome
 from store.temporal import Version, plan_assert, plan_expire, plan_replace
+from store.text import one_line
 from store.values import ValueParseError, parse_value
 from store.versions import IdFactory
-
-_WHITESPACE = re.compile(r"\s+")
-
-
-def fold_whitespace(text: str) -> str:
-    """Collapse runs of whitespace so quotes match across line breaks and spacing."""
-    return _WHITESPACE.sub(" ", text).strip()
 
 
 def evidence_occurs(evidence: str, text: str | None) -> bool:
     """Whether the quoted evidence occurs in the episode text (whitespace folded)."""
-    folded = fold_whitespace(evidence)
-    return bool(folded) and text is not None and folded in fold_whitespace(text)
+    folded = one_line(evidence)
+    return bool(folded) and text is not None and folded in one_line(text)
 
 
 def _invalid(index: int, reason: str, field: str | None) -> UpdateResult:

@@ -19,13 +19,12 @@ import httpx
 from server.client import calls
 from server.client.calls import Call, Instant, instant
 from server.client.errors import error_from, is_problem
-from server.wire import PROBLEM_MEDIA_TYPE
+from server.wire import CLOCK_HEADER, PROBLEM_MEDIA_TYPE
 
 T = TypeVar("T")
 P = ParamSpec("P")
 H = TypeVar("H", httpx.Client, httpx.AsyncClient)
 
-CLOCK_HEADER = "X-SGAM-Now"
 DEFAULT_TIMEOUT = 30.0
 
 
