@@ -27,7 +27,7 @@ from store.versions import IdFactory
 
 _COLUMNS = """
     conflict_id, subject, attribute, valid_from, policy, disputed, incumbent_fact_id,
-    challenger_value, challenger_episode_id, challenger_kind, evidence, evidence_verified,
+    value, source_episode_id, source_kind, evidence, evidence_verified,
     status, created_at, resolved_at, resolution, resolved_fact_id
 """
 
@@ -50,32 +50,8 @@ def _select(
 
 
 def _record(row: dict[str, Any]) -> ConflictRecord:
-    return ConflictRecord(
-        conflict_id=row["conflict_id"],
-        subject=row["subject"],
-        attribute=row["attribute"],
-        valid_from=row["valid_from"],
-        policy=row["policy"],
-        disputed=row["disputed"],
-        incumbent_fact_id=row["incumbent_fact_id"],
-        challenger=_challenger(row),
-        status=row["status"],
-        created_at=row["created_at"],
-        resolved_at=row["resolved_at"],
-        resolution=row["resolution"],
-        resolved_fact_id=row["resolved_fact_id"],
-    )
-
-
-def _challenger(row: dict[str, Any]) -> Challenger:
-    return Challenger(
-        conflict_id=row["conflict_id"],
-        value=row["challenger_value"],
-        source_episode_id=row["challenger_episode_id"],
-        source_kind=row["challenger_kind"],
-        evidence=row["evidence"],
-        evidence_verified=row["evidence_verified"],
-    )
+    """A conflict row: its challenger's columns carry the names ``challenger`` shows."""
+    return ConflictRecord.model_validate({**row, "challenger": Challenger.model_validate(row)})
 
 
 def log_conflict(
@@ -97,16 +73,16 @@ def log_conflict(
         "subject": subject,
         "attribute": attribute,
         "valid_from": new.valid_from,
-        "challenger_value": canonical(new.value),
-        "challenger_episode_id": new.source_episode_id,
+        "value": canonical(new.value),
+        "source_episode_id": new.source_episode_id,
     }
     existing = conn.execute(
         """
         SELECT conflict_id FROM conflicts
         WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s AND attribute = %(attribute)s
           AND valid_from = %(valid_from)s AND status = 'open'
-          AND challenger_value = %(challenger_value)s::jsonb
-          AND challenger_episode_id = %(challenger_episode_id)s
+          AND value = %(value)s::jsonb
+          AND source_episode_id = %(source_episode_id)s
         """,
         params,
     ).fetchone()
@@ -118,12 +94,12 @@ def log_conflict(
         """
         INSERT INTO conflicts (
             tenant_id, conflict_id, subject, attribute, valid_from, policy, disputed,
-            incumbent_fact_id, challenger_value, challenger_episode_id, challenger_kind,
+            incumbent_fact_id, value, source_episode_id, source_kind,
             evidence, evidence_verified, created_at
         ) VALUES (
             %(tenant_id)s, %(conflict_id)s, %(subject)s, %(attribute)s, %(valid_from)s,
-            %(policy)s, %(disputed)s, %(incumbent_fact_id)s, %(challenger_value)s::jsonb,
-            %(challenger_episode_id)s, %(challenger_kind)s, %(evidence)s,
+            %(policy)s, %(disputed)s, %(incumbent_fact_id)s, %(value)s::jsonb,
+            %(source_episode_id)s, %(source_kind)s, %(evidence)s,
             %(evidence_verified)s, %(now)s
         )
         """,
@@ -133,7 +109,7 @@ def log_conflict(
             "policy": policy,
             "disputed": disputed,
             "incumbent_fact_id": incumbent.fact_id,
-            "challenger_kind": new.source_kind,
+            "source_kind": new.source_kind,
             "evidence": new.evidence,
             "evidence_verified": new.evidence_verified,
             "now": now,
@@ -257,7 +233,7 @@ def with_disputes(
     )
     challengers: dict[UUID, list[Challenger]] = {}
     for row in rows:
-        challengers.setdefault(row["incumbent_fact_id"], []).append(_challenger(row))
+        challengers.setdefault(row["incumbent_fact_id"], []).append(Challenger.model_validate(row))
     return [
         fact.model_copy(update={"disputed": True, "challengers": challengers[fact.fact_id]})
         if fact.fact_id in challengers

@@ -8,14 +8,14 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from store.errors import Conflict, NotFound
 from store.models import Episode, EpisodeInput
 
 _COLUMNS = """
-    episode_id AS id, occurred_at, recorded_at, kind, session_id, subjects, text, content_hash,
+    id, occurred_at, recorded_at, kind, session_id, subjects, text, content_hash,
     retention_class, metadata, erased_at
 """
 
@@ -39,23 +39,23 @@ def record_episode(
     """
     episode_id = episode.id or str(new_id())
     digest = content_hash(episode.text)
-    with conn.cursor(row_factory=dict_row) as cur:
+    with conn.cursor(row_factory=class_row(Episode)) as cur:
         cur.execute(
             """
             INSERT INTO episodes (
-                tenant_id, episode_id, occurred_at, recorded_at, kind, session_id, subjects,
+                tenant_id, id, occurred_at, recorded_at, kind, session_id, subjects,
                 text, content_hash, retention_class, metadata
             ) VALUES (
-                %(tenant_id)s, %(episode_id)s, %(occurred_at)s, %(now)s, %(kind)s,
+                %(tenant_id)s, %(id)s, %(occurred_at)s, %(now)s, %(kind)s,
                 %(session_id)s, %(subjects)s, %(text)s, %(content_hash)s,
                 %(retention_class)s, %(metadata)s
             )
-            ON CONFLICT (tenant_id, episode_id) DO NOTHING
+            ON CONFLICT (tenant_id, id) DO NOTHING
             RETURNING"""
             + _COLUMNS,
             {
                 "tenant_id": tenant_id,
-                "episode_id": episode_id,
+                "id": episode_id,
                 "occurred_at": episode.occurred_at,
                 "now": now,
                 "kind": episode.kind,
@@ -69,7 +69,7 @@ def record_episode(
         )
         row = cur.fetchone()
     if row is not None:
-        return Episode.model_validate(row)
+        return row
     stored = get_episode(conn, tenant_id, episode_id)
     if stored.erased_at is not None:
         # A stub keeps only a content hash: answering "same content" would confirm a guess.
@@ -86,16 +86,15 @@ def record_episode(
 
 def get_episode(conn: psycopg.Connection[Any], tenant_id: str, episode_id: str) -> Episode:
     """One episode (or its stub after an erasure); NotFound if the tenant has no such id."""
-    with conn.cursor(row_factory=dict_row) as cur:
+    with conn.cursor(row_factory=class_row(Episode)) as cur:
         cur.execute(
-            "SELECT" + _COLUMNS + "FROM episodes"
-            " WHERE tenant_id = %(tenant_id)s AND episode_id = %(episode_id)s",
-            {"tenant_id": tenant_id, "episode_id": episode_id},
+            "SELECT" + _COLUMNS + "FROM episodes WHERE tenant_id = %(tenant_id)s AND id = %(id)s",
+            {"tenant_id": tenant_id, "id": episode_id},
         )
         row = cur.fetchone()
     if row is None:
         raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
-    return Episode.model_validate(row)
+    return row
 
 
 def add_subjects(
@@ -108,20 +107,20 @@ def add_subjects(
         SET subjects = ARRAY(
             SELECT DISTINCT s FROM unnest(subjects || %(subjects)s::text[]) AS s ORDER BY s
         )
-        WHERE tenant_id = %(tenant_id)s AND episode_id = %(episode_id)s
+        WHERE tenant_id = %(tenant_id)s AND id = %(id)s
           AND NOT subjects @> %(subjects)s::text[]
         """,
-        {"tenant_id": tenant_id, "episode_id": episode_id, "subjects": list(subjects)},
+        {"tenant_id": tenant_id, "id": episode_id, "subjects": list(subjects)},
     )
 
 
 LINKED_TO_SUBJECT = """
     (%(subject)s = ANY(subjects)
-     OR episode_id IN (SELECT source_episode_id FROM fact_versions
+     OR id IN (SELECT source_episode_id FROM fact_versions
                        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
-     OR episode_id IN (SELECT source_episode_id FROM expiries
+     OR id IN (SELECT source_episode_id FROM expiries
                        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
-     OR episode_id IN (SELECT challenger_episode_id FROM conflicts
+     OR id IN (SELECT source_episode_id FROM conflicts
                        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s))
 """
 """Episodes linked to ``%(subject)s``: naming it, or sourcing a version, an expiry or a conflict
@@ -130,16 +129,16 @@ challenger of its keys. Export lists them and erasure deletes them: one conditio
 
 def subject_episodes(conn: psycopg.Connection[Any], tenant_id: str, subject: str) -> list[Episode]:
     """Episodes linked to ``subject`` (``LINKED_TO_SUBJECT``), stubs included, oldest first."""
-    with conn.cursor(row_factory=dict_row) as cur:
+    with conn.cursor(row_factory=class_row(Episode)) as cur:
         cur.execute(
             "SELECT"
             + _COLUMNS
             + "FROM episodes WHERE tenant_id = %(tenant_id)s AND"
             + LINKED_TO_SUBJECT
-            + "ORDER BY occurred_at, episode_id",
+            + "ORDER BY occurred_at, id",
             {"tenant_id": tenant_id, "subject": subject},
         )
-        return [Episode.model_validate(row) for row in cur.fetchall()]
+        return cur.fetchall()
 
 
 def get_episodes(
@@ -149,11 +148,11 @@ def get_episodes(
     wanted = sorted(set(episode_ids))
     if not wanted:
         return {}
-    with conn.cursor(row_factory=dict_row) as cur:
+    with conn.cursor(row_factory=class_row(Episode)) as cur:
         cur.execute(
             "SELECT" + _COLUMNS + "FROM episodes"
-            " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(episode_ids)s)",
+            " WHERE tenant_id = %(tenant_id)s AND id = ANY(%(episode_ids)s)",
             {"tenant_id": tenant_id, "episode_ids": wanted},
         )
-        found = [Episode.model_validate(row) for row in cur.fetchall()]
+        found = cur.fetchall()
     return {episode.id: episode for episode in found}

@@ -23,10 +23,8 @@ from store.retraction import retract_current
 from store.versions import IdFactory
 
 _LINKED_EPISODES = (
-    "SELECT episode_id, content_hash FROM episodes"
-    " WHERE tenant_id = %(tenant_id)s AND erased_at IS NULL AND"
-    + LINKED_TO_SUBJECT
-    + "ORDER BY episode_id"
+    "SELECT id, content_hash FROM episodes"
+    " WHERE tenant_id = %(tenant_id)s AND erased_at IS NULL AND" + LINKED_TO_SUBJECT + "ORDER BY id"
 )
 
 _STILL_CITED = """
@@ -35,7 +33,7 @@ SELECT DISTINCT episode_id FROM (
     UNION ALL
     SELECT source_episode_id FROM expiries WHERE tenant_id = %(tenant_id)s
     UNION ALL
-    SELECT challenger_episode_id FROM conflicts WHERE tenant_id = %(tenant_id)s
+    SELECT source_episode_id FROM conflicts WHERE tenant_id = %(tenant_id)s
 ) AS cited
 WHERE episode_id = ANY(%(episode_ids)s)
 """
@@ -111,7 +109,7 @@ def erase_episode(
     params: dict[str, Any] = {"tenant_id": tenant_id, "episode_id": episode_id}
     found = conn.execute(
         "SELECT content_hash, erased_at FROM episodes"
-        " WHERE tenant_id = %(tenant_id)s AND episode_id = %(episode_id)s",
+        " WHERE tenant_id = %(tenant_id)s AND id = %(episode_id)s",
         params,
     ).fetchone()
     if found is None:
@@ -152,7 +150,7 @@ def erase_episode(
         "conflicts_deleted": _count(
             conn,
             "DELETE FROM conflicts"
-            " WHERE tenant_id = %(tenant_id)s AND challenger_episode_id = %(episode_id)s",
+            " WHERE tenant_id = %(tenant_id)s AND source_episode_id = %(episode_id)s",
             params,
         ),
         **_remove_episodes(conn, tenant_id, [] if erased_at else [episode_id], now=now),
@@ -185,7 +183,7 @@ def _remove_episodes(
     )
     conn.execute(
         "UPDATE conflicts SET evidence = NULL"
-        " WHERE tenant_id = %(tenant_id)s AND challenger_episode_id = ANY(%(episode_ids)s)",
+        " WHERE tenant_id = %(tenant_id)s AND source_episode_id = ANY(%(episode_ids)s)",
         params,
     )
     # A stub keeps no embedding either (deleted episodes take theirs along by cascade).
@@ -199,13 +197,13 @@ def _remove_episodes(
         """
         UPDATE episodes SET text = NULL, subjects = '{}', session_id = NULL, metadata = '{}',
                             erased_at = %(now)s
-        WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(stubbed)s)
+        WHERE tenant_id = %(tenant_id)s AND id = ANY(%(stubbed)s)
         """,
         params,
     )
     deleted = _count(
         conn,
-        "DELETE FROM episodes WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(deleted)s)",
+        "DELETE FROM episodes WHERE tenant_id = %(tenant_id)s AND id = ANY(%(deleted)s)",
         params,
     )
     return {"episodes_stubbed": stubbed, "episodes_deleted": deleted}

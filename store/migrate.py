@@ -60,13 +60,16 @@ def pending_migrations(conn: psycopg.Connection[Any]) -> list[Migration]:
     return [migration for migration in available_migrations() if migration.version not in done]
 
 
-def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
-    """Apply every pending migration, each in its own transaction; return what was applied."""
+def migrate(conn: psycopg.Connection[Any], *, target: int | None = None) -> list[Migration]:
+    """Apply every pending migration (up to version ``target`` when given), each in its own
+    transaction; return what was applied."""
     applied: list[Migration] = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%(key)s)", {"key": _MIGRATION_LOCK})
         conn.execute(_CREATE_TABLE)
         for migration in pending_migrations(conn):
+            if target is not None and migration.version > target:
+                break
             with conn.transaction():
                 conn.execute(migration.sql.encode())
                 conn.execute(

@@ -112,7 +112,7 @@ EXPECTED_BEFORE: dict[str, set[str]] = {
     },
     "2037-11-23": QUOTED_VALUE,
     "2038-03-14": QUOTED_VALUE,
-    "2039-09-09": {"episodes.text", "conflicts.challenger_value", "conflicts.evidence"},
+    "2039-09-09": {"episodes.text", "conflicts.value", "conflicts.evidence"},
     "vermilion-okapi": QUOTED_VALUE,
     "Quillhaven": QUOTED_VALUE,
     **{token: {"episodes.text"} for token in TOKENS},

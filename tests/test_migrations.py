@@ -69,7 +69,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "fact_versions_fact",
         "fact_versions_source",
         "conflicts_open",
-        "conflicts_challenger",
+        "conflicts_source",
         "episode_vectors_hnsw_all_minilm_l6_v2",
         "episode_vectors_episode",
         "expiries_key",
@@ -100,7 +100,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
     ]
     assert _columns(blank, "episodes") == [
         "tenant_id",
-        "episode_id",
+        "id",
         "occurred_at",
         "recorded_at",
         "kind",
@@ -179,3 +179,42 @@ def test_the_default_model_has_a_partial_hnsw_index_on_halfvec(
         " USING hnsw (((embedding)::halfvec(384)) halfvec_cosine_ops)"
         " WITH (m='16', ef_construction='128') WHERE (model = 'all-MiniLM-L6-v2'::text)"
     )
+
+
+def test_the_contract_names_migration_renames_columns_and_keeps_every_row(
+    server_conninfo: str,
+) -> None:
+    """Migration 7 only renames: an episode and a conflict written before it read back whole."""
+    with temporary_database(server_conninfo) as info, psycopg.connect(info) as blank:
+        migrate(blank, target=6)
+        _rows_before_the_renames(blank)
+        assert [m.version for m in migrate(blank)] == [
+            m.version for m in available_migrations()[6:]
+        ]
+        episode = blank.execute("SELECT id, text FROM episodes").fetchone()
+        conflict = blank.execute(
+            "SELECT value, source_episode_id, source_kind, evidence FROM conflicts"
+        ).fetchone()
+    assert episode == ("e1", "Mira lives in Oslo.")
+    assert conflict == ("Oslo", "e1", "message", "Oslo")
+
+
+def _rows_before_the_renames(blank: psycopg.Connection[tuple[object, ...]]) -> None:
+    with blank.transaction():
+        blank.execute(
+            """
+            INSERT INTO tenants VALUES ('acme', '2026-06-01T00:00:00Z');
+            INSERT INTO attributes (tenant_id, attribute, value_type, created_at, updated_at)
+            VALUES ('acme', 'city', 'string', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z');
+            INSERT INTO episodes (tenant_id, episode_id, occurred_at, recorded_at, text,
+                                  content_hash, kind)
+            VALUES ('acme', 'e1', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z',
+                    'Mira lives in Oslo.', 'sha256:x', 'message');
+            INSERT INTO conflicts (tenant_id, conflict_id, subject, attribute, valid_from, policy,
+                                   incumbent_fact_id, challenger_value, challenger_episode_id,
+                                   challenger_kind, evidence, evidence_verified, created_at)
+            VALUES ('acme', '00000000-0000-0000-0000-000000000001', 'mira', 'city',
+                    '2026-06-01T00:00:00Z', 'reject', '00000000-0000-0000-0000-000000000002',
+                    '"Oslo"', 'e1', 'message', 'Oslo', true, '2026-06-01T00:00:00Z');
+            """
+        )

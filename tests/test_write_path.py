@@ -175,7 +175,7 @@ def test_conflicts_are_stored_open_with_the_challenger(
     result = assert_value(store, mira, "e2", "2026-06-30", "2026-06-01T09:00:00Z")
     with psycopg.connect(conninfo) as conn:
         row = conn.execute(
-            "SELECT status, policy, challenger_value, challenger_episode_id FROM conflicts"
+            "SELECT status, policy, value, source_episode_id FROM conflicts"
             " WHERE tenant_id = %(tenant)s AND conflict_id = %(id)s",
             {"tenant": mira, "id": result.conflict_id},
         ).fetchone()
