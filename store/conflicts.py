@@ -23,7 +23,7 @@ from store.models import Challenger, ConflictRecord, Fact, ResolveResult
 from store.paging import check_limit, decode_cursor, encode_cursor
 from store.temporal import Version, plan_assert, plan_replace
 from store.values import canonical
-from store.versions import IdFactory
+from store.versions import IdFactory, as_version
 
 _COLUMNS = """
     conflict_id, subject, attribute, valid_from, policy, disputed, incumbent_fact_id,
@@ -260,9 +260,9 @@ def resolve(
     conflict = get_conflict(conn, tenant_id, conflict_id)  # as of holding the lock
     if conflict.status != "open":
         raise Conflict(f"conflict {conflict_id} is already resolved", field="conflict_id")
-    current = versions.load_current(conn, **key)
+    current = versions.load_current(conn, now=now, **key)
     at_start = next((row for row in current if row.valid_from == conflict.valid_from), None)
-    fact: Fact | None = versions.to_fact(at_start, now) if at_start else None
+    fact: Fact | None = at_start
     resolved_fact_id = None
     if choose == "challenger":
         if at_start is not None and at_start.fact_id != conflict.incumbent_fact_id:
@@ -284,9 +284,9 @@ def resolve(
             evidence_verified=challenger.evidence_verified,
             schema_version=attribute.schema_version,
         )
-        current_versions = [row.as_version() for row in current]
+        current_versions = [as_version(row) for row in current]
         plan = (
-            plan_replace(at_start.as_version(), new)
+            plan_replace(as_version(at_start), new)
             if at_start is not None
             else plan_assert(current_versions, new)
         )

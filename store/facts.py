@@ -22,7 +22,7 @@ from store.policies import equal_start_outcome
 from store.temporal import Version, plan_assert, plan_expire, plan_replace
 from store.text import one_line
 from store.values import ValueParseError, parse_value
-from store.versions import IdFactory
+from store.versions import IdFactory, as_version
 
 
 def evidence_occurs(evidence: str, text: str | None) -> bool:
@@ -94,11 +94,11 @@ def apply_update(
         evidence_verified=evidence_occurs(update.evidence, episode.text),
         schema_version=attribute.schema_version,
     )
-    current = versions.load_current(conn, **key)
-    plan = plan_assert([row.as_version() for row in current], new)
+    current = versions.load_current(conn, now=now, **key)
+    plan = plan_assert([as_version(row) for row in current], new)
     episodes.add_subjects(conn, tenant_id, episode.id, [update.subject])
     if plan.status == "conflict":
-        incumbent = plan.subject_version
+        incumbent = plan.shown
         assert incumbent is not None
         outcome = equal_start_outcome(
             attribute.on_equal_start,
@@ -112,7 +112,7 @@ def apply_update(
                 index=index,
                 status="unchanged",
                 reason="outranked",
-                fact=versions.to_fact(shown, now),
+                fact=shown,
             )
         if outcome in {"conflict", "dispute"}:
             conflict_id = conflicts.log_conflict(
@@ -164,9 +164,9 @@ def expire(
     lock_key(conn, **key)
     now = clock()
     versions.require_forward_time(conn, now=now, **key)
-    current = versions.load_current(conn, **key)
+    current = versions.load_current(conn, now=now, **key)
     expiry_id = new_id()
-    plan = plan_expire([row.as_version() for row in current], at=at, expiry_id=expiry_id)
+    plan = plan_expire([as_version(row) for row in current], at=at, expiry_id=expiry_id)
     if plan.status == "invalid":
         raise InvalidInput(plan.reason or "invalid expiry", field="at")
     # Logged even when it changes nothing now: a later retraction replays the key's log, and

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from store.temporal import EndedByKind
 from store.times import format_timestamp, parse_timestamp
 from store.values import MAX_JSON_DEPTH, JsonValue, ValueType, has_nul, json_depth
 
@@ -39,7 +40,6 @@ EpisodeKind = Literal[
 MemoryType = Literal["working", "semantic", "episodic", "procedural"]
 EqualStartPolicy = Literal["reject", "source_precedence", "confirmed_wins"]
 FactStatus = Literal["current", "past", "future", "retired"]
-EndedByKind = Literal["fact", "expiry"]
 UpdateStatus = Literal["written", "unchanged", "ignored", "conflict", "invalid"]
 
 MAX_TEXT = 100_000

@@ -11,12 +11,11 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
-from psycopg.rows import class_row
 
 from store.conflicts import with_disputes
 from store.errors import NotFound
 from store.models import Fact
-from store.versions import COLUMNS, VersionRow, to_fact
+from store.versions import COLUMNS, select_facts
 
 _KNOWN_AND_VALID = """
   AND recorded_at <= %(known_at)s AND (retired_at IS NULL OR retired_at > %(known_at)s)
@@ -26,6 +25,30 @@ _KNOWN_AND_VALID = """
 _BELIEVED = """
   AND (retired_at IS NULL OR retired_at > recorded_at)
 """
+
+
+def _select(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    subject: str,
+    attribute: str | None,
+    window: str,
+    order: str,
+    times: dict[str, datetime],
+) -> list[Fact]:
+    """The subject's versions (of one ``attribute``, or all) in ``window``, as facts."""
+    key = " AND attribute = %(attribute)s" if attribute is not None else ""
+    return select_facts(
+        conn,
+        "SELECT"
+        + COLUMNS
+        + "FROM fact_versions WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
+        + key
+        + window
+        + order,
+        {"tenant_id": tenant_id, "subject": subject, "attribute": attribute, **times},
+    )
 
 
 def read_at(
@@ -39,28 +62,18 @@ def read_at(
     now: datetime,
 ) -> Fact:
     """The fact valid at ``valid_at`` as known at ``known_at``; NotFound means "not known"."""
-    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
-        cur.execute(
-            "SELECT"
-            + COLUMNS
-            + """
-            FROM fact_versions
-            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-              AND attribute = %(attribute)s"""
-            + _KNOWN_AND_VALID,
-            {
-                "tenant_id": tenant_id,
-                "subject": subject,
-                "attribute": attribute,
-                "valid_at": valid_at,
-                "known_at": known_at,
-            },
-        )
-        row = cur.fetchone()
-    if row is None:
+    found = read_profile(
+        conn,
+        tenant_id,
+        subject=subject,
+        attribute=attribute,
+        valid_at=valid_at,
+        known_at=known_at,
+        now=now,
+    )
+    if not found:
         raise NotFound(f"{subject}.{attribute} is not known at that time", field="attribute")
-    [fact] = with_disputes(conn, tenant_id, [to_fact(row, now)], known_at=known_at)
-    return fact
+    return found[0]
 
 
 def read_profile(
@@ -68,29 +81,22 @@ def read_profile(
     tenant_id: str,
     *,
     subject: str,
+    attribute: str | None = None,
     valid_at: datetime,
     known_at: datetime,
     now: datetime,
 ) -> list[Fact]:
-    """Every attribute of ``subject`` valid at ``valid_at`` as known at ``known_at``."""
-    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
-        cur.execute(
-            "SELECT"
-            + COLUMNS
-            + """
-            FROM fact_versions
-            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"""
-            + _KNOWN_AND_VALID
-            + " ORDER BY attribute",
-            {
-                "tenant_id": tenant_id,
-                "subject": subject,
-                "valid_at": valid_at,
-                "known_at": known_at,
-            },
-        )
-        rows = cur.fetchall()
-    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows], known_at=known_at)
+    """Every attribute of ``subject`` (or one) valid at ``valid_at`` as known at ``known_at``."""
+    facts = _select(
+        conn,
+        tenant_id,
+        subject=subject,
+        attribute=attribute,
+        window=_KNOWN_AND_VALID,
+        order=" ORDER BY attribute",
+        times={"valid_at": valid_at, "known_at": known_at, "now": now},
+    )
+    return with_disputes(conn, tenant_id, facts, known_at=known_at)
 
 
 def read_history(
@@ -98,43 +104,21 @@ def read_history(
     tenant_id: str,
     *,
     subject: str,
-    attribute: str,
+    attribute: str | None = None,
     now: datetime,
 ) -> list[Fact]:
-    """Every version of the key ever believed, by valid_from then recorded_at."""
-    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
-        cur.execute(
-            "SELECT"
-            + COLUMNS
-            + """
-            FROM fact_versions
-            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-              AND attribute = %(attribute)s"""
-            + _BELIEVED
-            + " ORDER BY valid_from, recorded_at, version_id",
-            {"tenant_id": tenant_id, "subject": subject, "attribute": attribute},
-        )
-        rows = cur.fetchall()
-    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows], known_at=now)
-
-
-def read_subject_history(
-    conn: psycopg.Connection[Any], tenant_id: str, *, subject: str, now: datetime
-) -> list[Fact]:
-    """Every version of every attribute of ``subject``: by attribute, then as ``read_history``."""
-    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
-        cur.execute(
-            "SELECT"
-            + COLUMNS
-            + """
-            FROM fact_versions
-            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"""
-            + _BELIEVED
-            + " ORDER BY attribute, valid_from, recorded_at, version_id",
-            {"tenant_id": tenant_id, "subject": subject},
-        )
-        rows = cur.fetchall()
-    return with_disputes(conn, tenant_id, [to_fact(row, now) for row in rows], known_at=now)
+    """Every version ever believed of the key (or of every key of ``subject``): by attribute,
+    then valid_from, then recorded_at."""
+    facts = _select(
+        conn,
+        tenant_id,
+        subject=subject,
+        attribute=attribute,
+        window=_BELIEVED,
+        order=" ORDER BY attribute, valid_from, recorded_at, version_id",
+        times={"now": now},
+    )
+    return with_disputes(conn, tenant_id, facts, known_at=now)
 
 
 def find_subjects(conn: psycopg.Connection[Any], tenant_id: str, *, names: list[str]) -> list[str]:

@@ -14,15 +14,14 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg.rows import class_row
 
 from store import versions
 from store.clock import Clock
 from store.errors import NotFound
 from store.locks import lock_key
-from store.models import RetractResult
+from store.models import Fact, RetractResult
 from store.temporal import Expiry, Version, plan_rebuild, rebuild
-from store.versions import COLUMNS, IdFactory, VersionRow
+from store.versions import COLUMNS, IdFactory, as_version, select_facts
 
 
 def retract(
@@ -42,7 +41,7 @@ def retract(
     lock_key(conn, **key)
     now = clock()
     versions.require_forward_time(conn, now=now, **key)
-    current = versions.load_current(conn, **key)
+    current = versions.load_current(conn, now=now, **key)
     fact_id = _target(conn, current, fact_id=fact_id, valid_from=valid_from, **key)
     return retract_current(conn, fact_id=fact_id, now=now, new_id=new_id, current=current, **key)
 
@@ -56,7 +55,7 @@ def retract_current(
     fact_id: UUID,
     now: datetime,
     new_id: IdFactory,
-    current: list[VersionRow] | None = None,
+    current: list[Fact] | None = None,
 ) -> RetractResult:
     """Retract in a transaction that already holds the key's lock.
 
@@ -64,7 +63,7 @@ def retract_current(
     """
     key = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
     if current is None:
-        current = versions.load_current(conn, **key)
+        current = versions.load_current(conn, now=now, **key)
     if not any(row.fact_id == fact_id for row in current):
         return RetractResult(status="unchanged", fact_id=fact_id)
     conn.execute(
@@ -75,8 +74,8 @@ def retract_current(
         """,
         {**key, "fact_id": fact_id, "now": now},
     )
-    target = rebuild(_log(conn, **key))
-    plan = plan_rebuild([row.as_version() for row in current], target)
+    target = rebuild(_log(conn, now=now, **key))
+    plan = plan_rebuild([as_version(row) for row in current], target)
     versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
     before = {row.fact_id for row in current}
     restored = next((v.fact_id for v in target if v.fact_id not in before), None)
@@ -84,7 +83,12 @@ def retract_current(
 
 
 def _log(
-    conn: psycopg.Connection[Any], *, tenant_id: str, subject: str, attribute: str
+    conn: psycopg.Connection[Any],
+    *,
+    tenant_id: str,
+    subject: str,
+    attribute: str,
+    now: datetime,
 ) -> list[Version | Expiry]:
     """The key's assertions (less retracted facts) and expiries, in arrival order.
 
@@ -92,22 +96,21 @@ def _log(
     provenance (evidence may have been cleared by an erasure).
     """
     params = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
-    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
-        cur.execute(
-            "SELECT DISTINCT ON (fact_id)"
-            + COLUMNS
-            + """
-            FROM fact_versions
-            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-              AND attribute = %(attribute)s
-              AND fact_id NOT IN (SELECT fact_id FROM retractions
-                                  WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-                                    AND attribute = %(attribute)s)
-            ORDER BY fact_id, write_order DESC
-            """,
-            params,
-        )
-        latest = cur.fetchall()
+    latest = select_facts(
+        conn,
+        "SELECT DISTINCT ON (fact_id)"
+        + COLUMNS
+        + """
+        FROM fact_versions
+        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
+          AND attribute = %(attribute)s
+          AND fact_id NOT IN (SELECT fact_id FROM retractions
+                              WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
+                                AND attribute = %(attribute)s)
+        ORDER BY fact_id, write_order DESC
+        """,
+        {**params, "now": now},
+    )
     arrival = dict(
         conn.execute(
             """
@@ -123,7 +126,7 @@ def _log(
         (
             arrival[row.fact_id],
             replace(
-                row.as_version(),
+                as_version(row),
                 version_id=None,
                 valid_to=None,
                 supersedes=None,
@@ -147,7 +150,7 @@ def _log(
 
 def _target(
     conn: psycopg.Connection[Any],
-    current: list[VersionRow],
+    current: list[Fact],
     *,
     fact_id: UUID | None,
     valid_from: datetime | None,

@@ -18,7 +18,7 @@ from store.attributes import list_attributes
 from store.conflicts import subject_conflicts
 from store.episodes import get_episodes
 from store.models import Attribute, ConflictRecord, Episode, Fact
-from store.reads import read_profile, read_subject_history
+from store.reads import read_history, read_profile
 from store.values import JsonValue
 
 
@@ -91,7 +91,7 @@ def read_subject_memory(
         valid_at=valid_at,
         known_at=known_at,
         facts=facts,
-        versions=read_subject_history(conn, tenant_id, subject=subject, now=now),
+        versions=read_history(conn, tenant_id, subject=subject, now=now),
         conflicts=subject_conflicts(conn, tenant_id, subject=subject),
         episodes=get_episodes(conn, tenant_id, cited),
         attributes=list_attributes(conn, tenant_id),

@@ -51,7 +51,7 @@ def export_subject(
     conn: psycopg.Connection[Any], tenant_id: str, subject: str, *, now: datetime
 ) -> SubjectExport:
     """Everything the tenant holds about ``subject`` as of ``now``; NotFound if nothing."""
-    versions = reads.read_subject_history(conn, tenant_id, subject=subject, now=now)
+    versions = reads.read_history(conn, tenant_id, subject=subject, now=now)
     linked = episodes.subject_episodes(conn, tenant_id, subject)
     if not versions and not linked:
         raise NotFound(f"subject {subject!r} is not known", field="subject")

@@ -45,14 +45,14 @@ class Version:
 class Plan:
     """What one write does to a key: the status, the rows to retire and the rows to insert.
 
-    ``subject_version`` is the version the caller should see: the new fact when written, the
+    ``shown`` is the version the caller sees: the new fact when written, the
     existing one when unchanged, the incumbent on a conflict, the closed one on an expiry.
     """
 
     status: Literal["written", "unchanged", "conflict", "expired", "invalid", "retracted"]
     retire: tuple[Version, ...] = ()
     insert: tuple[Version, ...] = ()
-    subject_version: Version | None = None
+    shown: Version | None = None
     reason: str | None = None
 
 
@@ -69,16 +69,16 @@ def plan_assert(current: Sequence[Version], new: Version) -> Plan:
     for version in current:
         if version.valid_from == start:
             if same_value(version.value, new.value):
-                return Plan("unchanged", subject_version=version, reason="same value")
+                return Plan("unchanged", shown=version, reason="same value")
             return Plan(
                 "conflict",
-                subject_version=version,
+                shown=version,
                 reason="a different value already starts at this instant",
             )
     for version in current:
         if version.contains(start):
             if same_value(version.value, new.value):
-                return Plan("unchanged", subject_version=version, reason="same value")
+                return Plan("unchanged", shown=version, reason="same value")
             closed = replace(
                 version, version_id=None, valid_to=start, ended_by=new.fact_id, ended_by_kind="fact"
             )
@@ -89,9 +89,7 @@ def plan_assert(current: Sequence[Version], new: Version) -> Plan:
                 ended_by_kind=version.ended_by_kind,
                 supersedes=version.fact_id,
             )
-            return Plan(
-                "written", retire=(version,), insert=(closed, successor), subject_version=successor
-            )
+            return Plan("written", retire=(version,), insert=(closed, successor), shown=successor)
     later = [version for version in current if version.valid_from > start]
     following = min(later, key=lambda version: version.valid_from, default=None)
     placed = replace(
@@ -101,7 +99,7 @@ def plan_assert(current: Sequence[Version], new: Version) -> Plan:
         ended_by_kind="fact" if following else None,
         supersedes=None,
     )
-    return Plan("written", insert=(placed,), subject_version=placed)
+    return Plan("written", insert=(placed,), shown=placed)
 
 
 def plan_expire(current: Sequence[Version], *, at: datetime, expiry_id: UUID) -> Plan:
@@ -114,7 +112,7 @@ def plan_expire(current: Sequence[Version], *, at: datetime, expiry_id: UUID) ->
         if version.valid_from == at:
             return Plan(
                 "invalid",
-                subject_version=version,
+                shown=version,
                 reason="a version starts at this instant; retract it instead of expiring it",
             )
     for version in current:
@@ -122,7 +120,7 @@ def plan_expire(current: Sequence[Version], *, at: datetime, expiry_id: UUID) ->
             closed = replace(
                 version, version_id=None, valid_to=at, ended_by=expiry_id, ended_by_kind="expiry"
             )
-            return Plan("expired", retire=(version,), insert=(closed,), subject_version=closed)
+            return Plan("expired", retire=(version,), insert=(closed,), shown=closed)
     return Plan("unchanged", reason="nothing is valid at this instant")
 
 
@@ -139,7 +137,7 @@ def plan_replace(incumbent: Version, new: Version) -> Plan:
         ended_by_kind=incumbent.ended_by_kind,
         supersedes=incumbent.fact_id,
     )
-    return Plan("written", retire=(incumbent,), insert=(placed,), subject_version=placed)
+    return Plan("written", retire=(incumbent,), insert=(placed,), shown=placed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +160,8 @@ def rebuild(log: Sequence[Version | Expiry]) -> list[Version]:
             plan = plan_expire(current, at=entry.at, expiry_id=entry.expiry_id)
         else:
             plan = plan_assert(current, entry)
-            if plan.status == "conflict" and plan.subject_version is not None:
-                plan = plan_replace(plan.subject_version, entry)
+            if plan.status == "conflict" and plan.shown is not None:
+                plan = plan_replace(plan.shown, entry)
         current = [v for v in current if not any(v is gone for gone in plan.retire)]
         current.extend(plan.insert)
     return sorted(current, key=lambda version: version.valid_from)

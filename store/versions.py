@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -13,112 +12,72 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from store.errors import InvalidInput
-from store.models import Fact, FactStatus
-from store.temporal import EndedByKind, Plan, Version
-from store.values import JsonValue
+from store.models import Fact
+from store.temporal import Plan, Version
 
 IdFactory = Callable[[], UUID]
 
 COLUMNS = """
     version_id, fact_id, subject, attribute, value, valid_from, valid_to, recorded_at,
     retired_at, supersedes, ended_by, ended_by_kind, source_episode_id, source_kind, evidence,
-    evidence_verified, schema_version
+    evidence_verified, schema_version,
+    CASE
+        WHEN retired_at IS NOT NULL AND retired_at <= %(now)s THEN 'retired'
+        WHEN valid_from > %(now)s THEN 'future'
+        WHEN valid_to IS NOT NULL AND valid_to <= %(now)s THEN 'past'
+        ELSE 'current'
+    END AS status
 """
+"""A version's columns read as a ``Fact``; ``status`` is where it stands at ``%(now)s``."""
 
 
-@dataclass(frozen=True, slots=True)
-class VersionRow:
-    """A stored version with both windows, as read from the table."""
-
-    version_id: UUID
-    fact_id: UUID
-    subject: str
-    attribute: str
-    value: JsonValue
-    valid_from: datetime
-    valid_to: datetime | None
-    recorded_at: datetime
-    retired_at: datetime | None
-    supersedes: UUID | None
-    ended_by: UUID | None
-    ended_by_kind: EndedByKind | None
-    source_episode_id: str
-    source_kind: str
-    evidence: str | None
-    evidence_verified: bool
-    schema_version: int
-
-    def as_version(self) -> Version:
-        """The row as the temporal rules see it (valid window and provenance)."""
-        return Version(
-            fact_id=self.fact_id,
-            value=self.value,
-            valid_from=self.valid_from,
-            valid_to=self.valid_to,
-            source_episode_id=self.source_episode_id,
-            source_kind=self.source_kind,
-            evidence=self.evidence,
-            evidence_verified=self.evidence_verified,
-            schema_version=self.schema_version,
-            supersedes=self.supersedes,
-            ended_by=self.ended_by,
-            ended_by_kind=self.ended_by_kind,
-            version_id=self.version_id,
-        )
+def select_facts(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> list[Fact]:
+    """Rows of ``query`` (SQL of this package selecting ``COLUMNS``) as facts."""
+    with conn.cursor(row_factory=class_row(Fact)) as cur:
+        cur.execute(query.encode(), params)
+        return cur.fetchall()
 
 
-def fact_status(row: VersionRow, now: datetime) -> FactStatus:
-    """Where a version stands relative to ``now``: retired, future, past or current."""
-    if row.retired_at is not None and row.retired_at <= now:
-        return "retired"
-    if row.valid_from > now:
-        return "future"
-    if row.valid_to is not None and row.valid_to <= now:
-        return "past"
-    return "current"
-
-
-def to_fact(row: VersionRow, now: datetime) -> Fact:
-    """The JSON-facing fact for a stored version, its status taken at ``now``."""
-    return Fact(
-        fact_id=row.fact_id,
-        version_id=row.version_id,
-        subject=row.subject,
-        attribute=row.attribute,
-        value=row.value,
-        valid_from=row.valid_from,
-        valid_to=row.valid_to,
-        recorded_at=row.recorded_at,
-        retired_at=row.retired_at,
-        supersedes=row.supersedes,
-        ended_by=row.ended_by,
-        ended_by_kind=row.ended_by_kind,
-        source_episode_id=row.source_episode_id,
-        source_kind=row.source_kind,
-        evidence=row.evidence,
-        evidence_verified=row.evidence_verified,
-        schema_version=row.schema_version,
-        status=fact_status(row, now),
+def as_version(fact: Fact) -> Version:
+    """A stored fact as the temporal rules see it (valid window and provenance)."""
+    return Version(
+        fact_id=fact.fact_id,
+        value=fact.value,
+        valid_from=fact.valid_from,
+        valid_to=fact.valid_to,
+        source_episode_id=fact.source_episode_id,
+        source_kind=fact.source_kind,
+        evidence=fact.evidence,
+        evidence_verified=fact.evidence_verified,
+        schema_version=fact.schema_version,
+        supersedes=fact.supersedes,
+        ended_by=fact.ended_by,
+        ended_by_kind=fact.ended_by_kind,
+        version_id=fact.version_id,
     )
 
 
 def load_current(
-    conn: psycopg.Connection[Any], *, tenant_id: str, subject: str, attribute: str
-) -> list[VersionRow]:
+    conn: psycopg.Connection[Any],
+    *,
+    tenant_id: str,
+    subject: str,
+    attribute: str,
+    now: datetime,
+) -> list[Fact]:
     """The key's versions in current knowledge, by valid_from."""
-    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
-        cur.execute(
-            "SELECT"
-            + COLUMNS
-            + """
-            FROM fact_versions
-            WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-              AND attribute = %(attribute)s AND retired_at IS NULL
-            ORDER BY valid_from
-            """,
-            {"tenant_id": tenant_id, "subject": subject, "attribute": attribute},
-        )
-        return cur.fetchall()
+    return select_facts(
+        conn,
+        "SELECT"
+        + COLUMNS
+        + """
+        FROM fact_versions
+        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
+          AND attribute = %(attribute)s AND retired_at IS NULL
+        ORDER BY valid_from
+        """,
+        {"tenant_id": tenant_id, "subject": subject, "attribute": attribute, "now": now},
+    )
 
 
 def last_system_time(
@@ -178,10 +137,10 @@ def insert(
     versions: Sequence[Version],
     recorded_at: datetime,
     new_id: IdFactory,
-) -> list[VersionRow]:
+) -> list[Fact]:
     """Insert ``versions`` as known from ``recorded_at``, each under a fresh version_id."""
     inserted = []
-    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
+    with conn.cursor(row_factory=class_row(Fact)) as cur:
         for version in versions:
             cur.execute(
                 _INSERT,
@@ -195,6 +154,7 @@ def insert(
                     "valid_from": version.valid_from,
                     "valid_to": version.valid_to,
                     "recorded_at": recorded_at,
+                    "now": recorded_at,
                     "supersedes": version.supersedes,
                     "ended_by": version.ended_by,
                     "ended_by_kind": version.ended_by_kind,
@@ -233,7 +193,7 @@ def apply_plan(
     conn: psycopg.Connection[Any],
     plan: Plan,
     *,
-    current: list[VersionRow],
+    current: list[Fact],
     tenant_id: str,
     subject: str,
     attribute: str,
@@ -251,13 +211,9 @@ def apply_plan(
         recorded_at=now,
         new_id=new_id,
     )
-    shown = plan.subject_version
-    if shown is None:
+    if plan.shown is None:
         return None
-    for planned, row in zip(plan.insert, inserted, strict=True):
-        if planned is shown:
-            return to_fact(row, now)
-    return next(
-        (to_fact(row, now) for row in current if row.version_id == shown.version_id),
-        None,
-    )
+    for planned, fact in zip(plan.insert, inserted, strict=True):
+        if planned is plan.shown:
+            return fact
+    return next((fact for fact in current if fact.version_id == plan.shown.version_id), None)

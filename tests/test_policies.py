@@ -226,9 +226,9 @@ def test_plan_replace_retires_the_incumbent_and_gives_its_window_to_the_newcomer
         ended_by_kind="fact",
         supersedes=incumbent.fact_id,
     )
-    assert plan == Plan("written", retire=(incumbent,), insert=(placed,), subject_version=placed)
+    assert plan == Plan("written", retire=(incumbent,), insert=(placed,), shown=placed)
     [inserted] = plan.insert
-    assert plan.subject_version is inserted
+    assert plan.shown is inserted
     # The newcomer keeps its own identity and provenance; nothing is deleted.
     assert (inserted.fact_id, inserted.value, inserted.source_episode_id) == (
         new.fact_id,
@@ -244,8 +244,8 @@ def test_plan_replace_carries_an_expiry_end_and_an_open_end() -> None:
     open_ = version("A", "2026-06-05T00:00:00Z")
     new = newcomer("B", "2026-06-05T00:00:00Z", source="u1", kind="user_confirmation")
 
-    after_closed = plan_replace(closed, new).subject_version
-    after_open = plan_replace(open_, new).subject_version
+    after_closed = plan_replace(closed, new).shown
+    after_open = plan_replace(open_, new).shown
 
     assert after_closed is not None
     assert after_open is not None

@@ -39,8 +39,8 @@ def test_equal_start_same_value_is_unchanged_and_different_value_a_conflict() ->
     incumbent = version("A", "2026-06-01T00:00:00Z")
     same = plan_assert([incumbent], new("A", "2026-06-01T00:00:00Z"))
     other = plan_assert([incumbent], new("B", "2026-06-01T00:00:00Z"))
-    assert (same.status, same.subject_version, same.insert) == ("unchanged", incumbent, ())
-    assert (other.status, other.subject_version, other.retire, other.insert) == (
+    assert (same.status, same.shown, same.insert) == ("unchanged", incumbent, ())
+    assert (other.status, other.shown, other.retire, other.insert) == (
         "conflict",
         incumbent,
         (),
@@ -68,13 +68,13 @@ def test_rule_2_closes_the_containing_version_and_inherits_its_end() -> None:
     )
     assert window(successor) == (ts("2026-06-05T00:00:00Z"), ts("2026-06-10T00:00:00Z"))
     assert (successor.supersedes, successor.ended_by) == (first.fact_id, following.fact_id)
-    assert plan.subject_version is successor
+    assert plan.shown is successor
 
 
 def test_rule_2_with_the_same_value_is_unchanged() -> None:
     first = version("A", "2026-06-01T00:00:00Z")
     plan = plan_assert([first], new("A", "2026-06-05T00:00:00Z"))
-    assert (plan.status, plan.subject_version, plan.insert) == ("unchanged", first, ())
+    assert (plan.status, plan.shown, plan.insert) == ("unchanged", first, ())
 
 
 def test_rule_3_before_all_runs_to_the_next_start_and_touches_nothing() -> None:
