@@ -16,12 +16,11 @@ from store import conflicts, episodes, versions
 from store.attributes import find_attribute, get_attribute
 from store.clock import Clock
 from store.errors import InvalidInput
-from store.locks import lock_key
-from store.models import Episode, ExpireResult, MemoryUpdate, UpdateResult
+from store.models import Attribute, Episode, ExpireResult, Fact, MemoryUpdate, UpdateResult
 from store.policies import equal_start_outcome
-from store.temporal import Version, plan_assert, plan_expire, plan_replace
+from store.temporal import Plan, Version, plan_assert, plan_expire, plan_replace
 from store.text import one_line
-from store.values import ValueParseError, parse_value
+from store.values import JsonValue, ValueParseError, parse_value
 from store.versions import IdFactory, as_version
 
 
@@ -60,6 +59,57 @@ def apply_update(
     System time is read after the key's lock is held, so writers queued on one key record
     in the order they commit.
     """
+    checked = check_candidate(conn, tenant_id, episode=episode, update=update, index=index)
+    if isinstance(checked, UpdateResult):
+        return checked
+    declared, value = checked
+    key = {"tenant_id": tenant_id, "subject": update.subject, "attribute": update.attribute}
+    try:
+        now = versions.hold_key(conn, clock, **key)
+    except InvalidInput as error:
+        return _invalid(index, error.detail, error.field)
+    new = Version(
+        fact_id=new_id(),
+        value=value,
+        valid_from=update.valid_from or episode.occurred_at,
+        valid_to=None,
+        source_episode_id=episode.id,
+        source_kind=episode.kind,
+        evidence=update.evidence,
+        evidence_verified=evidence_occurs(update.evidence, episode.text),
+        schema_version=declared.schema_version,
+    )
+    current = versions.load_current(conn, now=now, **key)
+    plan = plan_assert([as_version(row) for row in current], new)
+    episodes.add_subjects(conn, tenant_id, episode.id, [update.subject])
+    if plan.status == "conflict":
+        settled = _settle_equal_start(
+            conn,
+            plan,
+            new=new,
+            declared=declared,
+            current=current,
+            key=key,
+            index=index,
+            now=now,
+            new_id=new_id,
+        )
+        if isinstance(settled, UpdateResult):
+            return settled
+        plan = settled
+    fact = versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
+    return UpdateResult(index=index, status=plan.status, reason=plan.reason, fact=fact)
+
+
+def check_candidate(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    episode: Episode,
+    update: MemoryUpdate,
+    index: int,
+) -> tuple[Attribute, JsonValue] | UpdateResult:
+    """The declared attribute and typed value of a candidate, or the result that refuses it."""
     if update.change == "no_change":
         return UpdateResult(index=index, status="ignored", reason="change is no_change")
     if update.strength == "weak":
@@ -75,74 +125,56 @@ def apply_update(
         value = parse_value(update.value, attribute.value_type, enum_values=attribute.enum_values)
     except ValueParseError as error:
         return _invalid(index, f"not a {attribute.value_type}: {error}", "value")
+    return attribute, value
 
-    key = {"tenant_id": tenant_id, "subject": update.subject, "attribute": update.attribute}
-    lock_key(conn, **key)
-    now = clock()
-    try:
-        versions.require_forward_time(conn, now=now, **key)
-    except InvalidInput as error:
-        return _invalid(index, error.detail, error.field)
-    new = Version(
-        fact_id=new_id(),
-        value=value,
-        valid_from=update.valid_from or episode.occurred_at,
-        valid_to=None,
-        source_episode_id=episode.id,
-        source_kind=episode.kind,
-        evidence=update.evidence,
-        evidence_verified=evidence_occurs(update.evidence, episode.text),
-        schema_version=attribute.schema_version,
+
+def _settle_equal_start(
+    conn: psycopg.Connection[Any],
+    plan: Plan,
+    *,
+    new: Version,
+    declared: Attribute,
+    current: list[Fact],
+    key: dict[str, str],
+    index: int,
+    now: datetime,
+    new_id: IdFactory,
+) -> Plan | UpdateResult:
+    """A different value starting where the incumbent starts, under the attribute's policy:
+    the plan that replaces the incumbent, or the result that keeps it (outranked, or a
+    conflict logged for settlement)."""
+    incumbent = plan.shown
+    assert incumbent is not None
+    outcome = equal_start_outcome(
+        declared.on_equal_start,
+        newcomer_kind=new.source_kind,
+        incumbent_kind=incumbent.source_kind,
+        overrides=declared.source_ranks,
     )
-    current = versions.load_current(conn, now=now, **key)
-    plan = plan_assert([as_version(row) for row in current], new)
-    episodes.add_subjects(conn, tenant_id, episode.id, [update.subject])
-    if plan.status == "conflict":
-        incumbent = plan.shown
-        assert incumbent is not None
-        outcome = equal_start_outcome(
-            attribute.on_equal_start,
-            newcomer_kind=new.source_kind,
-            incumbent_kind=incumbent.source_kind,
-            overrides=attribute.source_ranks,
-        )
-        if outcome == "outranked":
-            shown = next(row for row in current if row.version_id == incumbent.version_id)
-            return UpdateResult(
-                index=index,
-                status="unchanged",
-                reason="outranked",
-                fact=shown,
-            )
-        if outcome in {"conflict", "dispute"}:
-            conflict_id = conflicts.log_conflict(
-                conn,
-                new=new,
-                incumbent=incumbent,
-                policy=attribute.on_equal_start,
-                disputed=outcome == "dispute",
-                now=now,
-                new_id=new_id,
-                **key,
-            )
-            reason = (
-                "disputed: a source of equal rank starts a different value here"
-                if outcome == "dispute"
-                else plan.reason
-            )
-            return UpdateResult(
-                index=index, status="conflict", reason=reason, conflict_id=conflict_id
-            )
-        plan = plan_replace(incumbent, new)
-        conflicts.follow_replacement(
+    if outcome == "outranked":
+        shown = next(row for row in current if row.version_id == incumbent.version_id)
+        return UpdateResult(index=index, status="unchanged", reason="outranked", fact=shown)
+    if outcome in {"conflict", "dispute"}:
+        conflict_id = conflicts.log_conflict(
             conn,
-            valid_from=incumbent.valid_from,
-            replaced=incumbent.fact_id,
-            by=new.fact_id,
+            new=new,
+            incumbent=incumbent,
+            policy=declared.on_equal_start,
+            disputed=outcome == "dispute",
+            now=now,
+            new_id=new_id,
             **key,
         )
-    fact = versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
-    return UpdateResult(index=index, status=plan.status, reason=plan.reason, fact=fact)
+        reason = (
+            "disputed: a source of equal rank starts a different value here"
+            if outcome == "dispute"
+            else plan.reason
+        )
+        return UpdateResult(index=index, status="conflict", reason=reason, conflict_id=conflict_id)
+    conflicts.follow_replacement(
+        conn, valid_from=incumbent.valid_from, replaced=incumbent.fact_id, by=new.fact_id, **key
+    )
+    return plan_replace(incumbent, new)
 
 
 def expire(
@@ -161,9 +193,7 @@ def expire(
     if source_episode.erased_at is not None:
         raise InvalidInput(f"episode {source_episode.id!r} was erased", field="source_episode_id")
     key = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
-    lock_key(conn, **key)
-    now = clock()
-    versions.require_forward_time(conn, now=now, **key)
+    now = versions.hold_key(conn, clock, **key)
     current = versions.load_current(conn, now=now, **key)
     expiry_id = new_id()
     plan = plan_expire([as_version(row) for row in current], at=at, expiry_id=expiry_id)

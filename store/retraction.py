@@ -18,7 +18,6 @@ import psycopg
 from store import versions
 from store.clock import Clock
 from store.errors import NotFound
-from store.locks import lock_key
 from store.models import Fact, RetractResult
 from store.temporal import Expiry, Version, plan_rebuild, rebuild
 from store.versions import COLUMNS, IdFactory, as_version, select_facts
@@ -38,9 +37,7 @@ def retract(
     """Withdraw the fact named by ``fact_id``, or the one whose current version starts at
     ``valid_from``; an already withdrawn or replaced fact is ``unchanged``."""
     key = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
-    lock_key(conn, **key)
-    now = clock()
-    versions.require_forward_time(conn, now=now, **key)
+    now = versions.hold_key(conn, clock, **key)
     current = versions.load_current(conn, now=now, **key)
     fact_id = _target(conn, current, fact_id=fact_id, valid_from=valid_from, **key)
     return retract_current(conn, fact_id=fact_id, now=now, new_id=new_id, current=current, **key)

@@ -22,6 +22,7 @@ from store import (
     erasure,
     facts,
     reads,
+    resolution,
     retraction,
     subject_reads,
     subjects,
@@ -260,7 +261,7 @@ class MemoryStore(AdminStore):
         if choose not in ("incumbent", "challenger"):
             raise InvalidInput("choose must be incumbent or challenger", field="choose")
         return self._run(
-            lambda conn, _: conflicts.resolve(
+            lambda conn, _: resolution.resolve(
                 conn,
                 tenant_id,
                 conflict_id=target,

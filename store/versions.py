@@ -11,7 +11,9 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from store.clock import Clock
 from store.errors import InvalidInput
+from store.locks import lock_key
 from store.models import Fact
 from store.temporal import Plan, Version
 
@@ -171,15 +173,15 @@ def insert(
     return inserted
 
 
-def require_forward_time(
-    conn: psycopg.Connection[Any],
-    *,
-    tenant_id: str,
-    subject: str,
-    attribute: str,
-    now: datetime,
-) -> None:
-    """Refuse a write whose system time is before the key's last change."""
+def hold_key(
+    conn: psycopg.Connection[Any], clock: Clock, *, tenant_id: str, subject: str, attribute: str
+) -> datetime:
+    """Lock the key, then read the write's system time: refused if before the key's last change.
+
+    Read once the lock is held, system time orders the key's writers as they commit.
+    """
+    lock_key(conn, tenant_id=tenant_id, subject=subject, attribute=attribute)
+    now = clock()
     last = last_system_time(conn, tenant_id=tenant_id, subject=subject, attribute=attribute)
     if last is not None and now < last:
         raise InvalidInput(
@@ -187,6 +189,7 @@ def require_forward_time(
             f" ({last.isoformat()}); writes may not go back in system time",
             field="now",
         )
+    return now
 
 
 def apply_plan(
