@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from litestar import Litestar, Router
+from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.prometheus import PrometheusConfig
 
 from retrieval.embeddings import Embedder
-from server.auth import CLOCK_HEADER_PARAMETER, tenant_guard
+from server.auth import (
+    CLOCK_HEADER_PARAMETER,
+    admin_guard,
+    provide_store,
+    provide_tenant_id,
+    tenant_guard,
+)
 from server.problems import EXCEPTION_HANDLERS
-from server.resources import lifespan
-from server.routes.admin import admin_router
+from server.resources import lifespan, provide_reader, provide_resources
+from server.routes.admin import admin_routes
 from server.routes.attributes import attribute_routes
+from server.routes.common import provide_read_times
 from server.routes.conflicts import conflict_routes
 from server.routes.episodes import episode_routes
 from server.routes.facts import fact_router
@@ -33,6 +41,8 @@ def create_app(
     clock: Clock = wall_clock,
 ) -> Litestar:
     """The SGAM HTTP API. ``embedder`` and ``clock`` are for tests that share a loaded model."""
+    # A guard establishes the caller before the body is read; dependencies hand it on.
+    request_store = Provide(provide_store, sync_to_thread=False)
     tenant_api = Router(
         "/",
         route_handlers=[
@@ -44,15 +54,30 @@ def create_app(
             *retrieval_routes,
         ],
         guards=[tenant_guard],
+        dependencies={
+            "store": request_store,
+            "tenant_id": Provide(provide_tenant_id, sync_to_thread=False),
+            "reader": Provide(provide_reader, sync_to_thread=False),
+            "times": Provide(provide_read_times, sync_to_thread=False),
+        },
         parameters={"x_sgam_now": CLOCK_HEADER_PARAMETER},
         security=[{"ApiKey": []}],
+    )
+    admin_api = Router(
+        "/v1/admin",
+        route_handlers=admin_routes,
+        guards=[admin_guard],
+        dependencies={"store": request_store},
+        tags=["admin"],
+        security=[{"AdminToken": []}],
     )
     # Route templates as labels, and none for unmatched paths: label values stay bounded.
     prometheus = PrometheusConfig(
         app_name="sgam", prefix="sgam_http", group_path=True, exclude_unhandled_paths=True
     )
     return Litestar(
-        route_handlers=[tenant_api, admin_router, *health_routes],
+        route_handlers=[tenant_api, admin_api, *health_routes],
+        dependencies={"resources": Provide(provide_resources, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan(settings, embedder=embedder, clock=clock)],
         middleware=[prometheus.middleware],

@@ -12,6 +12,7 @@ import hmac
 from typing import Any
 
 import anyio.to_thread
+from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.exceptions import HTTPException
 from litestar.handlers.base import BaseRouteHandler
@@ -54,9 +55,8 @@ def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     return token.strip()
 
 
-# Guards, not dependencies, establish the caller: they run before the body is parsed (so a
-# missing key is 401 whatever the body), and Litestar reports a body field that shares a
-# dependency's name as a server error.
+# Guards establish the caller and dependencies hand it to the handlers: guards run before the
+# body is parsed (so a missing key is 401 whatever the body), dependencies only after it.
 
 
 async def tenant_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
@@ -103,3 +103,15 @@ def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHand
     ):
         raise RequestProblem(401, "wrong admin token", field="Authorization")
     connection.state.store = store_for(connection)
+
+
+def provide_store(request: Request[Any, Any, Any]) -> MemoryStore:
+    """The ``store`` dependency: the request's store, as the route's guard set it."""
+    store: MemoryStore = request.state.store
+    return store
+
+
+def provide_tenant_id(request: Request[Any, Any, Any]) -> str:
+    """The ``tenant_id`` dependency: the tenant of the request's API key (``tenant_guard``)."""
+    tenant_id: str = request.state.tenant_id
+    return tenant_id

@@ -11,7 +11,8 @@ import logging
 from typing import Any, Final
 
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, ValidationException
+from litestar._signature.types import ExtendedMsgSpecValidationError
+from litestar.exceptions import HTTPException, InternalServerException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
 from server.wire import HTTP_STATUS_CODE, PROBLEM_MEDIA_TYPE, TITLES, Problem
@@ -101,8 +102,35 @@ def validation_error_handler(
     )
 
 
+def _body_error_named_like_a_dependency(error: HTTPException) -> ValidationException | None:
+    """A body that failed validation, which Litestar answered as a 500: the 422 it is.
+
+    Litestar takes an invalid value named like a dependency (``store``, ``tenant_id``...) for a
+    bad injected value, a server fault, but a body may carry a field of that name. Injected
+    values skip validation (``server.routes.common``), so what failed is the client's body:
+    Litestar's pydantic plugin raises ``ExtendedMsgSpecValidationError`` for bodies alone.
+    """
+    cause = error.__cause__
+    if not isinstance(error, InternalServerException) or not isinstance(
+        cause, ExtendedMsgSpecValidationError
+    ):
+        return None
+    # The entries Litestar would have built had the name been any other.
+    return ValidationException(
+        extra=[
+            {
+                "key": ".".join(str(part) for part in failure["loc"]),
+                "message": str(failure["msg"]).split(" - ", maxsplit=1)[0],
+            }
+            for failure in cause.errors
+        ]
+    )
+
+
 def http_error_handler(request: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
     """An error raised by the HTTP layer (routing, parsing, auth, size): code by status."""
+    if (misfiled := _body_error_named_like_a_dependency(error)) is not None:
+        return validation_error_handler(request, misfiled)
     code = HTTP_STATUS_CODE.get(error.status_code, "internal")
     status = error.status_code if code != "internal" else 500
     field = getattr(error, "field", None)

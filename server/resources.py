@@ -15,7 +15,9 @@ from typing import Any
 
 import anyio.to_thread
 import psycopg
-from litestar import Litestar
+from litestar import Litestar, Request
+from litestar.di import NamedDependency
+from litestar.params import SkipValidation
 from psycopg_pool import ConnectionPool
 
 from retrieval.embeddings import Embedder
@@ -107,3 +109,16 @@ def resources_of(app: Litestar | Any) -> Resources:
     """The running app's resources (set by ``lifespan``)."""
     resources: Resources = app.state.resources
     return resources
+
+
+def provide_resources(request: Request[Any, Any, Any]) -> Resources:
+    """The ``resources`` dependency: the running app's."""
+    return resources_of(request.app)
+
+
+def provide_reader(
+    resources: NamedDependency[SkipValidation[Resources]],
+    store: NamedDependency[SkipValidation[MemoryStore]],
+) -> Reader:
+    """The ``reader`` dependency: a reader over the request's store."""
+    return resources.reader(store)

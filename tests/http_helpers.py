@@ -28,7 +28,20 @@ READ_AT = {"X-SGAM-Now": "2027-01-01T00:00:00Z"}
 It falls after ``SEEDED_AT``, but a write at the wall clock may fall after it: a test whose
 reads at ``READ_AT`` must see a write sets that write's clock before it."""
 
+DEPENDENCIES = frozenset({"store", "tenant_id", "reader", "times", "resources"})
+"""The names routes are injected with; ``dependency_names`` of the app must be these."""
+
 _numbers = itertools.count(1)
+
+
+def dependency_names(app: Litestar) -> set[str]:
+    """Every name that some route of ``app`` is offered a dependency under."""
+    return {
+        name
+        for route in app.routes
+        for handler in getattr(route, "route_handlers", ())
+        for name in handler.resolve_dependencies()
+    }
 
 
 def make_tenant(http: Client, prefix: str = "http") -> ApiTenant:

@@ -26,9 +26,12 @@ from retrieval.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
 from store.models import MAX_METADATA_DEPTH
+from store.times import TimestampError, parse_timestamp
 from tests.http_helpers import (
     ADMIN,
+    DEPENDENCIES,
     PROBLEM_MEDIA_TYPE,
+    READ_AT,
     UNSET,
     Client,
     Seeded,
@@ -754,6 +757,10 @@ BAD_INPUT = [
             "tenant-with-space",
             Bad("POST", "/v1/admin/tenants/a%20b/keys", 422, "tenant", admin=True),
         ),
+        (
+            "tenant-of-300",
+            Bad("POST", "/v1/admin/tenants/" + "t" * 300 + "/keys", 422, "tenant", admin=True),
+        ),
     ),
     *_cases(
         "revoke-key",
@@ -1008,6 +1015,139 @@ def test_a_disabled_admin_api_and_clock_header_are_403(locked_http: Client, worl
     assert_problem(clock, 403, "forbidden", field="X-SGAM-Now")
     assert locked_http.get("/v1/subjects", headers=world.seeded.headers).status_code == 200
     assert world.changes() == {}
+
+
+# -- time query parameters: read at the edge by the store's parser ----------------------------
+
+TIME_READS = {"read-fact": FACT, "read-profile": PROFILE}
+TIME_PARAMETERS = ("valid_at", "at", "known_at")
+BAD_TIMES = {
+    "naive": NAIVE,
+    "date-only": "2026-03-01",
+    "a-word": "tomorrow",
+    "overflowing": OVERFLOWING,
+    "empty": "",
+}
+
+
+def refusal(text: str) -> str:
+    """Why the store's own parser refuses ``text``."""
+    with pytest.raises(TimestampError) as refused:
+        parse_timestamp(text)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("bad", list(BAD_TIMES))
+@pytest.mark.parametrize("parameter", TIME_PARAMETERS)
+@pytest.mark.parametrize("route", list(TIME_READS))
+def test_a_bad_time_parameter_is_422_naming_it_with_the_stores_reason(
+    http: Client, world: World, route: str, parameter: str, bad: str
+) -> None:
+    response = http.get(
+        TIME_READS[route], params={parameter: BAD_TIMES[bad]}, headers=world.seeded.headers
+    )
+
+    problem = assert_problem(response, 422, "invalid", field=parameter)
+    assert problem["detail"] == refusal(BAD_TIMES[bad])
+    assert world.changes() == {}
+
+
+@pytest.mark.parametrize("parameter", TIME_PARAMETERS)
+@pytest.mark.parametrize("route", list(TIME_READS))
+def test_a_time_without_an_offset_is_refused_not_guessed(
+    http: Client, world: World, route: str, parameter: str
+) -> None:
+    response = http.get(TIME_READS[route], params={parameter: NAIVE}, headers=world.seeded.headers)
+
+    problem = assert_problem(response, 422, "invalid", field=parameter)
+    assert problem["detail"] == f"{NAIVE} has no UTC offset; add one (e.g. 'Z' or '+02:00')"
+
+
+SPELLINGS_OF_APRIL_1 = [
+    "2026-04-01T02:00:00+02:00",
+    "2026-03-31T19:00:00-05:00",
+    "2026-04-01T00:00:00.000000Z",
+    "2026-04-01 00:00:00+00:00",
+    "2026-04-01T00:00Z",
+    "20260401T000000Z",
+]
+"""Other spellings of 2026-04-01T00:00:00Z that the store's parser reads (ISO 8601's basic
+format too), so the edge must read them alike."""
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS_OF_APRIL_1)
+@pytest.mark.parametrize("parameter", TIME_PARAMETERS)
+@pytest.mark.parametrize("route", list(TIME_READS))
+def test_a_time_in_any_offset_the_store_reads_is_the_same_instant_in_utc(
+    http: Client, world: World, route: str, parameter: str, spelling: str
+) -> None:
+    assert parse_timestamp(spelling) == parse_timestamp("2026-04-01T00:00:00Z")
+    headers = {**world.seeded.headers, **READ_AT}
+
+    def read(instant: str) -> Any:
+        response = http.get(TIME_READS[route], params={parameter: instant}, headers=headers)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    assert read(spelling) == read("2026-04-01T00:00:00Z")
+
+
+def test_a_profile_echoes_its_times_in_utc(http: Client, world: World) -> None:
+    params = {"at": "2026-04-01T02:00:00+02:00", "known_at": "2026-05-01T00:00:00-01:00"}
+
+    response = http.get(PROFILE, params=params, headers={**world.seeded.headers, **READ_AT})
+
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["valid_at"], body["known_at"]) == ("2026-04-01T00:00:00Z", "2026-05-01T01:00:00Z")
+
+
+@pytest.mark.parametrize(
+    ("query", "at_fault"),
+    [
+        pytest.param({"valid_at": "tomorrow", "at": "2026-04-01T00:00:00Z"}, "at", id="both"),
+        pytest.param({"at": "tomorrow", "known_at": "never"}, "at", id="at-first"),
+        pytest.param({"valid_at": "tomorrow", "known_at": "never"}, "valid_at", id="valid-at-next"),
+    ],
+)
+@pytest.mark.parametrize("route", list(TIME_READS))
+def test_of_several_bad_times_the_first_in_a_fixed_order_is_named(
+    http: Client, world: World, route: str, query: dict[str, str], at_fault: str
+) -> None:
+    response = http.get(TIME_READS[route], params=query, headers=world.seeded.headers)
+
+    assert_problem(response, 422, "invalid", field=at_fault)
+
+
+# -- body fields named like a dependency ------------------------------------------------------
+
+
+NAMED_LIKE_A_DEPENDENCY = [
+    pytest.param(path, body, name, id=f"{route}-{name}")
+    for route, (path, body) in {
+        "record-episode": ("/v1/episodes", EPISODE),
+        "context": ("/v1/context", CONTEXT),
+        "create-tenant": ("/v1/admin/tenants", {"tenant_id": "unmade-5"}),
+    }.items()
+    for name in sorted(DEPENDENCIES)
+    if name not in body
+]
+"""Litestar takes an invalid value named like a dependency for a server fault; these are not."""
+
+
+@pytest.mark.parametrize(("path", "body", "name"), NAMED_LIKE_A_DEPENDENCY)
+def test_a_body_field_named_like_a_dependency_is_422_naming_it(
+    http: Client, world: World, path: str, body: dict[str, Any], name: str
+) -> None:
+    headers = ADMIN if path.startswith("/v1/admin/") else world.seeded.headers
+
+    response = http.post(path, json={**body, name: "x"}, headers=headers)
+
+    changes = world.changes()
+    assert_problem(response, 422, "invalid", field=name)
+    assert changes == {}
+    made = http.post("/v1/admin/tenants/unmade-5/keys", headers=ADMIN)
+    assert made.status_code == 404, made.text
 
 
 # -- per-candidate outcomes: results inside a 200 ---------------------------------------------

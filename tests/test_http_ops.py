@@ -32,6 +32,7 @@ from store.migrate import available_migrations
 from store.service import MemoryStore
 from store.times import parse_timestamp
 from tests.conftest import ADMIN_TOKEN, ApiTenant
+from tests.http_helpers import DEPENDENCIES, dependency_names
 
 Client = TestClient[Litestar]
 Json = dict[str, Any]
@@ -362,6 +363,29 @@ def test_the_openapi_document_is_served(http: Client) -> None:
         "/healthz",
         "/readyz",
     } <= document["paths"].keys()
+
+
+def test_the_openapi_document_lists_no_dependency_as_a_parameter(http: Client) -> None:
+    assert dependency_names(http.app) == DEPENDENCIES
+    document = http.get("/schema/openapi.json").json()
+    documented = {
+        (parameter["in"], parameter["name"])
+        for item in document["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict)
+        for parameter in operation.get("parameters", [])
+    }
+    assert not {name for _, name in documented} & DEPENDENCIES
+    time_parameters = {
+        (method, path): sorted(p["name"] for p in operation["parameters"] if p["in"] == "query")
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if any(p["name"] == "valid_at" for p in operation.get("parameters", []))
+    }
+    assert time_parameters == {
+        ("get", "/v1/facts/{subject}/{attribute}"): ["at", "known_at", "valid_at"],
+        ("get", "/v1/subjects/{subject}/profile"): ["at", "known_at", "valid_at"],
+    }
 
 
 # -- the clock header -----------------------------------------------------------------------

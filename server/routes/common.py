@@ -1,32 +1,34 @@
-"""What every route shares: the documented problem responses and the time query parameters."""
+"""What every route shares: the injected caller, the typed path and time parameters, and the
+documented problem responses."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
-from litestar import Request
+from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
-from litestar.params import PathParameter, QueryParameter
+from litestar.params import PathParameter, QueryParameter, SkipValidation
 
+from retrieval.reader import Reader
 from server.problems import PROBLEM_MEDIA_TYPE, Problem
 from store.errors import InvalidInput
 from store.inputs import parse_instant
 from store.models import IDENTIFIER_PATTERN
 from store.service import MemoryStore
 
+# Injected values are the server's own, so they skip validation: every value Litestar validates
+# is the client's (``server.problems`` relies on that).
 
-def store_of(request: Request[Any, Any, Any]) -> MemoryStore:
-    """The request's store, its clock set by the route's guard (``X-SGAM-Now`` if allowed)."""
-    store: MemoryStore = request.state.store
-    return store
+Store = NamedDependency[SkipValidation[MemoryStore]]
+"""The request's store, its clock set by the route's guard (``X-SGAM-Now`` if allowed)."""
 
+TenantId = NamedDependency[SkipValidation[str]]
+"""The tenant of the request's API key, established by ``tenant_guard``."""
 
-def tenant_of(request: Request[Any, Any, Any]) -> str:
-    """The tenant of the request's API key, set by ``tenant_guard``."""
-    tenant_id: str = request.state.tenant_id
-    return tenant_id
-
+StoreReader = NamedDependency[SkipValidation[Reader]]
+"""A reader over the request's store, sharing the model and the attribute-routing cache."""
 
 PathId = Annotated[
     str,
@@ -39,17 +41,43 @@ PathUuid = Annotated[
 ]
 """A key or conflict id in a path, parsed by the store so a malformed one is a 422."""
 
-Instant = Annotated[
+_Instant = Annotated[
     str | None,
     QueryParameter(
         format="date-time", description="An RFC 3339 instant with an offset; default now."
     ),
 ]
-"""``valid_at`` / ``known_at``: an instant, or now when absent."""
-
-InstantAlias = Annotated[
+_InstantAlias = Annotated[
     str | None, QueryParameter(format="date-time", description="Alias of valid_at.")
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadTimes:
+    """A read's ``valid_at`` and ``known_at`` in UTC; None is now (the store's defaults)."""
+
+    valid_at: datetime | None
+    known_at: datetime | None
+
+
+def provide_read_times(
+    valid_at: _Instant = None, at: _InstantAlias = None, known_at: _Instant = None
+) -> ReadTimes:
+    """The time query parameters, parsed by the store's rules; a bad one is 422 naming it.
+
+    ``at`` is an alias of ``valid_at``; giving both is refused under ``at``. The first fault
+    found is the one reported: both given, then ``at``, ``valid_at``, ``known_at``.
+    """
+    if valid_at is not None and at is not None:
+        raise InvalidInput("give valid_at or its alias at, not both", field="at")
+    return ReadTimes(
+        valid_at=parse_instant(at, "at") if at is not None else parse_instant(valid_at, "valid_at"),
+        known_at=parse_instant(known_at, "known_at"),
+    )
+
+
+Times = NamedDependency[SkipValidation[ReadTimes]]
+"""``valid_at`` (alias ``at``) and ``known_at`` from the query (``provide_read_times``)."""
 
 
 def _problem(description: str) -> ResponseSpec:
@@ -73,11 +101,3 @@ PROBLEM_RESPONSES: Final[dict[int, ResponseSpec]] = {
     503: _problem("The database is unavailable (code unavailable)"),
 }
 """Documented on every route, so the OpenAPI document describes each error it can answer."""
-
-
-def valid_time(valid_at: str | None, at: str | None) -> datetime | str | None:
-    """``valid_at`` or its alias ``at`` (not both); the alias is parsed here, so a bad one is
-    reported under the name that was sent."""
-    if valid_at is not None and at is not None:
-        raise InvalidInput("give valid_at or its alias at, not both", field="at")
-    return parse_instant(at, "at") if at is not None else valid_at

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from litestar import Request, get, post
+from litestar import get, post
 from litestar.params import FromQuery, JSONBody, QueryParameter
 
 from server.bodies import ResolveBody
-from server.routes.common import PROBLEM_RESPONSES, PathUuid, store_of, tenant_of
+from server.routes.common import PROBLEM_RESPONSES, PathUuid, Store, TenantId
 from server.routes.subjects import Cursor, Limit
 from store.models import ConflictPage, ResolveResult
 
@@ -16,7 +16,8 @@ from store.models import ConflictPage, ResolveResult
 @get("/v1/conflicts", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def list_conflicts(
     *,
-    request: Request[Any, Any, Any],
+    store: Store,
+    tenant_id: TenantId,
     status: Annotated[
         Literal["open", "resolved", "all"], QueryParameter(description="Which conflicts.")
     ] = "open",
@@ -26,8 +27,6 @@ def list_conflicts(
     cursor: Cursor = None,
 ) -> ConflictPage:
     """A page of conflicts, oldest first (open ones by default)."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.list_conflicts(
         tenant_id,
         status=None if status == "all" else status,
@@ -45,11 +44,9 @@ def list_conflicts(
     responses=PROBLEM_RESPONSES,
 )
 def resolve_conflict(
-    request: Request[Any, Any, Any], conflict_id: PathUuid, data: JSONBody[ResolveBody]
+    *, store: Store, tenant_id: TenantId, conflict_id: PathUuid, data: JSONBody[ResolveBody]
 ) -> ResolveResult:
     """Keep the incumbent, or let the challenger replace it."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.resolve_conflict(tenant_id, conflict_id, choose=data.choose)
 
 

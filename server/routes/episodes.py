@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from litestar import Request, delete, get, post
+from litestar import delete, get, post
 from litestar.params import JSONBody
 
 from server.bodies import (
@@ -16,7 +14,7 @@ from server.bodies import (
     EpisodeRecorded,
 )
 from server.metrics import count_results
-from server.routes.common import PROBLEM_RESPONSES, PathId, store_of, tenant_of
+from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from store.models import Episode, ErasureResult
 from store.service import MemoryStore
 
@@ -30,21 +28,19 @@ def _with_results(
 
 
 @post("/v1/episodes", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def record_episode(request: Request[Any, Any, Any], data: JSONBody[EpisodeBody]) -> EpisodeRecorded:
+def record_episode(
+    *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBody]
+) -> EpisodeRecorded:
     """Record an episode (idempotent on ``id``), then apply its candidates one by one."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     [episode] = store.record_episodes(tenant_id, [data.episode()], field_prefix="")
     return _with_results(store, tenant_id, episode, data)
 
 
 @post("/v1/episodes/batch", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def record_batch(
-    request: Request[Any, Any, Any], data: JSONBody[EpisodeBatch]
+    *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBatch]
 ) -> EpisodeBatchRecorded:
     """Record several episodes in one transaction, then apply each one's candidates."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     recorded = store.record_episodes(tenant_id, [body.episode() for body in data.episodes])
     return EpisodeBatchRecorded(
         episodes=[
@@ -55,10 +51,8 @@ def record_batch(
 
 
 @get("/v1/episodes/{episode_id:str}", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def read_episode(request: Request[Any, Any, Any], episode_id: PathId) -> Episode:
+def read_episode(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> Episode:
     """One episode, as citations name it (a stub without text if erased while still cited)."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.get_episode(tenant_id, episode_id)
 
 
@@ -69,11 +63,9 @@ def read_episode(request: Request[Any, Any, Any], episode_id: PathId) -> Episode
     responses=PROBLEM_RESPONSES,
 )
 def apply_updates(
-    request: Request[Any, Any, Any], episode_id: PathId, data: JSONBody[CandidatesBody]
+    *, store: Store, tenant_id: TenantId, episode_id: PathId, data: JSONBody[CandidatesBody]
 ) -> CandidateResults:
     """Candidates from a later extraction of the episode; one result per candidate."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     results = store.apply_updates(tenant_id, episode_id, data.candidates)
     count_results(results)
     return CandidateResults(results=results)
@@ -85,10 +77,8 @@ def apply_updates(
     sync_to_thread=True,
     responses=PROBLEM_RESPONSES,
 )
-def erase_episode(request: Request[Any, Any, Any], episode_id: PathId) -> ErasureResult:
+def erase_episode(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> ErasureResult:
     """Erase an episode: retract what it sourced, delete it, leave a content-free tombstone."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.erase_episode(tenant_id, episode_id)
 
 

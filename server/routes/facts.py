@@ -2,63 +2,43 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from litestar import Request, Router, get, post
+from litestar import Router, get, post
 from litestar.params import JSONBody
 
 from server.bodies import ExpireBody, RetractBody
-from server.routes.common import (
-    PROBLEM_RESPONSES,
-    Instant,
-    InstantAlias,
-    PathId,
-    store_of,
-    tenant_of,
-    valid_time,
-)
+from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
 from store.models import ExpireResult, Fact, RetractResult
 
 
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def read_fact(
-    *,
-    request: Request[Any, Any, Any],
-    subject: PathId,
-    attribute: PathId,
-    valid_at: Instant = None,
-    at: InstantAlias = None,
-    known_at: Instant = None,
+    *, store: Store, tenant_id: TenantId, subject: PathId, attribute: PathId, times: Times
 ) -> Fact:
     """The value valid at ``valid_at`` as believed at ``known_at``; 404 means "not known".
 
     Both default to now; given only ``known_at``, ``valid_at`` defaults to it.
     """
-    store = store_of(request)
-    tenant_id = tenant_of(request)
-    return store.at(
-        tenant_id, subject, attribute, valid_at=valid_time(valid_at, at), known_at=known_at
-    )
+    return store.at(tenant_id, subject, attribute, valid_at=times.valid_at, known_at=times.known_at)
 
 
 @get("/history", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def read_history(request: Request[Any, Any, Any], subject: PathId, attribute: PathId) -> list[Fact]:
+def read_history(
+    *, store: Store, tenant_id: TenantId, subject: PathId, attribute: PathId
+) -> list[Fact]:
     """Every version of the key, by valid_from then recorded_at, each with its status."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.history(tenant_id, subject, attribute)
 
 
 @post("/expire", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def expire(
-    request: Request[Any, Any, Any],
+    *,
+    store: Store,
+    tenant_id: TenantId,
     subject: PathId,
     attribute: PathId,
     data: JSONBody[ExpireBody],
 ) -> ExpireResult:
     """End the key's value at ``at`` (the value stops being true; nothing replaces it)."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.expire(
         tenant_id, subject, attribute, at=data.at, source_episode_id=data.source_episode_id
     )
@@ -66,14 +46,14 @@ def expire(
 
 @post("/retract", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def retract(
-    request: Request[Any, Any, Any],
+    *,
+    store: Store,
+    tenant_id: TenantId,
     subject: PathId,
     attribute: PathId,
     data: JSONBody[RetractBody],
 ) -> RetractResult:
     """Withdraw a wrong fact; the key reads as if it had never been asserted."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.retract(
         tenant_id, subject, attribute, fact_id=data.fact_id, valid_from=data.valid_from
     )

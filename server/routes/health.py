@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import psycopg
-from litestar import MediaType, Request, Response, get
+from litestar import MediaType, Response, get
+from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
+from litestar.params import SkipValidation
 from litestar.plugins.prometheus import PrometheusController
 from litestar.types import ControllerRouterHandler
 
-from server.resources import resources_of
+from server.resources import Resources
 from server.wire import Health, Readiness
 
 
@@ -26,11 +26,8 @@ def healthz() -> Health:
     tags=["health"],
     responses={503: ResponseSpec(Readiness, description="Not ready; the checks say why.")},
 )
-def readyz(
-    request: Request[Any, Any, Any],
-) -> Response[Readiness]:
+def readyz(resources: NamedDependency[SkipValidation[Resources]]) -> Response[Readiness]:
     """200 when the database answers, no migration is pending and the model is loaded; else 503."""
-    resources = resources_of(request.app)
     pending: int | None = None
     detail = None
     try:

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from litestar import Request, delete, get
+from litestar import delete, get
 from litestar.params import QueryParameter
 
-from server.routes.common import (
-    PROBLEM_RESPONSES,
-    Instant,
-    InstantAlias,
-    PathId,
-    store_of,
-    tenant_of,
-    valid_time,
-)
+from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
 from store.models import ErasureResult, Profile, SubjectExport, SubjectPage
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500, description="Page size.")]
@@ -26,44 +18,29 @@ Cursor = Annotated[
 
 @get("/v1/subjects", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def list_subjects(
-    request: Request[Any, Any, Any], limit: Limit = 100, cursor: Cursor = None
+    *, store: Store, tenant_id: TenantId, limit: Limit = 100, cursor: Cursor = None
 ) -> SubjectPage:
     """The tenant's subjects, by id; follow ``next_cursor`` for the next page."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.list_subjects(tenant_id, limit=limit, cursor=cursor)
 
 
 @get("/v1/subjects/{subject:str}/profile", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def read_profile(
-    *,
-    request: Request[Any, Any, Any],
-    subject: PathId,
-    valid_at: Instant = None,
-    at: InstantAlias = None,
-    known_at: Instant = None,
-) -> Profile:
+def read_profile(*, store: Store, tenant_id: TenantId, subject: PathId, times: Times) -> Profile:
     """Every attribute of the subject valid at ``valid_at`` as believed at ``known_at``."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
-    return store.profile(tenant_id, subject, valid_at=valid_time(valid_at, at), known_at=known_at)
+    return store.profile(tenant_id, subject, valid_at=times.valid_at, known_at=times.known_at)
 
 
 @get("/v1/subjects/{subject:str}/export", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def export_subject(request: Request[Any, Any, Any], subject: PathId) -> SubjectExport:
+def export_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> SubjectExport:
     """Everything held about the subject: facts, every version, episodes, conflicts."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.export_subject(tenant_id, subject)
 
 
 @delete(
     "/v1/subjects/{subject:str}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES
 )
-def erase_subject(request: Request[Any, Any, Any], subject: PathId) -> ErasureResult:
+def erase_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> ErasureResult:
     """Erase everything held about the subject; leave a content-free tombstone."""
-    store = store_of(request)
-    tenant_id = tenant_of(request)
     return store.erase_subject(tenant_id, subject)
 
 
