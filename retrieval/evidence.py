@@ -5,10 +5,14 @@ so the plan follows the size of the scope: up to ``EXACT_SCAN_LIMIT`` vectors ar
 exactly (every row of the scope is compared, recall 1); larger scopes use the model's HNSW
 index with pgvector's iterative scan, which keeps walking the graph until enough rows pass
 the filters.
+
+The scores of named episodes (a read's fact sources) come from the same stored vectors, so a
+fact's source carries the similarity a search would give it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -18,6 +22,9 @@ import psycopg
 from pgvector import HalfVector
 from psycopg import sql
 from psycopg.rows import dict_row
+
+from retrieval.hnsw import halfvec
+from retrieval.models import SearchPlan
 
 EXACT_SCAN_LIMIT = 10_000
 """Scopes up to this many vectors are scanned exactly.
@@ -34,11 +41,11 @@ _SCOPE = """
     AND (%(session_id)s::text IS NULL OR e.session_id = %(session_id)s)
     AND (%(occurred_from)s::timestamptz IS NULL OR e.occurred_at >= %(occurred_from)s)
     AND (%(occurred_to)s::timestamptz IS NULL OR e.occurred_at < %(occurred_to)s)
-    AND (%(recorded_by)s::timestamptz IS NULL OR e.recorded_at <= %(recorded_by)s)
+    AND (%(known_at)s::timestamptz IS NULL OR e.recorded_at <= %(known_at)s)
 """
 _FROM = """
     FROM episode_vectors AS v
-    JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.episode_id = v.episode_id
+    JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.id = v.episode_id
 """
 
 
@@ -50,7 +57,7 @@ class SearchScope:
     session_id: str | None = None
     occurred_from: datetime | None = None
     occurred_to: datetime | None = None
-    recorded_by: datetime | None = None  # only what was known then (known-at reads)
+    known_at: datetime | None = None  # only what was recorded by then (known-at reads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +72,6 @@ class EvidenceHit:
     score: float
 
 
-@dataclass(frozen=True, slots=True)
-class SearchPlan:
-    """How a search ran: exact scan or HNSW, and how many vectors the scope held (capped)."""
-
-    method: Literal["exact", "hnsw"]
-    scope_size: int
-    scope_size_capped: bool
-
-
 def _params(
     tenant_id: str, scope: SearchScope, query: np.ndarray[Any, Any], k: int
 ) -> dict[str, Any]:
@@ -83,7 +81,7 @@ def _params(
         "session_id": scope.session_id,
         "occurred_from": scope.occurred_from,
         "occurred_to": scope.occurred_to,
-        "recorded_by": scope.recorded_by,
+        "known_at": scope.known_at,
         "query": HalfVector(query),
         "k": k,
     }
@@ -123,14 +121,14 @@ def search_evidence(
     capped = size > exact_limit
     params = _params(tenant_id, scope, query, k)
     columns = """
-        SELECT e.episode_id, e.occurred_at, e.kind, e.session_id, e.text,
+        SELECT v.episode_id, e.occurred_at, e.kind, e.session_id, e.text,
                1 - ({distance}) AS score
     """
     if not capped:
         # Not the index's expression, so the planner scans the scope's rows exactly.
         distance: sql.Composable = sql.SQL("v.embedding <=> %(query)s")
         statement = sql.SQL(
-            columns + _FROM + "WHERE" + _SCOPE + "ORDER BY {distance}, e.episode_id LIMIT %(k)s"
+            columns + _FROM + "WHERE" + _SCOPE + "ORDER BY {distance}, v.episode_id LIMIT %(k)s"
         ).format(distance=distance, model=sql.Literal(model))
         method: Literal["exact", "hnsw"] = "exact"
     else:
@@ -139,7 +137,7 @@ def search_evidence(
             " set_config('hnsw.ef_search', %(ef)s, true)",
             {"ef": str(ef_search)},
         )
-        typed = sql.SQL("halfvec({})").format(sql.Literal(dimensions))
+        typed = halfvec(dimensions)  # the index's expression, so the planner uses it
         distance = sql.SQL("(v.embedding::{typed}) <=> (%(query)s::{typed})").format(typed=typed)
         # Relaxed order can return neighbours slightly out of order: sort the few found.
         statement = sql.SQL(
@@ -166,3 +164,32 @@ def search_evidence(
             for row in cur.fetchall()
         ]
     return hits, SearchPlan(method=method, scope_size=size, scope_size_capped=capped)
+
+
+def episode_scores(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    query: np.ndarray[Any, Any],
+    model: str,
+    episode_ids: Sequence[str],
+) -> dict[str, float]:
+    """Each named episode's cosine similarity to ``query``, as an exact search scores it.
+
+    An episode without a vector of ``model`` (recorded before a re-embed) is left out.
+    """
+    if not episode_ids:
+        return {}
+    rows = conn.execute(
+        """
+        SELECT episode_id, 1 - (embedding <=> %(query)s) FROM episode_vectors
+        WHERE tenant_id = %(tenant_id)s AND model = %(model)s AND episode_id = ANY(%(ids)s)
+        """,
+        {
+            "tenant_id": tenant_id,
+            "model": model,
+            "ids": list(episode_ids),
+            "query": HalfVector(query),
+        },
+    ).fetchall()
+    return {str(episode_id): float(score) for episode_id, score in rows}

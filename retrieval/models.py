@@ -1,15 +1,44 @@
-"""The read path's request and response bodies, in the HTTP contract's words."""
+"""The read path's request and response bodies, in the HTTP contract's words.
+
+Every object a client reads has a model here, so the OpenAPI document describes it field by
+field; the read path builds these models directly. Where an answer repeats a store object (a
+conflict's challenger), it is the store's own model.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SkipValidation
+from typing_extensions import TypedDict
 
-from store.models import MAX_TEXT, Fact, Identifier, NoNul, Timestamp
+from store.models import (
+    MAX_TEXT,
+    Challenger,
+    EpisodeKind,
+    Fact,
+    Identifier,
+    NoNul,
+    Timestamp,
+)
+from store.values import JsonValue
 
 MAX_QUESTION = 4_000
+
+Mode = Literal["current", "point_in_time", "known_at"]
+CitationRole = Literal["fact", "challenger", "evidence"]
+
+SCORE_PLACES = 6
+"""Decimals an answer's similarity scores keep: past them, scores differ from CPU to CPU."""
+
+
+def _rounded(score: float) -> float:
+    return round(score, SCORE_PLACES)
+
+
+Score = Annotated[float, AfterValidator(_rounded)]
+"""A cosine similarity as answers carry it, rounded to ``SCORE_PLACES``."""
 
 
 class SearchRequest(BaseModel):
@@ -33,14 +62,26 @@ class EvidenceItem(BaseModel):
     kind: str
     session_id: str | None
     snippet: str = Field(max_length=MAX_TEXT)
-    score: float
+    score: Score
+
+
+class SearchPlan(BaseModel):
+    """How a search ran: exact scan or HNSW, and how many vectors the scope held (capped)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    method: Literal["exact", "hnsw"]
+    scope_size: int
+    scope_size_capped: bool = Field(
+        description="Counting stopped past the exact-scan limit: the scope holds at least this."
+    )
 
 
 class SearchResult(BaseModel):
     """Evidence found, best first, and how the search ran."""
 
     results: list[EvidenceItem]
-    search: dict[str, Any]
+    search: SearchPlan
 
 
 class ContextRequest(BaseModel):
@@ -57,15 +98,81 @@ class ContextRequest(BaseModel):
     evidence_k: int = Field(default=3, ge=0, le=20)
 
 
+class Citation(BaseModel):
+    """An episode the block cites, once, under its strongest role (fact, challenger, evidence)."""
+
+    episode_id: str
+    occurred_at: Timestamp | None = Field(description="Null when the episode's time is unknown.")
+    role: CitationRole
+
+
+class ContextEvidence(BaseModel):
+    """One evidence line of the block: the episode, its quote and how it was judged."""
+
+    episode_id: str
+    occurred_at: Timestamp
+    snippet: str
+    score: Score = Field(description="Cosine similarity of the episode to the question.")
+    superseded: bool = Field(description="The line states a value that does not hold then.")
+    unverified: bool = Field(description="No key was named or routed: no fact vouches for it.")
+
+
+class Incumbent(BaseModel):
+    """The side of a disputed key that reads return: the fact in force."""
+
+    fact_id: UUID
+    value: JsonValue
+    valid_from: Timestamp
+    valid_to: Timestamp | None
+    source_episode_id: str
+    source_kind: EpisodeKind
+
+
+class UncertainKey(BaseModel):
+    """A disputed key: the incumbent reads return and every open challenger."""
+
+    subject: str
+    attribute: str
+    incumbent: Incumbent
+    challengers: list[Challenger]
+
+
+class PlanReasons(TypedDict):
+    """Why the plan chose what it did, one sentence or more per choice."""
+
+    subject: str
+    valid_at: str
+    known_at: str
+    mode: str
+    attributes: str
+
+
+class QuestionPlan(BaseModel):
+    """The read a question asks for, with the reason for every choice."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: Mode
+    valid_at: Timestamp
+    known_at: Timestamp
+    subject: str | None
+    attributes: tuple[str, ...]
+    routed: bool = Field(
+        description="False when no key was named or routed: the evidence is then unverified."
+    )
+    # Not re-validated, so the reasons stay in the order the planner settled them.
+    reasons: SkipValidation[PlanReasons]
+
+
 class ContextResult(BaseModel):
     """The smallest cited block for one model call, and what it was built from."""
 
     block: str
-    citations: list[dict[str, Any]]
+    citations: list[Citation]
     facts: list[Fact]
-    evidence: list[dict[str, Any]]
-    uncertain: list[dict[str, Any]]
-    plan: dict[str, Any]
+    evidence: list[ContextEvidence]
+    uncertain: list[UncertainKey]
+    plan: QuestionPlan
     decision_id: UUID
     over_budget: bool
     tokens: int

@@ -6,46 +6,37 @@ always come from exact reads of the fact store (invariant 5).
 
 from __future__ import annotations
 
-import re
-from dataclasses import replace
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+import psycopg
 
 from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
 from retrieval.embeddings import Embedder
-from retrieval.evidence import SearchScope, search_evidence
+from retrieval.evidence import EvidenceHit, SearchScope, episode_scores, search_evidence
 from retrieval.models import (
     ContextRequest,
     ContextResult,
     EvidenceItem,
+    QuestionPlan,
+    SearchPlan,
     SearchRequest,
     SearchResult,
 )
-from retrieval.planner import KnownSubject, QuestionPlan, plan_question, routing_text
+from retrieval.planner import plan_question
+from retrieval.question import KnownSubject, routing_text, subject_candidates
 from retrieval.route import route_keys
 from retrieval.routing import AttributeIndex
 from retrieval.snippets import trim_snippet
 from retrieval.stale import NO_VALUES, subject_values
+from store.models import Episode
 from store.service import MemoryStore
 from store.subject_reads import SubjectMemory
 
-_WORD = re.compile(r"[a-z0-9@]+")
-_JOINERS = ("", "_", "-", ":", ".")
 # Evidence candidates fetched per block slot, so stale or duplicate snippets can be skipped.
 _CANDIDATES_PER_SLOT = 3
-
-
-def subject_candidates(question: str) -> list[str]:
-    """Ids a question may name: its words and runs of up to three joined by id punctuation."""
-    words = _WORD.findall(question.lower().replace("'s ", " "))
-    found: set[str] = set()
-    for size in (1, 2, 3):
-        for start in range(len(words) - size + 1):
-            run = words[start : start + size]
-            found.update(joiner.join(run) for joiner in _JOINERS)
-    return sorted(found)
 
 
 class Reader:
@@ -69,7 +60,8 @@ class Reader:
             occurred_from=request.occurred_from,
             occurred_to=request.occurred_to,
         )
-        hits, plan = self._search(tenant_id, query=query, scope=scope, k=request.k)
+        with self.store.pool.connection() as conn, conn.transaction():
+            hits, plan = self._search(conn, tenant_id, query=query, scope=scope, k=request.k)
         return SearchResult(
             results=[
                 EvidenceItem(
@@ -78,30 +70,31 @@ class Reader:
                     kind=hit.kind,
                     session_id=hit.session_id,
                     snippet=trim_snippet(hit.text, request.query),
-                    score=round(hit.score, 6),
+                    score=hit.score,
                 )
                 for hit in hits
             ],
-            search={
-                "method": plan.method,
-                "scope_size": plan.scope_size,
-                "scope_size_capped": plan.scope_size_capped,
-            },
+            search=plan,
         )
 
     def _search(
-        self, tenant_id: str, *, query: np.ndarray[Any, Any], scope: SearchScope, k: int
-    ) -> tuple[list[Any], Any]:
-        with self.store.pool.connection() as conn, conn.transaction():
-            return search_evidence(
-                conn,
-                tenant_id,
-                query=query,
-                model=self.embedder.model_id,
-                dimensions=self.embedder.dimensions,
-                k=k,
-                scope=scope,
-            )
+        self,
+        conn: psycopg.Connection[Any],
+        tenant_id: str,
+        *,
+        query: np.ndarray[Any, Any],
+        scope: SearchScope,
+        k: int,
+    ) -> tuple[list[EvidenceHit], SearchPlan]:
+        return search_evidence(
+            conn,
+            tenant_id,
+            query=query,
+            model=self.embedder.model_id,
+            dimensions=self.embedder.dimensions,
+            k=k,
+            scope=scope,
+        )
 
     def _plan(
         self, tenant_id: str, request: ContextRequest
@@ -125,7 +118,7 @@ class Reader:
             if request.attributes:
                 return plan, None, now
             reason = "No subject is known for the question, so no key was read."
-            return replace(plan, reasons={**plan.reasons, "attributes": reason}), None, now
+            return _with_attributes(plan, (), routed=False, reason=reason), None, now
         memory = self.store.subject_memory(
             tenant_id, plan.subject, valid_at=plan.valid_at, known_at=plan.known_at
         )
@@ -138,9 +131,8 @@ class Reader:
             held=memory.held_attributes(),
             subject=plan.subject,
         )
-        reasons = {**plan.reasons, "attributes": routing.reason}
-        routed = replace(
-            plan, attributes=routing.attributes, routed=routing.routed, reasons=reasons
+        routed = _with_attributes(
+            plan, routing.attributes, routed=routing.routed, reason=routing.reason
         )
         return routed, memory, now
 
@@ -153,23 +145,11 @@ class Reader:
             else [KeyFacts(memory.subject, name, memory.fact(name)) for name in plan.attributes]
         )
         episodes = memory.episodes if memory is not None else {}
-        sources = [
-            EvidenceCandidate(
-                episode_id=episode.id,
-                occurred_at=episode.occurred_at,
-                text=episode.text,
-                score=1.0,
-                is_fact_source=True,
-            )
-            for episode in (
-                episodes.get(key.fact.source_episode_id) for key in keys if key.fact is not None
-            )
-            if episode is not None and episode.text is not None  # an erased source is a stub
-        ]
-        related = self._related(tenant_id, request, plan=plan)
+        cited = (episodes.get(key.fact.source_episode_id) for key in keys if key.fact is not None)
+        sources = [episode for episode in cited if episode is not None]
         assembled = assemble_context(
             keys=keys,
-            evidence=[*sources, *related] if request.evidence_k else [],
+            evidence=self._evidence(tenant_id, request, plan=plan, sources=sources),
             question=request.question,
             subject=plan.subject,
             mode=plan.mode,
@@ -189,31 +169,70 @@ class Reader:
             facts=assembled.facts,
             evidence=assembled.evidence,
             uncertain=assembled.uncertain,
-            plan=plan.to_json(),
+            plan=plan,
             decision_id=self.store.new_id(),
             over_budget=assembled.over_budget,
             tokens=assembled.tokens,
         )
 
-    def _related(
-        self, tenant_id: str, request: ContextRequest, *, plan: QuestionPlan
+    def _evidence(
+        self,
+        tenant_id: str,
+        request: ContextRequest,
+        *,
+        plan: QuestionPlan,
+        sources: Sequence[Episode],
     ) -> list[EvidenceCandidate]:
-        """Episodes similar to the question, within the subject when one was found."""
+        """The chosen facts' sources, then episodes similar to the question (within the
+        subject when one was found), each scored by its similarity to the question."""
         if request.evidence_k == 0:
             return []
+        # An erased source is a stub: it has no text to quote.
+        texts = {episode.id: episode.text for episode in sources if episode.text is not None}
         query = self.embedder.embed([request.question])[0]
-        hits, _ = self._search(
-            tenant_id,
-            query=query,
-            scope=SearchScope(subject=plan.subject, recorded_by=plan.known_at),
-            k=request.evidence_k * _CANDIDATES_PER_SLOT,
-        )
-        return [
-            EvidenceCandidate(
-                episode_id=hit.episode_id,
-                occurred_at=hit.occurred_at,
-                text=hit.text,
-                score=hit.score,
+        scope = SearchScope(subject=plan.subject, known_at=plan.known_at)
+        with self.store.pool.connection() as conn, conn.transaction():
+            scores = episode_scores(
+                conn, tenant_id, query=query, model=self.embedder.model_id, episode_ids=list(texts)
             )
-            for hit in hits
+            hits, _ = self._search(
+                conn,
+                tenant_id,
+                query=query,
+                scope=scope,
+                k=request.evidence_k * _CANDIDATES_PER_SLOT,
+            )
+        unscored = [episode_id for episode_id in texts if episode_id not in scores]
+        if unscored:  # no vector of this model yet (a re-embed is pending): embed the text
+            vectors = self.embedder.embed([texts[episode_id] for episode_id in unscored])
+            scores.update(zip(unscored, (float(vector @ query) for vector in vectors), strict=True))
+        return [
+            *(
+                EvidenceCandidate(
+                    episode_id=episode.id,
+                    occurred_at=episode.occurred_at,
+                    text=texts[episode.id],
+                    score=scores[episode.id],
+                    is_fact_source=True,
+                )
+                for episode in sources
+                if episode.id in texts
+            ),
+            *(
+                EvidenceCandidate(
+                    episode_id=hit.episode_id,
+                    occurred_at=hit.occurred_at,
+                    text=hit.text,
+                    score=hit.score,
+                )
+                for hit in hits
+            ),
         ]
+
+
+def _with_attributes(
+    plan: QuestionPlan, attributes: tuple[str, ...], *, routed: bool, reason: str
+) -> QuestionPlan:
+    """``plan`` reading ``attributes``; the reason replaces the planner's in its place."""
+    reasons = {**plan.reasons, "attributes": reason}
+    return plan.model_copy(update={"attributes": attributes, "routed": routed, "reasons": reasons})

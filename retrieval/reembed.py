@@ -1,43 +1,26 @@
 """Re-embedding: after a change of model, give a tenant's episodes vectors of the new model.
 
 Vectors are keyed by model, so the old ones stay until dropped and searches use the model
-the server runs. Each model gets its own partial HNSW index, sized to its dimensions.
+the server runs. Each model gets its own partial HNSW index (``retrieval.hnsw``), sized to
+its dimensions.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from psycopg import sql
 
 from retrieval.embeddings import Embedder
+from retrieval.hnsw import hnsw_index
 from store.clock import Clock
 from store.vectors import insert_vectors
 
 
-def index_name(model: str) -> str:
-    """The HNSW index name for a model's vectors (a valid, bounded identifier)."""
-    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")
-    return f"episode_vectors_hnsw_{slug}"[:63]
-
-
 def ensure_index(conn: psycopg.Connection[Any], *, model: str, dimensions: int) -> None:
     """Create the model's partial HNSW index unless it exists."""
-    conn.execute(
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON episode_vectors"
-            " USING hnsw ((embedding::halfvec({dims})) halfvec_cosine_ops)"
-            " WITH (m = 16, ef_construction = 128)"  # as migration 0005, by measurement
-            " WHERE model = {model}"
-        ).format(
-            name=sql.Identifier(index_name(model)),
-            dims=sql.Literal(dimensions),
-            model=sql.Literal(model),
-        )
-    )
+    conn.execute(hnsw_index(model, dimensions).create)
 
 
 def reembed_tenant(
@@ -60,12 +43,12 @@ def reembed_tenant(
     while True:
         rows = conn.execute(
             """
-            SELECT e.episode_id, e.text FROM episodes AS e
+            SELECT e.id, e.text FROM episodes AS e
             WHERE e.tenant_id = %(tenant_id)s AND e.erased_at IS NULL
               AND NOT EXISTS (SELECT 1 FROM episode_vectors AS v
-                              WHERE v.tenant_id = e.tenant_id AND v.episode_id = e.episode_id
+                              WHERE v.tenant_id = e.tenant_id AND v.episode_id = e.id
                                 AND v.model = %(model)s)
-            ORDER BY e.episode_id
+            ORDER BY e.id
             LIMIT %(batch)s
             """,
             {"tenant_id": tenant_id, "model": embedder.model_id, "batch": batch},

@@ -3,9 +3,9 @@
 Similarity only chooses which keys to read; the value always comes from an exact filter. An
 attribute is scored by its best text: the description, each alias, and its name in words
 (``passport_deadline`` -> "passport deadline"), each compared with the question by cosine
-similarity of unit vectors. ``retrieval.planner`` keeps those at or above its threshold.
+similarity of unit vectors. ``retrieval.route`` keeps those at or above its threshold.
 
-Score ``retrieval.planner.routing_text(question, ...)``, not the raw question: subject names
+Score ``retrieval.question.routing_text(question, ...)``, not the raw question: subject names
 and dates carry no topic and pull the right attribute's score down ("Where did Mira work in
 2024?" scores 0.18 for employer as asked, 0.53 as "Where did work?"); the threshold was
 measured on routing text. The subject's name is taken out of the attribute texts as well
@@ -25,7 +25,8 @@ from typing import Protocol
 import numpy as np
 
 from retrieval.embeddings import Vectors
-from retrieval.planner import AttributeScore, KnownSubject, find_subject_mentions
+from retrieval.question import KnownSubject, find_subject_mentions
+from retrieval.route import AttributeScore
 from store.models import Attribute
 
 _NAME_SEPARATORS = re.compile(r"[_\-.:]+")

@@ -81,7 +81,7 @@ def find_needles(conninfo: str, tenant: str, needles: Iterable[str]) -> dict[str
             "fact_versions.subject",
             "fact_versions.value",
             "fact_versions.evidence",
-            "conflicts.challenger_value",
+            "conflicts.value",
             "conflicts.evidence",
             "expiries.subject",
             "attributes.enum_values",

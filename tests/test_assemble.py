@@ -8,14 +8,10 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
+from pydantic import BaseModel
 
-from retrieval.assemble import (
-    Assembled,
-    EvidenceCandidate,
-    KeyFacts,
-    assemble_context,
-    compact_time,
-)
+from retrieval.assemble import Assembled, EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.block import compact_time
 from retrieval.snippets import ELLIPSIS, mentions_value, split_sentences, trim_snippet
 from retrieval.stale import SubjectValues, evidence_check
 from store.models import Challenger
@@ -70,6 +66,13 @@ def current_key() -> KeyFacts:
     )
 
 
+def held(attribute: str, value: str, *, source: str) -> KeyFacts:
+    """mira's ``attribute`` holding ``value`` since June 1, from episode ``source``."""
+    return KeyFacts(
+        "mira", attribute, fact(value, source=source, valid_from=E1_AT, attribute=attribute)
+    )
+
+
 def ever(**values: tuple[str, ...]) -> SubjectValues:
     """Every value each attribute of mira ever had (what holds comes from the keys)."""
     return SubjectValues(holding={}, ever=values)
@@ -101,6 +104,11 @@ def assemble(
     return result
 
 
+def _json(items: Sequence[BaseModel]) -> list[dict[str, Any]]:
+    """Items as the answer's JSON carries them."""
+    return [item.model_dump(mode="json") for item in items]
+
+
 def evidence_lines(block: str) -> list[str]:
     return [line for line in block.splitlines() if line.startswith("[")]
 
@@ -128,11 +136,11 @@ def test_seed_case_block_marks_the_superseded_snippet() -> None:
         ]
     )
     assert_never_unmarked(result.block, OLD)
-    assert [item["superseded"] for item in result.evidence] == [False, True, False]
+    assert [item.superseded for item in result.evidence] == [False, True, False]
     assert result.over_budget is False
     assert [f.value for f in result.facts] == [NEW]
     assert result.uncertain == []
-    assert result.citations == [
+    assert _json(result.citations) == [
         {"episode_id": "e2", "occurred_at": "2026-06-03T10:00:00Z", "role": "fact"},
         {"episode_id": "e1", "occurred_at": "2026-06-01T09:00:00Z", "role": "evidence"},
         {"episode_id": "e3", "occurred_at": "2026-06-01T09:00:00Z", "role": "evidence"},
@@ -143,9 +151,9 @@ def test_seed_case_drop_removes_the_stale_snippet_and_the_next_takes_its_place()
     result = assemble([current_key()], seed_evidence(), stale="drop", evidence_k=2)
 
     assert OLD not in result.block
-    assert [item["episode_id"] for item in result.evidence] == ["e2", "e3"]
-    assert [item["superseded"] for item in result.evidence] == [False, False]
-    assert "e1" not in {c["episode_id"] for c in result.citations}
+    assert [item.episode_id for item in result.evidence] == ["e2", "e3"]
+    assert [item.superseded for item in result.evidence] == [False, False]
+    assert "e1" not in {c.episode_id for c in result.citations}
 
 
 def test_a_snippet_with_both_the_current_and_a_stale_value_is_marked() -> None:
@@ -157,11 +165,7 @@ def test_a_snippet_with_both_the_current_and_a_stale_value_is_marked() -> None:
 
 
 def test_stale_values_match_case_insensitively_and_across_keys() -> None:
-    tier = KeyFacts(
-        subject="mira",
-        attribute="tier",
-        fact=fact("gold", source="e4", valid_from=E1_AT, attribute="tier"),
-    )
+    tier = held("tier", "gold", source="e4")
     snippets = [
         candidate("e5", E1_AT, "Mira was on the SILVER tier.", 0.9),
         candidate("e1", E1_AT, E1_TEXT, 0.8),
@@ -172,7 +176,7 @@ def test_stale_values_match_case_insensitively_and_across_keys() -> None:
         [current_key(), tier], snippets, evidence_k=5, values=values, max_superseded=5
     )
 
-    marked = {item["episode_id"]: item["superseded"] for item in result.evidence}
+    marked = {item.episode_id: item.superseded for item in result.evidence}
     assert marked == {"e5": True, "e1": True, "e6": False}
     assert_never_unmarked(result.block, "SILVER")
     assert_never_unmarked(result.block, OLD)
@@ -208,10 +212,10 @@ def test_a_key_with_no_fact_says_not_known_and_every_version_is_stale() -> None:
         "passport_deadline: not known",
     ]
     assert result.facts == []
-    assert [item["superseded"] for item in result.evidence] == [True, True, False]
+    assert [item.superseded for item in result.evidence] == [True, True, False]
     assert_never_unmarked(result.block, OLD)
     assert_never_unmarked(result.block, NEW)
-    assert all(c["role"] == "evidence" for c in result.citations)
+    assert all(c.role == "evidence" for c in result.citations)
 
 
 def test_an_other_version_with_the_chosen_value_is_not_stale() -> None:
@@ -222,7 +226,7 @@ def test_an_other_version_with_the_chosen_value_is_not_stale() -> None:
     )
     result = assemble([key], seed_evidence(), values=ever(passport_deadline=(OLD, NEW, NEW)))
 
-    assert [item["superseded"] for item in result.evidence] == [False, True, False]
+    assert [item.superseded for item in result.evidence] == [False, True, False]
 
 
 def test_a_stale_value_inside_the_chosen_value_is_not_stale() -> None:
@@ -254,11 +258,7 @@ def test_a_disputed_key_goes_under_uncertain_citing_both_sides() -> None:
         attribute="passport_deadline",
         fact=fact(NEW, source="e2", valid_from=E2_AT, challengers=[challenger]),
     )
-    city = KeyFacts(
-        subject="mira",
-        attribute="city",
-        fact=fact("Lisbon", source="e4", valid_from=E1_AT, attribute="city"),
-    )
+    city = held("city", "Lisbon", source="e4")
     result = assemble([disputed, city], [])
 
     lines = result.block.splitlines()
@@ -271,13 +271,13 @@ def test_a_disputed_key_goes_under_uncertain_citing_both_sides() -> None:
     assert len(lines) == 3
     assert [f.attribute for f in result.facts] == ["passport_deadline", "city"]
     [entry] = result.uncertain
-    assert entry["subject"] == "mira"
-    assert entry["attribute"] == "passport_deadline"
-    assert entry["incumbent"]["value"] == NEW
-    assert entry["incumbent"]["source_episode_id"] == "e2"
-    assert [c["value"] for c in entry["challengers"]] == ["2026-07-01"]
-    assert [c["source_episode_id"] for c in entry["challengers"]] == ["e5"]
-    roles = {c["episode_id"]: c["role"] for c in result.citations}
+    assert entry.subject == "mira"
+    assert entry.attribute == "passport_deadline"
+    assert entry.incumbent.value == NEW
+    assert entry.incumbent.source_episode_id == "e2"
+    assert [c.value for c in entry.challengers] == ["2026-07-01"]
+    assert [c.source_episode_id for c in entry.challengers] == ["e5"]
+    roles = {c.episode_id: c.role for c in result.citations}
     assert roles == {"e4": "fact", "e2": "fact", "e5": "challenger"}
 
 
@@ -293,14 +293,36 @@ def test_fact_sources_come_first_then_by_score() -> None:
     ]
     result = assemble([current_key()], snippets, evidence_k=4)
 
-    assert [item["episode_id"] for item in result.evidence] == ["e2", "e8", "e9", "e7"]
+    assert [item.episode_id for item in result.evidence] == ["e2", "e8", "e9", "e7"]
 
 
 def test_a_chosen_facts_source_counts_as_one_even_unflagged() -> None:
     snippets = [candidate("e8", E1_AT, "Eight.", 0.8), candidate("e2", E2_AT, E2_TEXT, 0.1)]
     result = assemble([current_key()], snippets)
 
-    assert [item["episode_id"] for item in result.evidence] == ["e2", "e8"]
+    assert [item.episode_id for item in result.evidence] == ["e2", "e8"]
+
+
+def test_fact_sources_keep_the_order_of_their_keys_whatever_their_scores() -> None:
+    city = held("city", "Lisbon", source="e4")
+    snippets = [
+        candidate("e8", E1_AT, "Eight.", 0.9),
+        candidate("e4", E1_AT, "Mira lives in Lisbon.", 0.6, source=True),
+        candidate("e2", E2_AT, E2_TEXT, 0.3, source=True),
+    ]
+    result = assemble([current_key(), city], snippets)
+
+    assert [(item.episode_id, item.score) for item in result.evidence] == [
+        ("e2", 0.3),
+        ("e4", 0.6),
+        ("e8", 0.9),
+    ]
+
+
+def test_evidence_scores_are_rounded_to_six_places() -> None:
+    result = assemble([current_key()], [candidate("e2", E2_AT, E2_TEXT, 0.123456789, source=True)])
+
+    assert [item.score for item in result.evidence] == [0.123457]
 
 
 def test_evidence_k_caps_the_lines() -> None:
@@ -322,9 +344,9 @@ def test_evidence_never_repeats_an_episode() -> None:
     ]
     result = assemble([current_key()], snippets)
 
-    assert [item["episode_id"] for item in result.evidence] == ["e2", "e3"]
-    assert result.evidence[0]["snippet"] == "It is now 2026-06-30."
-    assert [c["episode_id"] for c in result.citations] == ["e2", "e3"]
+    assert [item.episode_id for item in result.evidence] == ["e2", "e3"]
+    assert result.evidence[0].snippet == "It is now 2026-06-30."
+    assert [c.episode_id for c in result.citations] == ["e2", "e3"]
 
 
 def test_snippets_are_one_line() -> None:
@@ -350,10 +372,10 @@ def test_a_tight_budget_drops_superseded_lines_first(count_tokens: Callable[[str
     )
 
     assert result.block == "\n".join(without_stale)
-    assert [item["episode_id"] for item in result.evidence] == ["e2", "e3"]
+    assert [item.episode_id for item in result.evidence] == ["e2", "e3"]
     assert result.over_budget is False
     assert result.tokens == budget
-    assert "e1" not in {c["episode_id"] for c in result.citations}
+    assert "e1" not in {c.episode_id for c in result.citations}
 
 
 @pytest.mark.parametrize("count_tokens", [words, chars], ids=["words", "chars"])
@@ -366,7 +388,7 @@ def test_then_evidence_is_cut_from_the_end(count_tokens: Callable[[str], int]) -
         [current_key()], seed_evidence(), count_tokens=count_tokens, token_budget=budget
     )
 
-    assert [item["episode_id"] for item in result.evidence] == ["e2"]
+    assert [item.episode_id for item in result.evidence] == ["e2"]
     assert result.block == "\n".join(lines[:3])
 
 
@@ -391,11 +413,7 @@ def test_facts_alone_over_budget_returns_all_facts(count_tokens: Callable[[str],
     keys = [
         current_key(),
         KeyFacts(subject="mira", attribute="city", fact=None),
-        KeyFacts(
-            subject="mira",
-            attribute="tier",
-            fact=fact("gold", source="e4", valid_from=E1_AT, attribute="tier"),
-        ),
+        held("tier", "gold", source="e4"),
     ]
     result = assemble(keys, seed_evidence(), count_tokens=count_tokens, token_budget=5)
 
@@ -530,18 +548,18 @@ def test_unrouted_questions_label_the_evidence_unverified() -> None:
         "Evidence (unverified: no attribute matched the question):",
         "[e3] " + E3_TEXT,
     ]
-    assert [item["unverified"] for item in result.evidence] == [True]
-    assert assemble([], [candidate("e3", E1_AT, E3_TEXT, 0.5)]).evidence[0]["unverified"] is False
+    assert [item.unverified for item in result.evidence] == [True]
+    assert assemble([], [candidate("e3", E1_AT, E3_TEXT, 0.5)]).evidence[0].unverified is False
 
 
 def test_citation_times_come_from_the_episodes_when_given() -> None:
     result = assemble([current_key()], [], episode_times={"e2": E2_AT})
     unknown = assemble([current_key()], [])
 
-    assert result.citations == [
+    assert _json(result.citations) == [
         {"episode_id": "e2", "occurred_at": "2026-06-03T10:00:00Z", "role": "fact"}
     ]
-    assert unknown.citations == [{"episode_id": "e2", "occurred_at": None, "role": "fact"}]
+    assert _json(unknown.citations) == [{"episode_id": "e2", "occurred_at": None, "role": "fact"}]
 
 
 ANA = fact("Ana Rossi", source="p2", valid_from=E2_AT, attribute="president_of_italy")
@@ -629,7 +647,7 @@ def test_a_value_another_key_holds_now_is_not_stale_though_an_unrouted_key_once_
     ]
     result = assemble([president], snippets, values=values, subject="italy")
 
-    assert [(i["episode_id"], i["superseded"]) for i in result.evidence] == [
+    assert [(i.episode_id, i.superseded) for i in result.evidence] == [
         ("p2", False),
         ("m1", False),
         ("m0", True),
@@ -667,7 +685,7 @@ def test_every_value_of_the_subject_is_checked_whatever_was_routed() -> None:
     ]
     result = assemble([], snippets, values=values, subject="korea", unverified=True)
 
-    assert [(i["episode_id"], i["superseded"]) for i in result.evidence] == [
+    assert [(i.episode_id, i.superseded) for i in result.evidence] == [
         ("k1", True),
         ("k2", False),
     ]
@@ -681,7 +699,7 @@ def test_one_superseded_line_by_default_and_the_next_line_takes_the_others_place
     ]
     result = assemble([current_key()], snippets)
 
-    assert [(i["episode_id"], i["superseded"]) for i in result.evidence] == [
+    assert [(i.episode_id, i.superseded) for i in result.evidence] == [
         ("e1", True),
         ("e3", False),
     ]
@@ -698,8 +716,8 @@ def test_a_line_about_another_key_only_is_left_out_when_keys_were_routed() -> No
     routed = assemble([current_key()], snippets, values=values)
     unrouted = assemble([], snippets, values=values, unverified=True)
 
-    assert [item["episode_id"] for item in routed.evidence] == ["e3"]
-    assert [item["episode_id"] for item in unrouted.evidence] == ["e4", "e3"]
+    assert [item.episode_id for item in routed.evidence] == ["e3"]
+    assert [item.episode_id for item in unrouted.evidence] == ["e4", "e3"]
 
 
 def test_instants_print_to_the_minute_only_where_a_day_holds_two() -> None:

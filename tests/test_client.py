@@ -235,13 +235,13 @@ def test_context_search_profile_and_export_cite_the_current_value(seed: Seed) ->
     reader = seed.reader
     context = reader.context(question="When is Mira's passport deadline?", subject="mira")
     assert [fact.fact_id for fact in context.facts] == [seed.e2.fact_id]
-    assert context.citations[0] == {
+    assert context.citations[0].model_dump(mode="json") == {
         "episode_id": "e2",
         "occurred_at": "2026-06-03T10:00:00Z",
         "role": "fact",
     }
     assert "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)" in (context.block)
-    assert (context.plan["mode"], context.over_budget) == ("current", False)
+    assert (context.plan.mode, context.over_budget) == ("current", False)
 
     search = reader.search("passport deadline", subject="mira", k=2)
     assert sorted(item.episode_id for item in search.results) == ["e1", "e2"]

@@ -9,7 +9,8 @@ from psycopg_pool import ConnectionPool
 
 from retrieval.embeddings import DEFAULT_MODEL_ID, Embedder, Vectors, _packaged_model_path
 from retrieval.evidence import search_evidence
-from retrieval.reembed import index_name, reembed_tenant
+from retrieval.hnsw import index_name
+from retrieval.reembed import reembed_tenant
 from store.clock import ManualClock
 from store.database import connect
 from store.service import MemoryStore

@@ -6,7 +6,10 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from psycopg import sql
 
+from retrieval.embeddings import Embedder
+from retrieval.hnsw import hnsw_index
 from store.database import temporary_database
 from store.migrate import available_migrations, migrate
 
@@ -179,6 +182,28 @@ def test_the_default_model_has_a_partial_hnsw_index_on_halfvec(
         " USING hnsw (((embedding)::halfvec(384)) halfvec_cosine_ops)"
         " WITH (m='16', ef_construction='128') WHERE (model = 'all-MiniLM-L6-v2'::text)"
     )
+
+
+def test_the_code_defines_the_default_models_index_as_the_migrations_built_it(
+    blank: psycopg.Connection[tuple[object, ...]], embedder: Embedder
+) -> None:
+    """Re-embedding builds a model's index from ``retrieval.hnsw``; for the default model that
+    definition is the one the migrations applied, as PostgreSQL prints it back."""
+    migrate(blank)
+    index = hnsw_index(embedder.model_id, embedder.dimensions)
+
+    def indexdef() -> object:
+        row = blank.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %(name)s", {"name": index.name}
+        ).fetchone()
+        assert row is not None, index.name
+        return row[0]
+
+    migrated = indexdef()
+    with blank.transaction(force_rollback=True):
+        blank.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(index.name)))
+        blank.execute(index.create)
+        assert indexdef() == migrated
 
 
 def test_the_contract_names_migration_renames_columns_and_keeps_every_row(

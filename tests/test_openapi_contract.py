@@ -202,6 +202,98 @@ def test_request_bodies_reference_their_models(document: dict[str, Any]) -> None
         }, key
 
 
+READ_ANSWERS = {
+    ("POST", "/v1/evidence/search"): "SearchResult",
+    ("POST", "/v1/context"): "ContextResult",
+}
+"""The read calls and the model each answers with."""
+
+READ_ANSWER_FIELDS = {
+    "SearchResult": ["results", "search"],
+    "EvidenceItem": ["episode_id", "occurred_at", "kind", "session_id", "snippet", "score"],
+    "SearchPlan": ["method", "scope_size", "scope_size_capped"],
+    "ContextResult": [
+        "block",
+        "citations",
+        "facts",
+        "evidence",
+        "uncertain",
+        "plan",
+        "decision_id",
+        "over_budget",
+        "tokens",
+    ],
+    "Citation": ["episode_id", "occurred_at", "role"],
+    "ContextEvidence": [
+        "episode_id",
+        "occurred_at",
+        "snippet",
+        "score",
+        "superseded",
+        "unverified",
+    ],
+    "UncertainKey": ["subject", "attribute", "incumbent", "challengers"],
+    "Incumbent": [
+        "fact_id",
+        "value",
+        "valid_from",
+        "valid_to",
+        "source_episode_id",
+        "source_kind",
+    ],
+    "Challenger": [
+        "conflict_id",
+        "value",
+        "source_episode_id",
+        "source_kind",
+        "evidence",
+        "evidence_verified",
+    ],
+    "QuestionPlan": ["mode", "valid_at", "known_at", "subject", "attributes", "routed", "reasons"],
+    "PlanReasons": ["subject", "valid_at", "known_at", "mode", "attributes"],
+}
+"""Each object of the read answers, its fields in the order its JSON carries them."""
+
+
+def _reached(schemas: dict[str, Any], schema: Any, found: dict[str, dict[str, Any]]) -> None:
+    """Every named schema ``schema`` leads to, and a check that no object in it is bare."""
+    if isinstance(schema, list):
+        for item in schema:
+            _reached(schemas, item, found)
+        return
+    if not isinstance(schema, dict):
+        return
+    ref = schema.get("$ref")
+    if ref is not None:
+        name = ref.removeprefix("#/components/schemas/")
+        if name not in found:
+            found[name] = schemas[name]
+            _reached(schemas, schemas[name], found)
+        return
+    types = schema.get("type", [])
+    if "object" in (types if isinstance(types, list) else [types]):
+        assert schema.get("properties"), schema  # an object a client reads names its fields
+    _reached(schemas, list(schema.get("properties", {}).values()), found)
+    for key in ("items", "oneOf", "anyOf", "allOf", "additionalProperties"):
+        _reached(schemas, schema.get(key), found)
+
+
+def test_the_read_answers_describe_every_nested_object_field_by_field(
+    document: dict[str, Any],
+) -> None:
+    schemas = document["components"]["schemas"]
+    operations = _operations(document)
+    found: dict[str, dict[str, Any]] = {}
+    for route, name in READ_ANSWERS.items():
+        answer = operations[route]["responses"]["200"]["content"]["application/json"]["schema"]
+        assert answer == {"$ref": f"#/components/schemas/{name}"}, route
+        _reached(schemas, answer, found)
+    assert set(READ_ANSWER_FIELDS) <= set(found)
+    for name, fields in READ_ANSWER_FIELDS.items():
+        assert list(found[name]["properties"]) == fields, name
+        assert set(found[name]["required"]) == set(fields), name
+
+
 def test_invalid_input_is_generated_for_every_call_that_can_refuse_it(
     document: dict[str, Any],
 ) -> None:

@@ -1,4 +1,7 @@
-"""Question planning: mode, instants, subject and attributes, each with its reason (no DB)."""
+"""Question planning: mode, instants, subject and named attributes, each with its reason (no DB).
+
+Routing a question to attributes by score is ``retrieval.route``'s, tested in test_route.py.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from retrieval.dates import find_dates
-from retrieval.planner import (
-    ROUTING_THRESHOLD,
-    AttributeScore,
-    KnownSubject,
-    plan_question,
-    routing_text,
-)
+from retrieval.planner import plan_question
+from retrieval.question import KnownSubject, routing_text
 from store.times import TimestampError, parse_timestamp
 
 NOW = parse_timestamp("2026-06-04T15:30:00Z")  # a Thursday
@@ -303,59 +301,21 @@ def test_no_subject_says_so() -> None:
     assert "names no known subject" in plan.reasons["subject"]
 
 
-SCORES = [
-    AttributeScore("home_city", 0.71),
-    AttributeScore("shipping_address", 0.52),
-    AttributeScore("birthday", 0.2),
-    AttributeScore("employer", 0.45),
-    AttributeScore("phone_number", 0.41),
-]
-
-
-def test_explicit_attributes_win_over_routing() -> None:
+def test_named_attributes_are_read_as_named_each_once() -> None:
     plan = plan_question(
-        "Where does she live?",
-        now=NOW,
-        attributes=["birthday", "employer", "birthday"],
-        attribute_scores=SCORES,
+        "Where does she live?", now=NOW, attributes=["birthday", "employer", "birthday"]
     )
     assert (plan.attributes, plan.routed) == (("birthday", "employer"), True)
     assert plan.reasons["attributes"] == "The caller named birthday, employer."
 
 
-def test_routing_keeps_the_best_scores_above_the_threshold() -> None:
-    plan = plan_question(
-        "Where does she live?", now=NOW, attribute_scores=SCORES, threshold=0.5, max_attributes=3
-    )
-    assert (plan.attributes, plan.routed) == (("home_city", "shipping_address"), True)
-    assert "home_city (0.71), shipping_address (0.52)" in plan.reasons["attributes"]
-
-
-def test_routing_takes_at_most_max_attributes() -> None:
-    plan = plan_question(
-        "Where does she live?", now=NOW, attribute_scores=SCORES, threshold=0.4, max_attributes=3
-    )
-    assert plan.attributes == ("home_city", "shipping_address", "employer")
-    assert "1 more passed; at most 3 are used" in plan.reasons["attributes"]
-
-
-def test_a_score_equal_to_the_threshold_passes_and_duplicates_keep_their_best() -> None:
-    scores = [AttributeScore("birthday", 0.1), AttributeScore("birthday", 0.5)]
-    plan = plan_question("When was she born?", now=NOW, attribute_scores=scores, threshold=0.5)
-    assert (plan.attributes, plan.routed) == (("birthday",), True)
-
-
-@pytest.mark.parametrize("scores", [[], [AttributeScore("birthday", ROUTING_THRESHOLD - 0.01)]])
-def test_nothing_above_the_threshold_routes_nothing(scores: list[AttributeScore]) -> None:
-    plan = plan_question("Tell me a joke", now=NOW, attribute_scores=scores)
+@pytest.mark.parametrize("attributes", [None, []])
+def test_naming_no_attribute_leaves_the_question_to_routing(attributes: list[str] | None) -> None:
+    plan = plan_question("Where does she live?", now=NOW, attributes=attributes)
     assert (plan.attributes, plan.routed) == ((), False)
-    assert "No attribute is similar enough" in plan.reasons["attributes"]
-    assert "evidence is unverified" in plan.reasons["attributes"]
-
-
-def test_max_attributes_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="max_attributes"):
-        plan_question("Where does she live?", now=NOW, max_attributes=0)
+    assert plan.reasons["attributes"] == (
+        "No attribute was named, so the question is routed among the subject's keys."
+    )
 
 
 @pytest.mark.parametrize(
@@ -367,31 +327,42 @@ def test_max_attributes_must_be_positive() -> None:
     ],
 )
 def test_every_choice_has_a_reason_in_sentences(question: str) -> None:
-    plan = plan_question(question, now=NOW, known_subjects=[MIRA, ACCOUNT], attribute_scores=SCORES)
-    assert set(plan.reasons) == {"mode", "valid_at", "known_at", "subject", "attributes"}
-    for reason in plan.reasons.values():
+    plan = plan_question(question, now=NOW, known_subjects=[MIRA, ACCOUNT])
+    reasons = plan.reasons
+    assert set(reasons) == {"mode", "valid_at", "known_at", "subject", "attributes"}
+    each = [reasons[key] for key in ("mode", "valid_at", "known_at", "subject", "attributes")]
+    for reason in each:
         assert reason[0].isupper()
         assert reason.endswith(".")
 
 
-def test_to_json_shape() -> None:
+def test_the_plan_in_json_keeps_its_reasons_in_the_order_they_were_settled() -> None:
     plan = plan_question(
         "What did we believe on June 2 about Mira's city?",
         now=NOW,
         known_subjects=[MIRA],
-        attribute_scores=SCORES,
+        attributes=["home_city", "shipping_address"],
     )
-    data = plan.to_json()
-    assert json.loads(json.dumps(data)) == data
+    data = json.loads(plan.model_dump_json())
     assert data == {
         "mode": "known_at",
         "valid_at": "2026-06-02T12:00:00Z",
         "known_at": "2026-06-02T12:00:00Z",
         "subject": "mira",
-        "attributes": ["home_city", "shipping_address", "employer"],
+        "attributes": ["home_city", "shipping_address"],
         "routed": True,
         "reasons": plan.reasons,
     }
+    # Known-at was settled from the question's words before the mode, valid time after it.
+    assert list(data["reasons"]) == ["subject", "known_at", "mode", "valid_at", "attributes"]
+    current = plan_question("Where does Mira live?", now=NOW, known_subjects=[MIRA])
+    assert list(json.loads(current.model_dump_json())["reasons"]) == [
+        "subject",
+        "mode",
+        "valid_at",
+        "known_at",
+        "attributes",
+    ]
 
 
 @pytest.mark.parametrize(

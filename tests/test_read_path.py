@@ -6,18 +6,22 @@ PostgreSQL: routing, evidence search and token counting are the ones the server 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import pytest
 from psycopg_pool import ConnectionPool
+from pydantic import BaseModel
 
-from retrieval.assemble import UNVERIFIED_HEADING
+from retrieval.block import UNVERIFIED_HEADING
 from retrieval.embeddings import Embedder
-from retrieval.models import ContextResult
+from retrieval.models import ContextResult, SearchPlan
+from retrieval.reader import Reader
 from store.clock import ManualClock
 from store.errors import NotFound
+from store.service import MemoryStore
 from store.times import format_timestamp
 from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path
@@ -46,7 +50,12 @@ def _facts(result: ContextResult) -> list[tuple[Any, str, str, str | None]]:
 
 
 def _plan(result: ContextResult) -> dict[str, Any]:
-    return {key: value for key, value in result.plan.items() if key != "reasons"}
+    return result.plan.model_dump(mode="json", exclude={"reasons"})
+
+
+def _json(items: Sequence[BaseModel]) -> list[dict[str, Any]]:
+    """Items as the answer's JSON carries them."""
+    return [item.model_dump(mode="json") for item in items]
 
 
 def _header(subject: str, *, valid_at: str | None = None, known_at: str | None = None) -> str:
@@ -190,16 +199,16 @@ def test_a_date_in_words_reads_the_value_valid_then(northwind: ReadPath, case: P
     # One superseded line at most; the other CEOs' statements are left out.
     assert len(lines) == 4
     assert set(lines[3:]) <= others
-    assert result.citations[0] == {
+    assert _json(result.citations)[0] == {
         "episode_id": case.source,
         "occurred_at": occurred_at,
         "role": "fact",
     }
-    assert [(c["episode_id"], c["role"]) for c in result.citations] == [
-        (item["episode_id"], "fact" if index == 0 else "evidence")
+    assert [(c.episode_id, c.role) for c in result.citations] == [
+        (item.episode_id, "fact" if index == 0 else "evidence")
         for index, item in enumerate(result.evidence)
     ]
-    assert [item["superseded"] for item in result.evidence] == [False, True]
+    assert [item.superseded for item in result.evidence] == [False, True]
     assert (result.uncertain, result.over_budget) == ([], False)
 
 
@@ -209,6 +218,7 @@ E1_TEXT = "Mira says her passport deadline is 2026-07-15."
 E2_TEXT = (
     "Correction from the consulate: Mira's passport deadline is 2026-06-30, in force since June 2."
 )
+E3_TEXT = "Mira's passport deadline moved to 2026-06-20."
 E1_LINE = "[e1] " + E1_TEXT
 E2_LINE = "[e2] " + E2_TEXT
 CORRECTED = "passport_deadline: 2026-06-30 (from 2026-06-02; source e2)"
@@ -260,23 +270,23 @@ def test_belief_wording_reads_what_was_known_then_and_plain_wording_the_correcti
     ]
     assert _facts(believed) == [("2026-07-15", "e1", "2026-06-01T09:00:00Z", None)]
     assert believed.facts[0].status == "retired"
-    assert believed.citations == [
+    assert _json(believed.citations) == [
         {"episode_id": "e1", "occurred_at": "2026-06-01T09:00:00Z", "role": "fact"}
     ]
 
     # An explicit known_at with plain wording is the same read.
     explicit = reader.context("What is Mira's passport deadline?", known_at=ts(june_3))
-    assert (explicit.plan["mode"], explicit.block) == ("known_at", believed.block)
+    assert (explicit.plan.mode, explicit.block) == ("known_at", believed.block)
 
     corrected_block = [CORRECTED, "Evidence:", E2_LINE]
     stale_e1 = "[e1] superseded: " + E1_TEXT
 
     # The same date without belief wording is a valid time, read as known now.
     on_june_3 = reader.context("What was Mira's passport deadline on June 3?")
-    assert (on_june_3.plan["mode"], on_june_3.plan["valid_at"], on_june_3.plan["known_at"]) == (
+    assert (on_june_3.plan.mode, on_june_3.plan.valid_at, on_june_3.plan.known_at) == (
         "point_in_time",
-        june_3,
-        now,
+        ts(june_3),
+        ts(now),
     )
     assert _lines(on_june_3) == [_header("mira", valid_at=june_3), *corrected_block, stale_e1]
     assert _facts(on_june_3) == [("2026-06-30", "e2", "2026-06-02T08:00:00Z", None)]
@@ -292,10 +302,45 @@ def test_belief_wording_reads_what_was_known_then_and_plain_wording_the_correcti
         "routed": True,
     }
     assert _lines(current) == [*corrected_block, stale_e1]
-    assert current.citations == [
+    assert _json(current.citations) == [
         {"episode_id": "e2", "occurred_at": "2026-06-04T10:00:00Z", "role": "fact"},
         {"episode_id": "e1", "occurred_at": "2026-06-01T09:00:00Z", "role": "evidence"},
     ]
+
+
+def test_a_facts_source_is_scored_by_its_similarity_to_the_question(reader: ReadPath) -> None:
+    _mira(reader)
+    question = "What is Mira's passport deadline?"
+
+    result = reader.context(question)
+
+    # The stored vectors a search compares, so the source scores what a search gives it.
+    searched = {hit.episode_id: hit.score for hit in reader.search(question, k=50).results}
+    assert [(item.episode_id, item.score) for item in result.evidence] == [
+        ("e2", searched["e2"]),
+        ("e1", searched["e1"]),
+    ]
+    assert searched["e2"] < 1  # the made-up 1.0 of old
+
+    # A source without a vector of the model (recorded before a re-embed) is embedded to score.
+    unembedded = MemoryStore(reader.store.pool, clock=reader.clock)
+    later = ReadPath(
+        unembedded,
+        Reader(unembedded, reader.embedder),
+        reader.clock,
+        reader.embedder,
+        reader.tenant,
+    )
+    later.at("2026-06-06T00:00:00Z")
+    later.record("e3", "2026-06-05T10:00:00Z", E3_TEXT)
+    moved_on = later.assert_value(
+        "e3", "mira", "passport_deadline", "2026-06-20", "2026-06-05T10:00:00Z"
+    )
+    assert moved_on.status == "written"
+    moved = later.context(question)
+    assert moved.evidence[0].episode_id == "e3"
+    question_vector, text_vector = reader.embedder.embed([question, E3_TEXT])
+    assert moved.evidence[0].score == pytest.approx(float(question_vector @ text_vector), abs=1e-5)
 
 
 # -- 3. a question no attribute matches ---------------------------------------------------------
@@ -318,7 +363,7 @@ def test_an_unrelated_question_is_not_routed_and_its_evidence_is_unverified(
         "attributes": [],
         "routed": False,
     }
-    assert result.plan["reasons"]["attributes"] == (
+    assert result.plan.reasons["attributes"] == (
         "No subject is known for the question, so no key was read."
     )
     # Without a subject the evidence comes from the whole tenant, in similarity order.
@@ -330,11 +375,11 @@ def test_an_unrelated_question_is_not_routed_and_its_evidence_is_unverified(
     ]
     assert {hit.episode_id for hit in ranked} == {"e1", "e2"}
     assert (result.facts, result.uncertain) == ([], [])
-    assert [(item["unverified"], item["superseded"]) for item in result.evidence] == [
+    assert [(item.unverified, item.superseded) for item in result.evidence] == [
         (True, False),
         (True, False),
     ]
-    assert [c["role"] for c in result.citations] == ["evidence", "evidence"]
+    assert [c.role for c in result.citations] == ["evidence", "evidence"]
 
 
 # -- 4. tenants ---------------------------------------------------------------------------------
@@ -367,7 +412,7 @@ def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: Rea
     found = reader.search(question, k=50)
     assert sorted(hit.episode_id for hit in found.results) == ["e1", "e2"]
     assert {hit.snippet for hit in found.results} == {E1_TEXT, E2_TEXT}
-    assert found.search == {"method": "exact", "scope_size": 2, "scope_size_capped": False}
+    assert found.search == SearchPlan(method="exact", scope_size=2, scope_size_capped=False)
 
     context = reader.context(question, evidence_k=20)
     assert _lines(context) == [
@@ -376,23 +421,23 @@ def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: Rea
         E2_LINE,
         "[e1] superseded: " + E1_TEXT,  # A's e1, not B's
     ]
-    assert [c["episode_id"] for c in context.citations] == ["e2", "e1"]
-    assert [(item["snippet"], item["superseded"]) for item in context.evidence] == [
+    assert [c.episode_id for c in context.citations] == ["e2", "e1"]
+    assert [(item.snippet, item.superseded) for item in context.evidence] == [
         (E2_TEXT, False),
         (E1_TEXT, True),
     ]
     unrouted = reader.context("Tell me anything at all", evidence_k=20)
-    assert sorted(item["episode_id"] for item in unrouted.evidence) == ["e1", "e2"]
+    assert sorted(item.episode_id for item in unrouted.evidence) == ["e1", "e2"]
     assert "Otto" not in unrouted.block
     assert question not in unrouted.block
 
     # B reads nothing of A's subject, by question, by name or by search.
     asked = other.context(question)
-    assert asked.plan["subject"] is None
+    assert asked.plan.subject is None
     assert asked.facts == []
     assert "2026-06-30" not in asked.block
     assert "2026-07-15" not in asked.block
-    assert sorted(item["episode_id"] for item in asked.evidence) == ["b-echo", "e1"]  # B's own
+    assert sorted(item.episode_id for item in asked.evidence) == ["b-echo", "e1"]  # B's own
     named = other.context(question, subject="mira", attributes=["passport_deadline"])
     assert _lines(named) == ["passport_deadline: not known"]
     assert (named.facts, named.evidence, named.citations) == ([], [], [])
@@ -473,7 +518,7 @@ def test_the_token_budget_cuts_evidence_first_and_counts_with_the_model_tokenize
     ]
     assert full_lines[:4] == [*core, "Evidence:"]
     assert len(full_lines) == 4 + 8
-    full_ids = [item["episode_id"] for item in full.evidence]
+    full_ids = [item.episode_id for item in full.evidence]
     assert full_ids[:3] == ["p-1", "p-2", "p-3"]  # fact sources first
     assert all(episode_id.startswith("trip-") for episode_id in full_ids[3:])
 
@@ -497,7 +542,7 @@ def test_the_token_budget_cuts_evidence_first_and_counts_with_the_model_tokenize
         if budget < sizes[0]:
             assert (result.over_budget, lines, result.evidence) == (True, core, []), budget
             assert result.tokens > budget
-            assert [c["role"] for c in result.citations] == ["fact", "fact", "fact"]
+            assert [c.role for c in result.citations] == ["fact", "fact", "fact"]
             continue
         # Otherwise the most evidence lines that fit, dropped from the least similar end.
         kept = max(k for k, size in enumerate(sizes) if size <= budget)
@@ -505,7 +550,7 @@ def test_the_token_budget_cuts_evidence_first_and_counts_with_the_model_tokenize
         assert result.over_budget is False, budget
         assert result.tokens <= budget, budget
         assert lines == (core if kept == 0 else full_lines[: 4 + kept]), budget
-        assert [item["episode_id"] for item in result.evidence] == full_ids[:kept], budget
+        assert [item.episode_id for item in result.evidence] == full_ids[:kept], budget
 
 
 # -- 6. search scopes ---------------------------------------------------------------------------
@@ -565,7 +610,7 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
 
     capped = reader.search(query, k=2)
     assert [hit.episode_id for hit in capped.results] == ids[:2]
-    assert capped.search == {"method": "exact", "scope_size": 5, "scope_size_capped": False}
+    assert capped.search == SearchPlan(method="exact", scope_size=5, scope_size_capped=False)
 
     scopes: list[tuple[dict[str, Any], list[str]]] = [
         ({"subject": "mira"}, ["s-1", "s-2", "s-4"]),
@@ -587,7 +632,7 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
         assert [(hit.episode_id, hit.score) for hit in found.results] == [
             (hit.episode_id, hit.score) for hit in everything.results if hit.episode_id in expected
         ], scope
-        assert found.search["scope_size"] == len(expected), scope
+        assert found.search.scope_size == len(expected), scope
         for hit in found.results:
             episode = reader.store.get_episode(reader.tenant, hit.episode_id)
             assert _in_scope(episode.subjects, episode.session_id, episode.occurred_at, scope)
@@ -645,7 +690,7 @@ def test_a_disputed_key_is_uncertain_and_cites_both_sides(reader: ReadPath) -> N
         "[m1] Mira: I moved to Lisbon last month.",
         "[m2] Mira: my new home is in Porto.",
     ]
-    assert result.uncertain == [
+    assert _json(result.uncertain) == [
         {
             "subject": "mira",
             "attribute": "home_city",
@@ -672,7 +717,7 @@ def test_a_disputed_key_is_uncertain_and_cites_both_sides(reader: ReadPath) -> N
     assert [(f.value, f.source_episode_id, f.disputed) for f in result.facts] == [
         ("Lisbon", "m1", True)
     ]
-    assert result.citations == [
+    assert _json(result.citations) == [
         {"episode_id": "m1", "occurred_at": "2026-06-04T12:00:00Z", "role": "fact"},
         {"episode_id": "m2", "occurred_at": "2026-06-04T13:00:00Z", "role": "challenger"},
     ]
@@ -714,7 +759,7 @@ def test_a_challenger_is_cited_with_its_time_even_without_evidence(reader: ReadP
 
     result = reader.context("Where does Mira live?", evidence_k=0)
 
-    assert result.citations == [
+    assert _json(result.citations) == [
         {"episode_id": "m1", "occurred_at": "2026-06-04T12:00:00Z", "role": "fact"},
         {"episode_id": "m2", "occurred_at": "2026-06-04T13:00:00Z", "role": "challenger"},
     ]

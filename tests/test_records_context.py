@@ -99,14 +99,14 @@ def _gold(path: ReadPath, block: str, subject: str, attribute: str, answer: str)
 def test_a_sparse_subject_is_asked_about_its_own_key(records: ReadPath, question: str) -> None:
     result = records.context(question, subject="south_korea")
 
-    assert result.plan["attributes"] == ["president_of_south_korea"]
-    assert "holds one key" in result.plan["reasons"]["attributes"]
+    assert result.plan.attributes == ("president_of_south_korea",)
+    assert "holds one key" in result.plan.reasons["attributes"]
     lines = result.block.splitlines()
     assert lines[0] == "president_of_south_korea: Kim Dae-jung (from 1998-02-25; source k4)"
     assert "not known" not in result.block
     first = result.evidence[0]
-    assert (first["episode_id"], first["superseded"]) == ("k4", False)
-    assert all(item["superseded"] for item in result.evidence[1:])
+    assert (first.episode_id, first.superseded) == ("k4", False)
+    assert all(item.superseded for item in result.evidence[1:])
     _gold(records, result.block, "south_korea", "president_of_south_korea", "Kim Dae-jung")
 
 
@@ -115,7 +115,7 @@ def test_as_of_a_date_reads_the_holder_then(records: ReadPath) -> None:
         "As of April 21, 1980: The President of South Korea is", subject="south_korea"
     )
 
-    assert result.plan["mode"] == "point_in_time"
+    assert result.plan.mode == "point_in_time"
     assert result.block.splitlines()[:2] == [
         "south_korea as of 1980-04-21:",
         "president_of_south_korea: Choi Kyu-hah (from 1979-12-21 until 1980-09-01; source k1)",
@@ -136,15 +136,15 @@ def test_wrong_routing_costs_the_answer_but_never_leaks_a_stale_holder(
 
     if attributes is not None:
         assert result.block.splitlines()[0] == f"{attributes[0]}: not known"
-    shown = {item["episode_id"]: item["superseded"] for item in result.evidence}
+    shown = {item.episode_id: item.superseded for item in result.evidence}
     # A wrong key named: every episode states only the unrouted key's values, so none is shown.
     # Nothing named: the reader routes to the subject's one key, and its episodes are found.
     assert bool(shown) is (attributes is None)
     assert all(shown[episode] for episode in shown if episode != "k4")
     assert shown.get("k4") in (None, False)
     for item in result.evidence:
-        if not item["superseded"]:
-            assert not any(holder in item["snippet"] for _, _, holder in KOREA[:3])
+        if not item.superseded:
+            assert not any(holder in item.snippet for _, _, holder in KOREA[:3])
 
 
 def test_a_value_one_key_holds_now_is_not_stale_because_another_key_once_held_it(
@@ -152,11 +152,11 @@ def test_a_value_one_key_holds_now_is_not_stale_because_another_key_once_held_it
 ) -> None:
     result = records.context("Who is the President of Italy now?", subject="italy", evidence_k=4)
 
-    assert result.plan["attributes"][0] == "president_of_italy"
+    assert result.plan.attributes[0] == "president_of_italy"
     assert result.block.splitlines()[0] == (
         "president_of_italy: Ana Ferri (from 1999-05-01; source i4)"
     )
-    shown = {item["episode_id"]: item["superseded"] for item in result.evidence}
+    shown = {item.episode_id: item.superseded for item in result.evidence}
     assert shown["i4"] is False
     assert shown.get("i2") in (None, True)  # Marco Neri, president before
     # i1 (Ana as prime minister) is no stale statement: she holds a key now.

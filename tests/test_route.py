@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.planner import AttributeScore
-from retrieval.route import route_keys
+from retrieval.route import ROUTING_THRESHOLD, AttributeScore, route_keys
 
 
 def scores(**values: float) -> list[AttributeScore]:
@@ -33,6 +32,40 @@ def test_held_keys_at_or_above_the_threshold_are_routed_best_first_at_most_three
 
     assert routing.attributes == ("b", "a", "d")
     assert "1 more passed; at most 3" in routing.reason
+
+
+def test_only_held_keys_at_or_above_a_given_threshold_are_routed() -> None:
+    # employer is within the runner-up margin of the best: only the threshold leaves it out.
+    routing = route_keys(
+        scores(home_city=0.55, shipping_address=0.52, employer=0.48, birthday=0.2),
+        held=["home_city", "shipping_address", "employer", "birthday"],
+        subject="s",
+        threshold=0.5,
+    )
+
+    assert (routing.attributes, routing.routed) == (("home_city", "shipping_address"), True)
+    assert "Chosen at or above 0.50: home_city, shipping_address." in routing.reason
+
+
+def test_a_score_equal_to_the_threshold_passes_and_duplicates_keep_their_best() -> None:
+    routing = route_keys(
+        [AttributeScore("birthday", 0.1), AttributeScore("birthday", 0.5)],
+        held=["birthday", "employer"],
+        subject="s",
+        threshold=0.5,
+    )
+
+    assert (routing.attributes, routing.routed) == (("birthday",), True)
+    assert "birthday (0.50)" in routing.reason
+
+
+@pytest.mark.parametrize("best", [ROUTING_THRESHOLD - 0.01, 0.0])
+def test_nothing_at_the_default_threshold_routes_nothing(best: float) -> None:
+    routing = route_keys(scores(birthday=best), held=["birthday", "employer"], subject="s")
+
+    assert (routing.attributes, routing.routed) == ((), False)
+    assert f"None reaches {ROUTING_THRESHOLD:.2f}" in routing.reason
+    assert "evidence is unverified" in routing.reason
 
 
 def test_runners_up_far_below_the_best_are_not_routed() -> None:

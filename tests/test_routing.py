@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from retrieval.embeddings import Embedder, Vectors
-from retrieval.planner import ROUTING_THRESHOLD, KnownSubject, plan_question, routing_text
+from retrieval.question import KnownSubject, routing_text
+from retrieval.route import ROUTING_THRESHOLD, route_keys
 from retrieval.routing import AttributeIndex, attribute_texts, score_attributes
 from store.models import Attribute
 from store.values import ValueType
@@ -159,6 +160,8 @@ PARAPHRASES = [
     ("How should I phrase answers for Mira?", "answer_style"),
 ]
 
+HELD = [attribute.attribute for attribute in SCHEMA]
+
 UNRELATED = [
     "What's the weather in Paris?",
     "Tell me a joke",
@@ -210,7 +213,8 @@ class Routed:
 
 @pytest.fixture(scope="module")
 def routes(embedder: Embedder) -> dict[str, Routed]:
-    """Every test question routed as the reader does: routing text, index scores, plan."""
+    """Every test question routed as the reader does: routing text, index scores, then the
+    choice among the keys of a customer who holds every attribute of the schema."""
     questions = [question for question, _ in PARAPHRASES] + UNRELATED
     texts = {
         question: routing_text(question, now=NOW, known_subjects=KNOWN) for question in questions
@@ -219,9 +223,9 @@ def routes(embedder: Embedder) -> dict[str, Routed]:
     routes = {}
     for question, text in texts.items():
         scores = index.score(text, SCHEMA)
-        plan = plan_question(question, now=NOW, known_subjects=KNOWN, attribute_scores=scores)
+        routing = route_keys(scores, held=HELD, subject="mira")
         routes[question] = Routed(
-            plan.attributes, plan.routed, {item.attribute: item.score for item in scores}
+            routing.attributes, routing.routed, {item.attribute: item.score for item in scores}
         )
     return routes
 

@@ -112,8 +112,8 @@ def test_no_unmarked_line_states_a_value_the_subject_does_not_hold(
     held = {value for value in holding.values() if value is not None}
     stale = {value for values_ in ever.values() for value in values_} - held
     for item in result.evidence:
-        line = item["snippet"]
-        if item["superseded"]:
+        line = item.snippet
+        if item.superseded:
             assert not drop
             continue
         assert not [value for value in stale if _presents(line, value, held)], line

@@ -1,0 +1,28 @@
+"""What a context block is built from: the asked keys with their facts, and the episodes found."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from store.models import Fact
+
+
+@dataclass(frozen=True)
+class KeyFacts:
+    """One asked key and the version valid at the read's time (None: not known)."""
+
+    subject: str
+    attribute: str
+    fact: Fact | None
+
+
+@dataclass(frozen=True)
+class EvidenceCandidate:
+    """An episode found for the question, with its text (the assembler quotes from it)."""
+
+    episode_id: str
+    occurred_at: datetime
+    text: str
+    score: float
+    is_fact_source: bool = False

@@ -1,0 +1,138 @@
+"""Reading a question's words: the ids it may name, the subjects it names, what is left to route.
+
+Pure. A subject is named by its id or an alias, matched whole and case-insensitively, with any of
+``_ - . :`` or spaces between its parts ("account 42" names ``account:42``). Known subject
+names are blanked before dates are looked for, so "account:2024" is never a year.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from retrieval.dates import find_dates
+
+_DATE_LEAD = re.compile(
+    r"\b(?:on|in|at|of|as\s+of|since|before|after|by|during|until|till|from|prior\s+to"
+    r"|earlier\s+than|later\s+than|early|late|mid|around|summer|winter|spring|autumn|fall)"
+    r"(?:\s+(?:summer|winter|spring|autumn|fall))?\s+$",
+    re.IGNORECASE,
+)
+_POSSESSIVE = re.compile(r"(?:['\u2019]s\b|['\u2019])")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:?!])")
+_PUNCTUATION_RUN = re.compile(r"([,;:])(?:\s*[,;:])+")
+_SEPARATORS = re.compile(r"[\s_\-.:]+")
+_WORD = re.compile(r"[a-z0-9@]+")
+_JOINERS = ("", "_", "-", ":", ".")
+
+
+@dataclass(frozen=True)
+class KnownSubject:
+    """A subject the question may name: its id and other names for it."""
+
+    subject: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SubjectMention:
+    """Where the question names a known subject."""
+
+    subject: str
+    text: str
+    start: int
+    end: int
+    alias: bool
+
+
+def subject_candidates(question: str) -> list[str]:
+    """Ids a question may name: its words and runs of up to three joined by id punctuation."""
+    words = _WORD.findall(question.lower().replace("'s ", " "))
+    found: set[str] = set()
+    for size in (1, 2, 3):
+        for start in range(len(words) - size + 1):
+            run = words[start : start + size]
+            found.update(joiner.join(run) for joiner in _JOINERS)
+    return sorted(found)
+
+
+def find_subject_mentions(
+    question: str, known_subjects: Sequence[KnownSubject]
+) -> tuple[SubjectMention, ...]:
+    """Every place the question names a known subject by id or alias, in order."""
+    mentions: list[SubjectMention] = []
+    for known in known_subjects:
+        names = [(known.subject, False)] + [(alias, True) for alias in known.aliases]
+        for name, alias in names:
+            pattern = _name_pattern(name)
+            if pattern is None:
+                continue
+            mentions.extend(
+                SubjectMention(known.subject, match.group(0), match.start(), match.end(), alias)
+                for match in pattern.finditer(question)
+            )
+    mentions.sort(key=lambda mention: (mention.start, -(mention.end - mention.start)))
+    return tuple(mentions)
+
+
+def _name_pattern(name: str) -> re.Pattern[str] | None:
+    parts = [part for part in _SEPARATORS.split(name.strip()) if part]
+    if not parts:
+        return None
+    body = r"[\s_\-.:]+".join(re.escape(part) for part in parts)
+    return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def choose_subject(mentions: Sequence[SubjectMention]) -> tuple[str | None, str]:
+    """The subject the question is about (the longest name, then the first), and why."""
+    if not mentions:
+        return None, "The question names no known subject, and the caller gave none."
+    best = max(mentions, key=lambda mention: (len(mention.text), -mention.start))
+    how = "an alias of" if best.alias else "the id of"
+    reason = f"The question names {best.text!r}, {how} subject {best.subject!r}."
+    others = sorted({mention.subject for mention in mentions} - {best.subject})
+    if others:
+        reason += (
+            f" It also names {', '.join(repr(other) for other in others)};"
+            " the longest name (then the first) wins."
+        )
+    return best.subject, reason
+
+
+def blank_mentions(question: str, mentions: Sequence[SubjectMention]) -> str:
+    """The question with subject names replaced by spaces, so ids are never read as dates."""
+    chars = list(question)
+    for mention in mentions:
+        chars[mention.start : mention.end] = " " * (mention.end - mention.start)
+    return "".join(chars)
+
+
+def routing_text(
+    question: str,
+    *,
+    now: datetime,
+    subject: str | None = None,
+    known_subjects: Sequence[KnownSubject] = (),
+) -> str:
+    """The question without subject names and dates: the words attribute routing compares."""
+    names = [*known_subjects, *([KnownSubject(subject)] if subject is not None else [])]
+    mentions = find_subject_mentions(question, names)
+    cuts: list[tuple[int, int]] = []
+    for mention in mentions:
+        possessive = _POSSESSIVE.match(question, mention.end)
+        cuts.append((mention.start, possessive.end() if possessive else mention.end))
+    for date in find_dates(blank_mentions(question, mentions), now=now):
+        lead = _DATE_LEAD.search(question[: date.start])
+        cuts.append((lead.start() if lead else date.start, date.end))
+    kept: list[str] = []
+    cursor = 0
+    for start, end in sorted(cuts):
+        kept.append(question[cursor:start] if start > cursor else "")
+        cursor = max(cursor, end)
+    kept.append(question[cursor:])
+    text = " ".join("".join(kept).split())
+    text = _PUNCTUATION_RUN.sub(r"\1", _SPACE_BEFORE_PUNCTUATION.sub(r"\1", text))
+    text = text.strip(" ,;:")
+    return text if any(char.isalnum() for char in text) else question
