@@ -124,7 +124,7 @@ class EpisodeMemory:
         query = self.embedder.embed([question.question])[0]
         scope = SearchScope(
             subject=question.subject if self.options.subject_filter else None,
-            recorded_by=question.believed_at,
+            known_at=question.resolved_known_at,
         )
         with self.store.pool.connection() as conn, conn.transaction():
             hits, _ = search_evidence(

@@ -5,8 +5,11 @@ Runs on a fresh temporary embedded database (or DATABASE_URL's server) and repor
 * one writer, no contention: the latency of one assertion (one transaction);
 * eight writers at once on one key (they queue on the key's advisory lock) versus eight on
   eight keys (they run in parallel): per-call latency and throughput;
-* a transaction that hits one serialization failure (raised by the server) and is retried,
-  versus the same transaction without the failure.
+* an assertion whose first attempt the server fails with a serialization failure at its write
+  and the store retries, versus the same assertion without the failure.
+
+Everything goes through the store's public API (``open_store``, ``apply_updates``); the
+failure comes from a trigger this benchmark adds to its own scratch database.
 
     python -m evals.bench_writers --out evals/results/writers.json
 """
@@ -21,20 +24,35 @@ import statistics
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 from threading import Barrier
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
-from store import facts
 from store.database import scratch_database
-from store.models import MemoryUpdate
 from store.service import MemoryStore, open_store
 
 WRITERS = 8
+FAILING = "fail-"
+"""Subjects whose assertions the server fails once: their first attempt, at its write."""
+
+# A sequence is not rolled back with the failed attempt, so it counts attempts: odd ones fail.
+_FAIL_FIRST_ATTEMPTS = sql.SQL("""
+CREATE SEQUENCE bench_attempts;
+CREATE FUNCTION bench_fail_first_attempt() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF nextval('bench_attempts') % 2 = 1 THEN
+        RAISE EXCEPTION 'bench' USING ERRCODE = '40001';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER bench_fail_first_attempt BEFORE INSERT ON fact_versions
+    FOR EACH ROW WHEN (starts_with(NEW.subject, {prefix}))
+    EXECUTE FUNCTION bench_fail_first_attempt();
+""").format(prefix=sql.Literal(FAILING))
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:
@@ -104,34 +122,30 @@ def concurrent_writers(store: MemoryStore, *, rounds: int, same_key: bool) -> di
     return {**_percentiles(samples), "writes_per_s": round(len(samples) / elapsed, 1)}
 
 
-def retry_cost(store: MemoryStore, *, rounds: int) -> dict[str, Any]:
-    """Median latency of an assertion transaction without and with one retried failure."""
+def retry_cost(store: MemoryStore, conninfo: str, *, rounds: int) -> dict[str, Any]:
+    """Median latency of an assertion without and with one retried serialization failure.
+
+    The failure is raised by the server when the assertion inserts its version, so the failed
+    attempt has done all its work before it is rolled back and run again.
+    """
     _setup(store, "retry")
-    episode = store.get_episode("retry", "e")
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(_FAIL_FIRST_ATTEMPTS)
 
-    def assertion(i: int, *, fail_first: bool) -> float:
-        attempts = 0
-        update = MemoryUpdate.model_validate(_candidate(f"r{i}-{fail_first}", 1, i))
+    def assertion(subject: str, i: int) -> float:
+        start = time.perf_counter()
+        [result] = store.apply_updates("retry", "e", [_candidate(subject, 1, i)])
+        elapsed = time.perf_counter() - start
+        if result.status != "written":
+            raise RuntimeError(f"the bench assertion was not written: {result}")
+        return elapsed
 
-        def work(conn: psycopg.Connection[Any], now: datetime) -> object:
-            nonlocal attempts
-            attempts += 1
-            if fail_first and attempts == 1:
-                conn.execute(b"DO $$ BEGIN RAISE EXCEPTION 'bench' USING ERRCODE = '40001'; END $$")
-            return facts.apply_update(
-                conn,
-                "retry",
-                episode=episode,
-                update=update,
-                index=0,
-                clock=store.clock,
-                new_id=store.new_id,
-            )
-
-        return _timed(lambda: store._run(work))
-
-    plain = [assertion(i, fail_first=False) for i in range(rounds)]
-    retried = [assertion(i, fail_first=True) for i in range(rounds)]
+    plain = [assertion(f"r{i}", i) for i in range(rounds)]
+    retried = [assertion(f"{FAILING}{i}", i) for i in range(rounds)]
+    with psycopg.connect(conninfo) as conn:
+        attempts = conn.execute("SELECT last_value FROM bench_attempts").fetchone()
+    if attempts != (2 * rounds,):
+        raise RuntimeError(f"expected two attempts per failed assertion, counted {attempts}")
     plain_stats, retried_stats = _percentiles(plain), _percentiles(retried)
     return {
         "no_retry": plain_stats,
@@ -150,7 +164,7 @@ def run(*, rounds: int, database_url: str | None) -> dict[str, Any]:
         solo = single_writer(store, rounds=rounds * 4)
         one_key = concurrent_writers(store, rounds=rounds, same_key=True)
         many_keys = concurrent_writers(store, rounds=rounds, same_key=False)
-        retries = retry_cost(store, rounds=rounds * 2)
+        retries = retry_cost(store, conninfo, rounds=rounds * 2)
     return {
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
         "single_writer": solo,

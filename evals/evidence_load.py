@@ -112,7 +112,7 @@ def load_store(
                 for tenant in sorted(set(owners)):
                     copy.write_row((tenant, CREATED))
             with cur.copy(
-                "COPY episodes (tenant_id, episode_id, occurred_at, recorded_at, kind,"
+                "COPY episodes (tenant_id, id, occurred_at, recorded_at, kind,"
                 " session_id, subjects, text, content_hash) FROM STDIN"
             ) as copy:
                 for index, (episode, owner) in enumerate(zip(corpus, owners, strict=True)):

@@ -177,7 +177,7 @@ def iterative_scan_searcher(
     """
     statement = sql.SQL(
         "SELECT v.episode_id FROM episode_vectors AS v"
-        " JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.episode_id = v.episode_id"
+        " JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.id = v.episode_id"
         " WHERE v.tenant_id = %(tenant)s AND v.model = %(model)s AND e.erased_at IS NULL"
         " ORDER BY (v.embedding::{typed}) <=> (%(query)s::{typed}) LIMIT %(k)s"
     ).format(typed=sql.SQL("halfvec({})").format(sql.Literal(dimensions)))

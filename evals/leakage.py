@@ -28,8 +28,3 @@ def leaked_values(context: str, stale_values: Iterable[str]) -> list[str]:
 def baseline_context(snippets: Sequence[str]) -> str:
     """What a plain top-k retrieval hands a model: the snippets, one per line, unmarked."""
     return "\n".join(snippets)
-
-
-def leakage_rate(leaks: Sequence[bool]) -> float:
-    """The share of questions whose context leaked (0 for no questions)."""
-    return sum(leaks) / len(leaks) if leaks else 0.0

@@ -1,7 +1,7 @@
 """The systems the leakage evaluation compares, and what they share.
 
-- ``sgam``: the real app (``create_app``) with the clock header on, driven by the typed client
-  over Litestar's ``TestClient``: in-process ASGI, no network. Writes go out with
+- ``sgam``: the real app with the clock header on, run in process by ``server.testing.app_client``
+  (ASGI, no network) and driven by the typed client as any user drives it. Writes go out with
   ``X-SGAM-Now`` set to their line's ``now``, questions as ``POST /v1/context``.
 - ``sgam_noisy``: the same, fed the lines through ``evals.noise.noisy_lines`` first.
 - ``dm`` and ``dm_recency``: descriptive memory, in ``evals.baselines``.
@@ -19,20 +19,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from litestar.testing import TestClient
 
 from retrieval.embeddings import Embedder, Vectors
-from server.app import create_app
 from server.client import SGAMClient, SGAMError
 from server.settings import Settings
+from server.testing import app_client
 from store.database import temporary_database
 from store.times import parse_timestamp
-
-if TYPE_CHECKING:
-    from litestar import Litestar
 
 Line = dict[str, Any]
 
@@ -84,8 +80,8 @@ class Question:
         )
 
     @property
-    def believed_at(self) -> datetime | None:
-        """The system time the question reads: its known-at, else its now (None: no limit)."""
+    def resolved_known_at(self) -> datetime | None:
+        """The system time the question reads: its known_at, else its now (None: no limit)."""
         instant = self.known_at or self.now
         return None if instant is None else parse_timestamp(instant)
 
@@ -225,10 +221,8 @@ class SgamOverHttp:
     load goes on; per-candidate outcomes are counted by status.
     """
 
-    def __init__(self, http: TestClient[Litestar], *, admin_token: str) -> None:
-        self.http = http
-        self.base_url = str(http.base_url)
-        self.admin = SGAMClient(self.base_url, admin_token=admin_token, http=http)
+    def __init__(self, admin: SGAMClient) -> None:
+        self.admin = admin
         self.clients: dict[str, SGAMClient] = {}
         self.outcomes: Counter[str] = Counter()
 
@@ -238,7 +232,9 @@ class SgamOverHttp:
             admin = self.admin.with_now(now)
             admin.create_tenant(tenant)
             issued = admin.create_key(tenant)
-            self.clients[tenant] = SGAMClient(self.base_url, issued.api_key, http=self.http)
+            self.clients[tenant] = SGAMClient(
+                self.admin.base_url, issued.api_key, http=self.admin.http
+            )
         return self.clients[tenant].with_now(now)
 
     def write(self, line: Mapping[str, Any], now: str | None) -> None:
@@ -267,15 +263,13 @@ class SgamOverHttp:
 @contextmanager
 def open_sgam(server: str, *, embedder: Embedder) -> Iterator[SgamOverHttp]:
     """SGAM on a fresh database of ``server``, migrated by the app as it starts."""
-    admin_token = secrets.token_urlsafe(24)
     with temporary_database(server) as conninfo:
         settings = Settings(
             database_url=conninfo,
             allow_clock_header=True,
-            admin_token=admin_token,
+            admin_token=secrets.token_urlsafe(24),
             pool_max_size=4,
             migrate_on_start=True,
         )
-        app = create_app(settings, embedder=embedder)
-        with TestClient(app) as http:
-            yield SgamOverHttp(http, admin_token=admin_token)
+        with app_client(settings, embedder=embedder) as admin:
+            yield SgamOverHttp(admin)
