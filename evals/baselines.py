@@ -102,18 +102,18 @@ class EpisodeMemory:
         self.clock.fixed = None if now is None else parse_timestamp(now)
         try:
             if tenant not in self.tenants:
-                self.store.ensure_tenant(tenant)
+                self.store.admin.ensure_tenant(tenant)
                 self.tenants.add(tenant)
             if op == "episode":
                 body = body_fields(line, "updates")
                 given = set(body.get("subjects") or ())
                 cited = self.subjects.get((tenant, str(body.get("id"))), set())
                 body["subjects"] = sorted(given | cited)
-                self.store.record_episode(tenant, body)
+                self.store.episodes.record(tenant, body)
             elif "episode" in line:
-                self.store.erase_episode(tenant, line["episode"])
+                self.store.erasure.erase_episode(tenant, line["episode"])
             else:
-                self.store.erase_subject(tenant, line["subject"])
+                self.store.erasure.erase_subject(tenant, line["subject"])
         except StoreError as error:
             self.outcomes[f"{op} refused ({error.code})"] += 1
             return

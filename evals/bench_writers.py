@@ -76,9 +76,9 @@ def _candidate(subject: str, day: int, value: int) -> dict[str, Any]:
 
 
 def _setup(store: MemoryStore, tenant: str) -> None:
-    store.create_tenant(tenant)
-    store.declare_attribute(tenant, "balance", {"value_type": "integer"})
-    store.record_episode(
+    store.admin.create_tenant(tenant)
+    store.admin.declare_attribute(tenant, "balance", {"value_type": "integer"})
+    store.episodes.record(
         tenant, {"id": "e", "occurred_at": "2026-01-01T00:00:00Z", "text": "bench"}
     )
 
@@ -93,7 +93,7 @@ def single_writer(store: MemoryStore, *, rounds: int) -> dict[str, float]:
     """One assertion at a time, each on a fresh key."""
     _setup(store, "solo")
     samples = [
-        _timed(partial(store.apply_updates, "solo", "e", [_candidate(f"s{i}", 1, i)]))
+        _timed(partial(store.facts.apply_updates, "solo", "e", [_candidate(f"s{i}", 1, i)]))
         for i in range(rounds)
     ]
     return _percentiles(samples)
@@ -112,7 +112,7 @@ def concurrent_writers(store: MemoryStore, *, rounds: int, same_key: bool) -> di
         subject = f"hot-{round_}" if same_key else f"k{i}-{round_}"
         candidate = _candidate(subject, i + 1, round_ * WRITERS + i)
         barrier.wait()
-        return _timed(lambda: store.apply_updates(tenant, "e", [candidate]))
+        return _timed(lambda: store.facts.apply_updates(tenant, "e", [candidate]))
 
     with ThreadPoolExecutor(WRITERS) as executor:
         for round_ in range(rounds):
@@ -134,7 +134,7 @@ def retry_cost(store: MemoryStore, conninfo: str, *, rounds: int) -> dict[str, A
 
     def assertion(subject: str, i: int) -> float:
         start = time.perf_counter()
-        [result] = store.apply_updates("retry", "e", [_candidate(subject, 1, i)])
+        [result] = store.facts.apply_updates("retry", "e", [_candidate(subject, 1, i)])
         elapsed = time.perf_counter() - start
         if result.status != "written":
             raise RuntimeError(f"the bench assertion was not written: {result}")

@@ -71,22 +71,22 @@ def _body(line: JsonObject, *, drop: Iterable[str]) -> JsonObject:
 
 
 def _define(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.declare_attribute(
+    return replay.store.admin.declare_attribute(
         tenant, line["attribute"], _body(line, drop={"attribute"})
     )
 
 
 def _episode(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.record_episode(tenant, _body(line, drop=()))
+    return replay.store.episodes.record(tenant, _body(line, drop=()))
 
 
 def _update(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    [result] = replay.store.apply_updates(tenant, line["episode"], [line["candidate"]])
+    [result] = replay.store.facts.apply_updates(tenant, line["episode"], [line["candidate"]])
     return result
 
 
 def _at(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.at(
+    return replay.store.facts.at(
         tenant,
         line["subject"],
         line["attribute"],
@@ -96,18 +96,18 @@ def _at(replay: Replay, tenant: str, line: JsonObject) -> Any:
 
 
 def _history(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    versions = replay.store.history(tenant, line["subject"], line["attribute"])
+    versions = replay.store.facts.history(tenant, line["subject"], line["attribute"])
     return {"subject": line["subject"], "attribute": line["attribute"], "versions": versions}
 
 
 def _profile(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.profile(
+    return replay.store.subjects.profile(
         tenant, line["subject"], valid_at=line.get("valid_at"), known_at=line.get("known_at")
     )
 
 
 def _expire(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.expire(
+    return replay.store.facts.expire(
         tenant,
         line["subject"],
         line["attribute"],
@@ -120,12 +120,12 @@ def _erase(replay: Replay, tenant: str, line: JsonObject) -> Any:
     if ("subject" in line) == ("episode" in line):
         raise InvalidInput("erase takes exactly one of subject or episode", field="subject")
     if "episode" in line:
-        return replay.store.erase_episode(tenant, line["episode"])
-    return replay.store.erase_subject(tenant, line["subject"])
+        return replay.store.erasure.erase_episode(tenant, line["episode"])
+    return replay.store.erasure.erase_subject(tenant, line["subject"])
 
 
 def _retract(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.retract(
+    return replay.store.facts.retract(
         tenant,
         line["subject"],
         line["attribute"],
@@ -135,7 +135,7 @@ def _retract(replay: Replay, tenant: str, line: JsonObject) -> Any:
 
 
 def _resolve(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    page = replay.store.list_conflicts(
+    page = replay.store.conflicts.list(
         tenant,
         status="open",
         subject=line["subject"],
@@ -149,7 +149,7 @@ def _resolve(replay: Replay, tenant: str, line: JsonObject) -> Any:
             f"{len(page.conflicts)} open conflicts start at that instant; resolve them by id",
             field="valid_from",
         )
-    return replay.store.resolve_conflict(
+    return replay.store.conflicts.resolve(
         tenant, page.conflicts[0].conflict_id, choose=line["choose"]
     )
 
@@ -170,7 +170,7 @@ OPS: Mapping[str, Op] = {
     "episode": Op(_episode, frozenset(), writes=True, passthrough=True),
     "update": Op(_update, frozenset({"episode", "candidate"}), writes=True),
     "current": Op(
-        lambda replay, tenant, line: replay.store.current(
+        lambda replay, tenant, line: replay.store.facts.current(
             tenant, line["subject"], line["attribute"]
         ),
         _KEY,
@@ -243,7 +243,7 @@ class Replay:
                 )
             self.last_write = now
         if tenant not in self.tenants:
-            self.store.ensure_tenant(tenant)
+            self.store.admin.ensure_tenant(tenant)
             self.tenants.add(tenant)
         return op.run(self, tenant, line)
 

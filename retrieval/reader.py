@@ -103,7 +103,7 @@ class Reader:
         now = self.store.clock()
         known = [
             KnownSubject(subject)
-            for subject in self.store.find_subjects(tenant_id, subject_candidates(request.question))
+            for subject in self.store.subjects.find(tenant_id, subject_candidates(request.question))
         ]
         plan = plan_question(
             request.question,
@@ -119,7 +119,7 @@ class Reader:
                 return plan, None, now
             reason = "No subject is known for the question, so no key was read."
             return _with_attributes(plan, (), routed=False, reason=reason), None, now
-        memory = self.store.subject_memory(
+        memory = self.store.subjects.memory(
             tenant_id, plan.subject, valid_at=plan.valid_at, known_at=plan.known_at
         )
         if request.attributes:

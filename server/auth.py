@@ -63,7 +63,7 @@ async def tenant_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRo
     """Let through a valid API key; its tenant and the request's store go on the state."""
     token = bearer_token(connection)
     store = resources_of(connection.app).store
-    tenant_id = await anyio.to_thread.run_sync(store.authenticate, token)
+    tenant_id = await anyio.to_thread.run_sync(store.admin.authenticate, token)
     if tenant_id is None:
         raise RequestProblem(401, "unknown or revoked API key", field="Authorization")
     connection.state.tenant_id = tenant_id

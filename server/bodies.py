@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.models import Attribute, Episode, EpisodeInput, Identifier, Timestamp, UpdateResult
+from store.models import Attribute, Episode, EpisodeInput, Identifier, Timestamp
+from store.results import UpdateResult
 
 MAX_CANDIDATES = 100
 MAX_BATCH = 100

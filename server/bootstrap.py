@@ -8,7 +8,7 @@ import psycopg
 
 from store.database import make_pool
 from store.migrate import migrate, pending_migrations
-from store.models import ApiKeyIssued
+from store.results import ApiKeyIssued
 from store.service import MemoryStore
 
 DEFAULT_TENANT = "default"
@@ -39,6 +39,6 @@ def prepare_database(
     if create_default_tenant and has_tenant is not None and not has_tenant[0]:
         with make_pool(conninfo, max_size=1) as pool:
             store = MemoryStore(pool)
-            store.create_tenant(DEFAULT_TENANT)
-            first_key = store.create_api_key(DEFAULT_TENANT)
+            store.admin.create_tenant(DEFAULT_TENANT)
+            first_key = store.admin.create_api_key(DEFAULT_TENANT)
     return Prepared(migrations_applied=len(applied), first_key=first_key)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from server.settings import Settings
-from store.models import ApiKeyIssued
+from store.results import ApiKeyIssued
 from store.service import MemoryStore
 
 tenant_app = typer.Typer(help="Create tenants (each key, and so each call, belongs to one).")
@@ -44,8 +44,8 @@ def create_tenant(
 ) -> None:
     """Create a tenant and (by default) print an API key for it, once."""
     with _store() as store:
-        store.create_tenant(tenant_id)
-        issued = store.create_api_key(tenant_id) if with_key else None
+        store.admin.create_tenant(tenant_id)
+        issued = store.admin.create_api_key(tenant_id) if with_key else None
     typer.echo(f"tenant {tenant_id} created")
     if issued is not None:
         _echo_key(issued)
@@ -57,7 +57,7 @@ def create_key(
 ) -> None:
     """Issue an API key for a tenant and print it, once."""
     with _store() as store:
-        issued = store.create_api_key(tenant_id)
+        issued = store.admin.create_api_key(tenant_id)
     _echo_key(issued)
 
 
@@ -67,5 +67,5 @@ def revoke_key(
 ) -> None:
     """Revoke an API key; its next call is refused (401)."""
     with _store() as store:
-        revoked = store.revoke_api_key(key_id)
+        revoked = store.admin.revoke_api_key(key_id)
     typer.echo(f"key {revoked.key_id} of tenant {revoked.tenant_id} revoked")

@@ -17,7 +17,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from psycopg_pool import ConnectionPool
 
-from store.models import UpdateResult
+from store.results import UpdateResult
 
 CANDIDATES = Counter(
     "sgam_candidates",

@@ -18,7 +18,7 @@ import psycopg
 from store.episodes import LINKED_TO_SUBJECT, content_hash
 from store.errors import NotFound
 from store.locks import lock_keys
-from store.models import ErasureResult
+from store.results import ErasureResult
 from store.retraction import retract_current
 from store.versions import IdFactory
 

@@ -16,8 +16,9 @@ from store import conflicts, episodes, versions
 from store.attributes import find_attribute, get_attribute
 from store.clock import Clock
 from store.errors import InvalidInput
-from store.models import Attribute, Episode, ExpireResult, Fact, MemoryUpdate, UpdateResult
+from store.models import Attribute, Episode, Fact, MemoryUpdate
 from store.policies import equal_start_outcome
+from store.results import ExpireResult, UpdateResult
 from store.temporal import Plan, Version, plan_assert, plan_expire, plan_replace
 from store.text import one_line
 from store.values import JsonValue, ValueParseError, parse_value

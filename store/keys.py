@@ -19,7 +19,7 @@ import psycopg
 from psycopg.rows import class_row
 
 from store.errors import InvalidInput, NotFound
-from store.models import ApiKey, ApiKeyIssued, ApiKeyRevoked
+from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 from store.tenants import require_tenant
 
 PREFIX = "sgam_"

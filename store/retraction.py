@@ -18,7 +18,8 @@ import psycopg
 from store import versions
 from store.clock import Clock
 from store.errors import NotFound
-from store.models import Fact, RetractResult
+from store.models import Fact
+from store.results import RetractResult
 from store.temporal import Expiry, Version, plan_rebuild, rebuild
 from store.versions import COLUMNS, IdFactory, as_version, select_facts
 

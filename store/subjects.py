@@ -13,8 +13,8 @@ import psycopg
 
 from store import conflicts, episodes, reads
 from store.errors import NotFound
-from store.models import SubjectExport
 from store.paging import check_limit, decode_text_cursor, encode_text_cursor
+from store.results import SubjectExport
 
 # Byte order ("C"), not the database's locale: the same pages on every server, and the
 # cursor's comparison agrees with the sort.

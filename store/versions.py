@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import fields
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -40,23 +41,12 @@ def select_facts(conn: psycopg.Connection[Any], query: str, params: dict[str, An
         return cur.fetchall()
 
 
+_VERSION_FIELDS = tuple(field.name for field in fields(Version))
+
+
 def as_version(fact: Fact) -> Version:
-    """A stored fact as the temporal rules see it (valid window and provenance)."""
-    return Version(
-        fact_id=fact.fact_id,
-        value=fact.value,
-        valid_from=fact.valid_from,
-        valid_to=fact.valid_to,
-        source_episode_id=fact.source_episode_id,
-        source_kind=fact.source_kind,
-        evidence=fact.evidence,
-        evidence_verified=fact.evidence_verified,
-        schema_version=fact.schema_version,
-        supersedes=fact.supersedes,
-        ended_by=fact.ended_by,
-        ended_by_kind=fact.ended_by_kind,
-        version_id=fact.version_id,
-    )
+    """A stored fact as the temporal rules see it: the fields a ``Version`` has, as stored."""
+    return Version(**{name: getattr(fact, name) for name in _VERSION_FIELDS})
 
 
 def load_current(

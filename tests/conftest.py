@@ -85,7 +85,7 @@ def store(pool: ConnectionPool, clock: ManualClock) -> MemoryStore:
 def tenant(store: MemoryStore) -> str:
     """A tenant of its own for each test."""
     name = f"tenant-{next(_tenant_numbers)}"
-    store.create_tenant(name)
+    store.admin.create_tenant(name)
     return name
 
 

@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
-from store.models import Challenger, Fact, UpdateResult
+from store.models import Challenger, Fact
+from store.results import UpdateResult
 from store.service import MemoryStore
 
 KEY = ("mira", "passport_deadline")
@@ -21,7 +22,7 @@ def declare(
     **extra: Any,
 ) -> None:
     """Declare an attribute with a description."""
-    store.declare_attribute(
+    store.admin.declare_attribute(
         tenant, attribute, {"value_type": value_type, "description": f"the {attribute}", **extra}
     )
 
@@ -35,7 +36,7 @@ def record(
     **extra: Any,
 ) -> None:
     """Record an episode."""
-    store.record_episode(
+    store.episodes.record(
         tenant, {"id": episode_id, "occurred_at": occurred_at, "text": text, **extra}
     )
 
@@ -62,7 +63,7 @@ def assert_value(
     }
     if valid_from is not None:
         candidate["valid_from"] = valid_from
-    [result] = store.apply_updates(tenant, episode_id, [candidate])
+    [result] = store.facts.apply_updates(tenant, episode_id, [candidate])
     return result
 
 

@@ -13,7 +13,7 @@ from retrieval.embeddings import Embedder
 from retrieval.models import ContextRequest, ContextResult, SearchRequest, SearchResult
 from retrieval.reader import Reader
 from store.clock import ManualClock
-from store.models import UpdateResult
+from store.results import UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 
@@ -42,11 +42,11 @@ class ReadPath:
         """Declare an attribute (a string unless ``value_type`` says otherwise)."""
         declaration: dict[str, Any] = {"value_type": "string", "description": description}
         declaration.update(extra)
-        self.store.declare_attribute(self.tenant, attribute, declaration)
+        self.store.admin.declare_attribute(self.tenant, attribute, declaration)
 
     def record(self, episode_id: str, occurred_at: str, text: str, **extra: Any) -> None:
         """Record (and embed) one episode."""
-        self.store.record_episode(
+        self.store.episodes.record(
             self.tenant, {"id": episode_id, "occurred_at": occurred_at, "text": text, **extra}
         )
 
@@ -55,7 +55,7 @@ class ReadPath:
     ) -> UpdateResult:
         """Apply one candidate citing ``episode_id``."""
         self.tick()
-        [result] = self.store.apply_updates(
+        [result] = self.store.facts.apply_updates(
             self.tenant,
             episode_id,
             [
@@ -83,5 +83,5 @@ class ReadPath:
 def read_path(pool: ConnectionPool, clock: ManualClock, embedder: Embedder) -> ReadPath:
     store = MemoryStore(pool, clock=clock, embedder=embedder)
     tenant = f"reads-{next(_tenants)}"
-    store.create_tenant(tenant)
+    store.admin.create_tenant(tenant)
     return ReadPath(store, Reader(store, embedder), clock, embedder, tenant)

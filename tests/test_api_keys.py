@@ -12,7 +12,7 @@ from psycopg_pool import ConnectionPool
 
 from store.clock import ManualClock
 from store.errors import InvalidInput, NotFound
-from store.models import ApiKey, ApiKeyRevoked
+from store.results import ApiKey, ApiKeyRevoked
 from store.service import MemoryStore
 from tests.conftest import ts
 
@@ -28,7 +28,7 @@ def _secret(api_key: str) -> str:
 def test_a_new_key_names_its_id_and_authenticates_as_its_tenant(
     store: MemoryStore, tenant: str
 ) -> None:
-    issued = store.create_api_key(tenant)
+    issued = store.admin.create_api_key(tenant)
     match = TOKEN.fullmatch(issued.api_key)
     assert match is not None, issued.api_key
     assert UUID(hex=match[1]) == issued.key_id
@@ -37,18 +37,18 @@ def test_a_new_key_names_its_id_and_authenticates_as_its_tenant(
         ts("2026-06-01T00:00:00Z"),
         None,
     )
-    assert store.authenticate(issued.api_key) == tenant
+    assert store.admin.authenticate(issued.api_key) == tenant
 
 
 def test_two_keys_of_a_tenant_differ_and_each_tenant_gets_its_own(
     store: MemoryStore, tenant: str
 ) -> None:
-    store.create_tenant(f"{tenant}-other")
-    first, second = store.create_api_key(tenant), store.create_api_key(tenant)
-    other = store.create_api_key(f"{tenant}-other")
+    store.admin.create_tenant(f"{tenant}-other")
+    first, second = store.admin.create_api_key(tenant), store.admin.create_api_key(tenant)
+    other = store.admin.create_api_key(f"{tenant}-other")
     assert len({first.key_id, second.key_id, other.key_id}) == 3
     assert len({_secret(k.api_key) for k in (first, second, other)}) == 3
-    assert [store.authenticate(k.api_key) for k in (first, second, other)] == [
+    assert [store.admin.authenticate(k.api_key) for k in (first, second, other)] == [
         tenant,
         tenant,
         f"{tenant}-other",
@@ -58,7 +58,7 @@ def test_two_keys_of_a_tenant_differ_and_each_tenant_gets_its_own(
 def test_the_table_keeps_a_sha256_of_the_secret_and_never_the_secret(
     store: MemoryStore, tenant: str, pool: ConnectionPool
 ) -> None:
-    issued = store.create_api_key(tenant)
+    issued = store.admin.create_api_key(tenant)
     secret = _secret(issued.api_key)
     with pool.connection() as conn:
         row = conn.execute(
@@ -75,7 +75,7 @@ def test_the_table_keeps_a_sha256_of_the_secret_and_never_the_secret(
 def test_malformed_unknown_and_altered_tokens_authenticate_nobody(
     store: MemoryStore, tenant: str
 ) -> None:
-    issued = store.create_api_key(tenant)
+    issued = store.admin.create_api_key(tenant)
     secret = _secret(issued.api_key)
     flipped = ("A" if secret[0] != "A" else "B") + secret[1:]
     refused = [
@@ -92,25 +92,25 @@ def test_malformed_unknown_and_altered_tokens_authenticate_nobody(
         f" {issued.api_key}",
         f"{issued.api_key}\n",
     ]
-    assert [store.authenticate(token) for token in refused] == [None] * len(refused)
-    assert store.authenticate(issued.api_key) == tenant
+    assert [store.admin.authenticate(token) for token in refused] == [None] * len(refused)
+    assert store.admin.authenticate(issued.api_key) == tenant
 
 
 def test_a_key_for_an_unknown_tenant_is_refused_as_not_found(store: MemoryStore) -> None:
     with pytest.raises(NotFound) as raised:
-        store.create_api_key("no-such-tenant")
+        store.admin.create_api_key("no-such-tenant")
     assert raised.value.field == "tenant_id"
     with pytest.raises(InvalidInput) as invalid:
-        store.create_api_key("not a tenant id")
+        store.admin.create_api_key("not a tenant id")
     assert invalid.value.field == "tenant_id"
 
 
 def test_a_revoked_key_stops_authenticating_and_a_second_revocation_keeps_the_first_time(
     store: MemoryStore, tenant: str, clock: ManualClock
 ) -> None:
-    revoked, kept = store.create_api_key(tenant), store.create_api_key(tenant)
+    revoked, kept = store.admin.create_api_key(tenant), store.admin.create_api_key(tenant)
     clock.set(ts("2026-06-02T00:00:00Z"))
-    first = store.revoke_api_key(revoked.key_id)
+    first = store.admin.revoke_api_key(revoked.key_id)
     assert first == ApiKeyRevoked(
         status="revoked",
         key_id=revoked.key_id,
@@ -118,35 +118,35 @@ def test_a_revoked_key_stops_authenticating_and_a_second_revocation_keeps_the_fi
         created_at=ts("2026-06-01T00:00:00Z"),
         revoked_at=ts("2026-06-02T00:00:00Z"),
     )
-    assert store.authenticate(revoked.api_key) is None
-    assert store.authenticate(kept.api_key) == tenant
+    assert store.admin.authenticate(revoked.api_key) is None
+    assert store.admin.authenticate(kept.api_key) == tenant
 
     clock.set(ts("2026-06-03T00:00:00Z"))
-    again = store.revoke_api_key(str(revoked.key_id))
+    again = store.admin.revoke_api_key(str(revoked.key_id))
     assert again == first.model_copy(update={"status": "unchanged"})
     # A clock set back before the revocation (X-SGAM-Now) does not bring the key back.
     clock.set(ts("2026-06-01T12:00:00Z"))
-    assert store.authenticate(revoked.api_key) is None
+    assert store.admin.authenticate(revoked.api_key) is None
 
 
 def test_revoking_an_unknown_or_malformed_key_id_is_refused(store: MemoryStore) -> None:
     with pytest.raises(NotFound) as missing:
-        store.revoke_api_key(uuid4())
+        store.admin.revoke_api_key(uuid4())
     assert missing.value.field == "key_id"
     with pytest.raises(InvalidInput) as malformed:
-        store.revoke_api_key("sgam_not_a_uuid")
+        store.admin.revoke_api_key("sgam_not_a_uuid")
     assert malformed.value.field == "key_id"
 
 
 def test_a_revocation_before_the_keys_creation_is_refused_and_the_database_agrees(
     store: MemoryStore, tenant: str, clock: ManualClock, pool: ConnectionPool
 ) -> None:
-    issued = store.create_api_key(tenant)
+    issued = store.admin.create_api_key(tenant)
     clock.set(ts("2026-05-31T00:00:00Z"))
     with pytest.raises(InvalidInput) as raised:
-        store.revoke_api_key(issued.key_id)
+        store.admin.revoke_api_key(issued.key_id)
     assert raised.value.field == "now"
-    assert store.authenticate(issued.api_key) == tenant
+    assert store.admin.authenticate(issued.api_key) == tenant
     with pool.connection() as conn, pytest.raises(psycopg.errors.CheckViolation):
         conn.execute(
             "UPDATE api_keys SET revoked_at = created_at - interval '1 second'"
@@ -158,13 +158,13 @@ def test_a_revocation_before_the_keys_creation_is_refused_and_the_database_agree
 def test_listing_a_tenants_keys_shows_ids_and_times_but_no_secrets(
     store: MemoryStore, tenant: str, clock: ManualClock
 ) -> None:
-    first = store.create_api_key(tenant)
+    first = store.admin.create_api_key(tenant)
     clock.set(ts("2026-06-02T00:00:00Z"))
-    second = store.create_api_key(tenant)
-    store.revoke_api_key(first.key_id)
-    store.create_tenant(f"{tenant}-other")
-    store.create_api_key(f"{tenant}-other")
-    listed = store.list_api_keys(tenant)
+    second = store.admin.create_api_key(tenant)
+    store.admin.revoke_api_key(first.key_id)
+    store.admin.create_tenant(f"{tenant}-other")
+    store.admin.create_api_key(f"{tenant}-other")
+    listed = store.admin.list_api_keys(tenant)
     assert listed == [
         ApiKey(
             key_id=first.key_id,
@@ -184,4 +184,4 @@ def test_listing_a_tenants_keys_shows_ids_and_times_but_no_secrets(
     assert _secret(first.api_key) not in dumped
     assert _secret(second.api_key) not in dumped
     with pytest.raises(NotFound):
-        store.list_api_keys("no-such-tenant")
+        store.admin.list_api_keys("no-such-tenant")

@@ -50,30 +50,30 @@ def test_tenant_create_prints_a_working_key_once(database: str, store: MemorySto
     assert result.exit_code == 0, result.output
     [key_id] = re.findall(r"^key_id:\s+(\S+)$", result.output, flags=re.MULTILINE)
     [api_key] = re.findall(r"^api_key:\s+(\S+)", result.output, flags=re.MULTILINE)
-    assert store.authenticate(api_key) == "cli-acme"
+    assert store.admin.authenticate(api_key) == "cli-acme"
     assert api_key.startswith(f"sgam_{key_id.replace('-', '')}_")
 
 
 def test_key_create_and_revoke(database: str, store: MemoryStore) -> None:
-    store.create_tenant("cli-beta")
+    store.admin.create_tenant("cli-beta")
     created = runner.invoke(app, ["key", "create", "cli-beta"])
     assert created.exit_code == 0, created.output
     [key_id] = re.findall(r"^key_id:\s+(\S+)$", created.output, flags=re.MULTILINE)
     [api_key] = re.findall(r"^api_key:\s+(\S+)", created.output, flags=re.MULTILINE)
-    assert store.authenticate(api_key) == "cli-beta"
+    assert store.admin.authenticate(api_key) == "cli-beta"
 
     revoked = runner.invoke(app, ["key", "revoke", key_id])
     assert revoked.exit_code == 0, revoked.output
     assert f"key {key_id} of tenant cli-beta revoked" in revoked.output
-    assert store.authenticate(api_key) is None
+    assert store.admin.authenticate(api_key) is None
 
 
 def test_admin_commands_fail_clearly_and_change_nothing(database: str, store: MemoryStore) -> None:
-    store.create_tenant("cli-gamma")
+    store.admin.create_tenant("cli-gamma")
     again = runner.invoke(app, ["tenant", "create", "cli-gamma"])
     assert again.exit_code == 1
     assert "error:" in again.output
-    assert store.list_api_keys("cli-gamma") == []
+    assert store.admin.list_api_keys("cli-gamma") == []
 
     unknown = runner.invoke(app, ["key", "create", "no-such-tenant"])
     assert unknown.exit_code == 1

@@ -27,14 +27,8 @@ from server.client import (
     Unauthorized,
 )
 from server.settings import Settings
-from store.models import (
-    ApiKeyIssued,
-    ApiKeyRevoked,
-    Attribute,
-    ErasureResult,
-    Fact,
-    MemoryUpdate,
-)
+from store.models import Attribute, Fact, MemoryUpdate
+from store.results import ApiKeyIssued, ApiKeyRevoked, ErasureResult
 from tests.conftest import ADMIN_TOKEN, ts
 
 _tenants = itertools.count(1)

@@ -8,7 +8,7 @@ from threading import Barrier
 
 from psycopg_pool import ConnectionPool
 
-from store.models import UpdateResult
+from store.results import UpdateResult
 from store.service import MemoryStore
 from tests.helpers import assert_value, declare, record
 
@@ -37,7 +37,7 @@ def _race(store: MemoryStore, tenant: str, subject_of: list[str]) -> list[Update
 def _prepare(pool: ConnectionPool, tenant_suffix: str) -> tuple[MemoryStore, str]:
     store = MemoryStore(pool)  # the wall clock, as in production
     tenant = f"race-{tenant_suffix}"
-    store.create_tenant(tenant)
+    store.admin.create_tenant(tenant)
     declare(store, tenant)
     for i in range(WRITERS):
         record(store, tenant, f"e{i}", "2026-06-01T00:00:00Z", text=f"writer {i}")
@@ -49,7 +49,7 @@ def test_eight_writers_on_one_key_lose_nothing(pool: ConnectionPool) -> None:
     results = _race(store, tenant, ["mira"] * WRITERS)
     assert Counter(r.status for r in results) == Counter(written=WRITERS)
     current = [
-        f for f in store.history(tenant, "mira", "passport_deadline") if f.retired_at is None
+        f for f in store.facts.history(tenant, "mira", "passport_deadline") if f.retired_at is None
     ]
     # Whatever the arrival order, the result is the timeline of all eight values.
     assert [
@@ -66,7 +66,7 @@ def test_eight_writers_on_different_keys_all_write(pool: ConnectionPool) -> None
     results = _race(store, tenant, subjects)
     assert [r.status for r in results] == ["written"] * WRITERS
     for i, subject in enumerate(subjects):
-        [only] = store.history(tenant, subject, "passport_deadline")
+        [only] = store.facts.history(tenant, subject, "passport_deadline")
         assert (only.value, only.retired_at) == (f"2026-07-{i + 10:02d}", None)
 
 
@@ -81,7 +81,7 @@ def test_eight_writers_with_one_value_at_one_start_write_once(pool: ConnectionPo
     with ThreadPoolExecutor(WRITERS) as executor:
         results = list(executor.map(write, range(WRITERS)))
     assert Counter(r.status for r in results) == Counter(written=1, unchanged=WRITERS - 1)
-    assert len(store.history(tenant, "mira", "passport_deadline")) == 1
+    assert len(store.facts.history(tenant, "mira", "passport_deadline")) == 1
 
 
 def test_the_writer_benchmark_runs_end_to_end(server_conninfo: str) -> None:

@@ -9,8 +9,9 @@ import pytest
 
 from store.clock import ManualClock
 from store.errors import Conflict, InvalidInput, NotFound
-from store.models import Challenger, ConflictRecord, Fact, UpdateResult
+from store.models import Challenger, ConflictRecord, Fact
 from store.paging import encode_cursor
+from store.results import UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, record
@@ -98,7 +99,7 @@ def outcome(result: UpdateResult, label: Labels) -> tuple[Any, ...]:
 
 def snapshot(store: MemoryStore, tenant: str, subject: str, label: Labels) -> dict[str, Any]:
     """What the reads say about ``subject``.tier: current, history and open conflicts."""
-    current = store.current(tenant, subject, "tier")
+    current = store.facts.current(tenant, subject, "tier")
     return {
         "current": (
             current.value,
@@ -111,11 +112,11 @@ def snapshot(store: MemoryStore, tenant: str, subject: str, label: Labels) -> di
         ),
         "history": [
             (v.value, v.source_episode_id, label(v.fact_id), v.retired_at is not None)
-            for v in store.history(tenant, subject, "tier")
+            for v in store.facts.history(tenant, subject, "tier")
         ],
         "open": [
             (c.policy, c.disputed, label(c.incumbent_fact_id), c.challenger.value)
-            for c in store.list_conflicts(tenant, subject=subject).conflicts
+            for c in store.conflicts.list(tenant, subject=subject).conflicts
         ],
     }
 
@@ -209,13 +210,13 @@ def test_a_replacement_takes_the_incumbents_window_and_retires_it_without_deleti
         ts("2026-06-02T01:00:00Z"),
         "current",
     )
-    retired, now_current = store.history(tenant, SUBJECT, "tier")
+    retired, now_current = store.facts.history(tenant, SUBJECT, "tier")
     assert retired == incumbent.model_copy(
         update={"retired_at": ts("2026-06-02T01:00:00Z"), "status": "retired"}
     )
     assert now_current == newcomer
     # Before the replacement was recorded, the incumbent was what we believed.
-    believed = store.at(tenant, SUBJECT, "tier", valid_at=T, known_at="2026-06-02T00:30:00Z")
+    believed = store.facts.at(tenant, SUBJECT, "tier", valid_at=T, known_at="2026-06-02T00:30:00Z")
     assert (believed.value, believed.fact_id, believed.status) == (
         "gold",
         incumbent.fact_id,
@@ -234,14 +235,14 @@ def test_confirmed_wins_lets_a_confirmation_replace_a_confirmation(
         "u2",
         first.fact_id,
     )
-    current = store.current(tenant, SUBJECT, "tier")
+    current = store.facts.current(tenant, SUBJECT, "tier")
     assert (current.fact_id, current.value, current.disputed) == (second.fact_id, "diamond", False)
     # An inference, which under source_precedence would be outranked, is a plain conflict here.
     refused = say(store, tenant, "i1")
     assert (refused.status, refused.reason, refused.fact) == ("conflict", CONFLICT_REASON, None)
     assert [
         (c.policy, c.disputed, c.incumbent_fact_id, c.challenger.value)
-        for c in store.list_conflicts(tenant).conflicts
+        for c in store.conflicts.list(tenant).conflicts
     ] == [("confirmed_wins", False, second.fact_id, "tin")]
 
 
@@ -252,7 +253,7 @@ def test_under_source_precedence_two_confirmations_dispute(
     first = written(say(store, tenant, "u1"))
     result = say(store, tenant, "u2")
     assert (result.status, result.reason) == ("conflict", DISPUTE_REASON)
-    current = store.current(tenant, SUBJECT, "tier")
+    current = store.facts.current(tenant, SUBJECT, "tier")
     assert (current.fact_id, current.disputed, [c.value for c in current.challengers]) == (
         first.fact_id,
         True,
@@ -264,7 +265,7 @@ def test_per_attribute_ranks_let_an_inference_outrank_a_message(
     store: MemoryStore, tenant: str, clock: ManualClock
 ) -> None:
     setup_tier(store, tenant, clock, "source_precedence", source_ranks={"inference": 5})
-    assert store.list_attributes(tenant)[0].source_ranks == {"inference": 5}
+    assert store.admin.list_attributes(tenant)[0].source_ranks == {"inference": 5}
     incumbent = written(say(store, tenant, "m1"))
     inferred = written(say(store, tenant, "i1"))
     assert (inferred.value, inferred.supersedes) == ("tin", incumbent.fact_id)
@@ -273,7 +274,7 @@ def test_per_attribute_ranks_let_an_inference_outrank_a_message(
     outranked = say(store, tenant, "t1", "account:7")
     assert (outranked.status, outranked.reason) == ("unchanged", "outranked")
     assert outranked.fact == other
-    assert [store.current(tenant, s, "tier").value for s in (SUBJECT, "account:7")] == [
+    assert [store.facts.current(tenant, s, "tier").value for s in (SUBJECT, "account:7")] == [
         "tin",
         "gold",
     ]
@@ -298,11 +299,11 @@ def test_a_dispute_reads_everywhere_as_the_incumbent_citing_the_challenger(
     )
     expected = incumbent.model_copy(update={"disputed": True, "challengers": [challenger]})
 
-    assert store.current(tenant, SUBJECT, "tier") == expected
-    assert store.at(tenant, SUBJECT, "tier", valid_at=T) == expected
-    assert store.profile(tenant, SUBJECT).facts == [expected]
-    assert store.history(tenant, SUBJECT, "tier") == [expected]
-    page = store.list_conflicts(tenant)
+    assert store.facts.current(tenant, SUBJECT, "tier") == expected
+    assert store.facts.at(tenant, SUBJECT, "tier", valid_at=T) == expected
+    assert store.subjects.profile(tenant, SUBJECT).facts == [expected]
+    assert store.facts.history(tenant, SUBJECT, "tier") == [expected]
+    page = store.conflicts.list(tenant)
     assert page.conflicts == [
         ConflictRecord(
             conflict_id=disputed.conflict_id,
@@ -325,12 +326,12 @@ def test_a_dispute_reads_everywhere_as_the_incumbent_citing_the_challenger(
     assert say(store, tenant, "m2").conflict_id == disputed.conflict_id
     clock.set(ts("2026-06-02T02:00:00Z"))
     another = say(store, tenant, "m3")
-    current = store.current(tenant, SUBJECT, "tier")
+    current = store.facts.current(tenant, SUBJECT, "tier")
     assert [(c.conflict_id, c.value) for c in current.challengers] == [
         (disputed.conflict_id, "silver"),
         (another.conflict_id, "copper"),
     ]
-    assert len(store.list_conflicts(tenant).conflicts) == 2
+    assert len(store.conflicts.list(tenant).conflicts) == 2
 
 
 def test_conflicts_page_oldest_first_with_a_cursor(
@@ -347,7 +348,7 @@ def test_conflicts_page_oldest_first_with_a_cursor(
     cursors: list[str | None] = []
     cursor = None
     while True:
-        page = store.list_conflicts(tenant, limit=1, cursor=cursor)
+        page = store.conflicts.list(tenant, limit=1, cursor=cursor)
         seen.extend((c.conflict_id, c.subject) for c in page.conflicts)
         cursors.append(page.next_cursor)
         if page.next_cursor is None:
@@ -356,12 +357,12 @@ def test_conflicts_page_oldest_first_with_a_cursor(
 
     assert seen == list(zip(made, ("account:1", "account:2", "account:3"), strict=True))
     assert [c is None for c in cursors] == [False, False, True]
-    whole = store.list_conflicts(tenant, limit=2)
+    whole = store.conflicts.list(tenant, limit=2)
     assert [c.conflict_id for c in whole.conflicts] == made[:2]
-    rest = store.list_conflicts(tenant, limit=2, cursor=whole.next_cursor)
+    rest = store.conflicts.list(tenant, limit=2, cursor=whole.next_cursor)
     assert ([c.conflict_id for c in rest.conflicts], rest.next_cursor) == ([made[2]], None)
-    assert store.list_conflicts(tenant, status="resolved").conflicts == []
-    assert [c.conflict_id for c in store.list_conflicts(tenant, subject="account:2").conflicts] == [
+    assert store.conflicts.list(tenant, status="resolved").conflicts == []
+    assert [c.conflict_id for c in store.conflicts.list(tenant, subject="account:2").conflicts] == [
         made[1]
     ]
 
@@ -371,7 +372,7 @@ def test_a_cursor_the_server_did_not_issue_is_invalid(
     store: MemoryStore, tenant: str, cursor: str
 ) -> None:
     with pytest.raises(InvalidInput) as raised:
-        store.list_conflicts(tenant, cursor=cursor)
+        store.conflicts.list(tenant, cursor=cursor)
     assert (raised.value.field, raised.value.detail) == (
         "cursor",
         "not a cursor this server issued",
@@ -386,7 +387,7 @@ def test_a_well_formed_cursor_of_the_wrong_shape_is_invalid(
     store: MemoryStore, tenant: str, cursor: str
 ) -> None:
     with pytest.raises(InvalidInput) as raised:
-        store.list_conflicts(tenant, cursor=cursor)
+        store.conflicts.list(tenant, cursor=cursor)
     assert (raised.value.field, raised.value.detail) == (
         "cursor",
         "not a cursor this server issued",
@@ -402,7 +403,7 @@ def test_resolving_for_the_incumbent_keeps_its_value_and_ends_the_dispute(
     assert conflict_id is not None
     clock.set(ts("2026-06-02T02:00:00Z"))
 
-    result = store.resolve_conflict(tenant, conflict_id, choose="incumbent")
+    result = store.conflicts.resolve(tenant, conflict_id, choose="incumbent")
 
     assert (
         result.conflict.status,
@@ -412,10 +413,10 @@ def test_resolving_for_the_incumbent_keeps_its_value_and_ends_the_dispute(
     ) == ("resolved", "incumbent", ts("2026-06-02T02:00:00Z"), None)
     undisputed = incumbent.model_copy()
     assert result.fact == undisputed
-    assert store.current(tenant, SUBJECT, "tier") == undisputed
-    assert store.history(tenant, SUBJECT, "tier") == [undisputed]
-    assert store.list_conflicts(tenant).conflicts == []
-    assert store.list_conflicts(tenant, status="resolved").conflicts == [result.conflict]
+    assert store.facts.current(tenant, SUBJECT, "tier") == undisputed
+    assert store.facts.history(tenant, SUBJECT, "tier") == [undisputed]
+    assert store.conflicts.list(tenant).conflicts == []
+    assert store.conflicts.list(tenant, status="resolved").conflicts == [result.conflict]
 
 
 def test_resolving_for_the_challenger_writes_it_in_the_incumbents_place(
@@ -427,7 +428,7 @@ def test_resolving_for_the_challenger_writes_it_in_the_incumbents_place(
     assert conflict_id is not None
     clock.set(ts("2026-06-02T03:00:00Z"))
 
-    result = store.resolve_conflict(tenant, conflict_id, choose="challenger")
+    result = store.conflicts.resolve(tenant, conflict_id, choose="challenger")
 
     chosen = result.fact
     assert chosen is not None
@@ -461,8 +462,8 @@ def test_resolving_for_the_challenger_writes_it_in_the_incumbents_place(
         "challenger",
         chosen.fact_id,
     )
-    assert store.current(tenant, SUBJECT, "tier") == chosen
-    assert store.history(tenant, SUBJECT, "tier") == [
+    assert store.facts.current(tenant, SUBJECT, "tier") == chosen
+    assert store.facts.history(tenant, SUBJECT, "tier") == [
         incumbent.model_copy(
             update={"retired_at": ts("2026-06-02T03:00:00Z"), "status": "retired"}
         ),
@@ -470,9 +471,9 @@ def test_resolving_for_the_challenger_writes_it_in_the_incumbents_place(
     ]
     # The second attempt meets a settled conflict.
     with pytest.raises(Conflict) as twice:
-        store.resolve_conflict(tenant, conflict_id, choose="incumbent")
+        store.conflicts.resolve(tenant, conflict_id, choose="incumbent")
     assert twice.value.field == "conflict_id"
-    assert store.current(tenant, SUBJECT, "tier") == chosen
+    assert store.facts.current(tenant, SUBJECT, "tier") == chosen
 
 
 def test_another_tenants_conflict_cannot_be_seen_or_resolved(
@@ -482,22 +483,22 @@ def test_another_tenants_conflict_cannot_be_seen_or_resolved(
     say(store, tenant, "m1")
     conflict_id = say(store, tenant, "m2").conflict_id
     assert conflict_id is not None
-    store.create_tenant(f"{tenant}-other")
+    store.admin.create_tenant(f"{tenant}-other")
 
     for choose in ("incumbent", "challenger"):
         with pytest.raises(NotFound) as raised:
-            store.resolve_conflict(f"{tenant}-other", conflict_id, choose=choose)
+            store.conflicts.resolve(f"{tenant}-other", conflict_id, choose=choose)
         assert raised.value.field == "conflict_id"
-    assert store.list_conflicts(f"{tenant}-other").conflicts == []
+    assert store.conflicts.list(f"{tenant}-other").conflicts == []
     with pytest.raises(NotFound):
-        store.resolve_conflict(tenant, UUID(int=12345), choose="incumbent")
+        store.conflicts.resolve(tenant, UUID(int=12345), choose="incumbent")
     with pytest.raises(InvalidInput) as bad_choice:
-        store.resolve_conflict(tenant, conflict_id, choose="both")  # type: ignore[arg-type]
+        store.conflicts.resolve(tenant, conflict_id, choose="both")  # type: ignore[arg-type]
     assert bad_choice.value.field == "choose"
     # Nothing of the above touched the owner's open dispute.
-    [still_open] = store.list_conflicts(tenant).conflicts
+    [still_open] = store.conflicts.list(tenant).conflicts
     assert (still_open.conflict_id, still_open.status) == (conflict_id, "open")
-    assert store.current(tenant, SUBJECT, "tier").disputed is True
+    assert store.facts.current(tenant, SUBJECT, "tier").disputed is True
 
 
 def test_a_rejected_conflict_resolved_for_the_challenger_replaces_the_incumbent(
@@ -508,10 +509,12 @@ def test_a_rejected_conflict_resolved_for_the_challenger_replaces_the_incumbent(
     result = say(store, tenant, "t1")
     assert (result.status, result.reason) == ("conflict", CONFLICT_REASON)
     assert result.conflict_id is not None
-    assert store.current(tenant, SUBJECT, "tier") == incumbent  # a reject conflict is no dispute
+    assert (
+        store.facts.current(tenant, SUBJECT, "tier") == incumbent
+    )  # a reject conflict is no dispute
     clock.set(ts("2026-06-02T01:00:00Z"))
 
-    resolved = store.resolve_conflict(tenant, result.conflict_id, choose="challenger")
+    resolved = store.conflicts.resolve(tenant, result.conflict_id, choose="challenger")
 
     assert resolved.fact is not None
     assert (resolved.fact.value, resolved.fact.source_kind, resolved.fact.supersedes) == (
@@ -520,8 +523,8 @@ def test_a_rejected_conflict_resolved_for_the_challenger_replaces_the_incumbent(
         incumbent.fact_id,
     )
     assert resolved.conflict.resolved_fact_id == resolved.fact.fact_id
-    assert store.current(tenant, SUBJECT, "tier") == resolved.fact
-    assert [(f.value, f.status) for f in store.history(tenant, SUBJECT, "tier")] == [
+    assert store.facts.current(tenant, SUBJECT, "tier") == resolved.fact
+    assert [(f.value, f.status) for f in store.facts.history(tenant, SUBJECT, "tier")] == [
         ("gold", "retired"),
         ("bronze", "current"),
     ]
@@ -534,12 +537,12 @@ def test_redeclaring_the_policy_bumps_schema_version_and_takes_effect(
     incumbent = written(say(store, tenant, "m1"))
     assert say(store, tenant, "u1").status == "conflict"
 
-    redeclared = store.declare_attribute(
+    redeclared = store.admin.declare_attribute(
         tenant,
         "tier",
         {"value_type": "string", "description": "the tier", "on_equal_start": "source_precedence"},
     )
-    same_again = store.declare_attribute(
+    same_again = store.admin.declare_attribute(
         tenant,
         "tier",
         {"value_type": "string", "description": "the tier", "on_equal_start": "source_precedence"},
@@ -564,14 +567,14 @@ def test_retracting_a_replacement_brings_the_incumbent_back(
     replacement = written(say(store, tenant, "u1"))
     clock.set(ts("2026-06-02T02:00:00Z"))
 
-    result = store.retract(tenant, SUBJECT, "tier", valid_from=T)
+    result = store.facts.retract(tenant, SUBJECT, "tier", valid_from=T)
 
     assert (result.status, result.fact_id, result.restored_fact_id) == (
         "retracted",
         replacement.fact_id,
         incumbent.fact_id,
     )
-    current = store.current(tenant, SUBJECT, "tier")
+    current = store.facts.current(tenant, SUBJECT, "tier")
     assert (
         current.fact_id,
         current.value,
@@ -582,16 +585,16 @@ def test_retracting_a_replacement_brings_the_incumbent_back(
         current.supersedes,
     ) == (incumbent.fact_id, "gold", "m1", ts(T), None, ts("2026-06-02T02:00:00Z"), None)
     assert [
-        (f.value, f.recorded_at, f.retired_at) for f in store.history(tenant, SUBJECT, "tier")
+        (f.value, f.recorded_at, f.retired_at) for f in store.facts.history(tenant, SUBJECT, "tier")
     ] == [
         ("gold", WRITES_AT, ts("2026-06-02T01:00:00Z")),
         ("platinum", ts("2026-06-02T01:00:00Z"), ts("2026-06-02T02:00:00Z")),
         ("gold", ts("2026-06-02T02:00:00Z"), None),
     ]
     # Withdrawn already: naming it again changes nothing.
-    again = store.retract(tenant, SUBJECT, "tier", fact_id=replacement.fact_id)
+    again = store.facts.retract(tenant, SUBJECT, "tier", fact_id=replacement.fact_id)
     assert (again.status, again.restored_fact_id) == ("unchanged", None)
-    assert store.current(tenant, SUBJECT, "tier").fact_id == incumbent.fact_id
+    assert store.facts.current(tenant, SUBJECT, "tier").fact_id == incumbent.fact_id
 
 
 def test_retracting_a_replacement_hands_a_gap_fact_back_to_the_incumbent(
@@ -607,11 +610,11 @@ def test_retracting_a_replacement_hands_a_gap_fact_back_to_the_incumbent(
     )
     assert (delayed.valid_to, delayed.ended_by) == (ts(T), replacement.fact_id)
 
-    store.retract(tenant, SUBJECT, "tier", fact_id=replacement.fact_id)
+    store.facts.retract(tenant, SUBJECT, "tier", fact_id=replacement.fact_id)
 
     current = [
         (f.value, f.valid_from, f.valid_to, f.ended_by)
-        for f in store.history(tenant, SUBJECT, "tier")
+        for f in store.facts.history(tenant, SUBJECT, "tier")
         if f.retired_at is None
     ]
     assert current == [

@@ -64,8 +64,8 @@ def test_reembedding_after_a_model_change_gives_every_episode_a_vector(
 ) -> None:
     clock = ManualClock(ts("2026-06-01T00:00:00Z"))
     store = MemoryStore(pool, clock=clock, embedder=embedder)
-    store.create_tenant("reembed")
-    store.record_episodes(
+    store.admin.create_tenant("reembed")
+    store.episodes.record_batch(
         "reembed",
         [
             {"id": f"e{i}", "occurred_at": "2026-06-01T00:00:00Z", "text": f"note number {i}"}

@@ -28,7 +28,8 @@ from psycopg.rows import dict_row
 
 from store.clock import ManualClock
 from store.errors import NotFound
-from store.models import ConflictRecord, Episode, ErasureResult, Fact, UpdateResult
+from store.models import ConflictRecord, Episode, Fact
+from store.results import ErasureResult, UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.dbsearch import find_needles, tenant_rows
@@ -121,7 +122,7 @@ def build_world(store: MemoryStore, clock: ManualClock, tenant: str) -> World:
         "other": {"occurred_at": "2026-06-04T08:00:00Z", "text": OTHER_TEXT},
     }
     for episode_id, body in episodes.items():
-        store.record_episode(tenant, {"id": episode_id, **body})
+        store.episodes.record(tenant, {"id": episode_id, **body})
 
     tick.step()
     deadline_good = _fact(
@@ -183,7 +184,9 @@ def build_world(store: MemoryStore, clock: ManualClock, tenant: str) -> World:
         )
     )
     tick.step()
-    expired = store.expire(tenant, "mira", "home_city", at=EXPIRED_AT, source_episode_id="bad")
+    expired = store.facts.expire(
+        tenant, "mira", "home_city", at=EXPIRED_AT, source_episode_id="bad"
+    )
     assert expired.status == "expired"
     assert expired.expiry_id is not None
     tick.step()
@@ -214,7 +217,7 @@ def build_world(store: MemoryStore, clock: ManualClock, tenant: str) -> World:
         bad_conflict=bad_conflict,
         other_conflict=other_conflict,
         bad_written_at=bad_written_at,
-        episodes={episode_id: store.get_episode(tenant, episode_id) for episode_id in episodes},
+        episodes={episode_id: store.episodes.get(tenant, episode_id) for episode_id in episodes},
     )
 
 
@@ -223,7 +226,7 @@ def erase(
 ) -> ErasureResult:
     """Erase an episode at ``ERASED_AT``."""
     clock.set(ERASED_AT)
-    return store.erase_episode(tenant, episode_id)
+    return store.erasure.erase_episode(tenant, episode_id)
 
 
 def tombstones(conninfo: str, tenant: str) -> list[dict[str, Any]]:
@@ -256,7 +259,7 @@ def sourced_by(conninfo: str, tenant: str, episode_id: str) -> list[tuple[Any, .
 
 
 def conflicts(store: MemoryStore, tenant: str) -> list[ConflictRecord]:
-    page = store.list_conflicts(tenant, status=None)
+    page = store.conflicts.list(tenant, status=None)
     assert page.next_cursor is None
     return page.conflicts
 
@@ -276,7 +279,7 @@ def history_rows(store: MemoryStore, tenant: str, subject: str, attribute: str) 
             fact.recorded_at,
             fact.retired_at,
         )
-        for fact in store.history(tenant, subject, attribute)
+        for fact in store.facts.history(tenant, subject, attribute)
     ]
 
 
@@ -309,9 +312,9 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
         world.bad_conflict,
         world.other_conflict,
     ]
-    seat_other_before = store.current(tenant, "mira", "seat")
+    seat_other_before = store.facts.current(tenant, "mira", "seat")
     before_erasure = ERASED_AT - timedelta(minutes=1)
-    believed_before = store.at(
+    believed_before = store.facts.at(
         tenant, "mira", "passport_deadline", valid_at=BAD_START, known_at=before_erasure
     )
     assert believed_before.fact_id == world.deadline_bad.fact_id
@@ -329,7 +332,7 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
     clock.set(ERASED_AT + timedelta(hours=1))
 
     # mira's deadline: good's value is current again, its window open as before bad.
-    deadline = store.current(tenant, "mira", "passport_deadline")
+    deadline = store.facts.current(tenant, "mira", "passport_deadline")
     assert deadline == world.deadline_good.model_copy(
         update={"version_id": deadline.version_id, "recorded_at": ERASED_AT}
     )
@@ -342,23 +345,25 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
     ]  # fmt: skip
     # Erasure changes past known-at answers too: what bad said was never believed now.
     with pytest.raises(NotFound):
-        store.at(tenant, "mira", "passport_deadline", valid_at=BAD_START, known_at=before_erasure)
+        store.facts.at(
+            tenant, "mira", "passport_deadline", valid_at=BAD_START, known_at=before_erasure
+        )
 
     # omar's home city: bad was its only source, so nothing is known, then or now.
     with pytest.raises(NotFound):
-        store.current(tenant, "omar", "home_city")
-    assert store.history(tenant, "omar", "home_city") == []
+        store.facts.current(tenant, "omar", "home_city")
+    assert store.facts.history(tenant, "omar", "home_city") == []
 
     # omar's seat: the challenge is gone, good's fact undisputed; the unrelated conflict stays.
-    assert store.current(tenant, "omar", "seat") == world.seat_good
+    assert store.facts.current(tenant, "omar", "seat") == world.seat_good
     assert conflicts(store, tenant) == [conflicts_before[1]]
-    assert store.current(tenant, "mira", "seat") == seat_other_before
+    assert store.facts.current(tenant, "mira", "seat") == seat_other_before
 
     # The expiry bad sourced stays (it is not a fact), citing the stub.
     assert expiries(conninfo, tenant) == [(world.expiry_id, "mira", "home_city", EXPIRED_AT, "bad")]
     with pytest.raises(NotFound):
-        store.current(tenant, "mira", "home_city")
-    home_city = store.at(tenant, "mira", "home_city", valid_at=GOOD_START)
+        store.facts.current(tenant, "mira", "home_city")
+    home_city = store.facts.at(tenant, "mira", "home_city", valid_at=GOOD_START)
     assert (
         home_city.fact_id,
         home_city.valid_to,
@@ -372,7 +377,7 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
     # The episode is a stub: id, kind, times and content hash, nothing of its content.
     bad_before = world.episodes["bad"]
     assert bad_before.text == BAD_TEXT
-    assert store.get_episode(tenant, "bad") == bad_before.model_copy(
+    assert store.episodes.get(tenant, "bad") == bad_before.model_copy(
         update={
             "text": None,
             "subjects": [],
@@ -381,8 +386,8 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
             "erased_at": ERASED_AT,
         }
     )
-    assert store.get_episode(tenant, "good") == world.episodes["good"]
-    assert store.get_episode(tenant, "other") == world.episodes["other"]
+    assert store.episodes.get(tenant, "good") == world.episodes["good"]
+    assert store.episodes.get(tenant, "other") == world.episodes["other"]
 
     # No column of any table holds a token or a quote of bad; the other episodes' text stays.
     found = find_needles(conninfo, tenant, (*needles, *SURVIVORS))
@@ -413,7 +418,7 @@ def test_erasing_twice_changes_nothing_more_and_a_missing_episode_is_not_found(
 ) -> None:
     build_world(store, clock, tenant)
     with pytest.raises(NotFound) as missing:
-        store.erase_episode(tenant, "never-recorded")
+        store.erasure.erase_episode(tenant, "never-recorded")
     assert (missing.value.code, missing.value.field) == ("not_found", "episode_id")
     assert tombstones(conninfo, tenant) == []
 
@@ -422,7 +427,7 @@ def test_erasing_twice_changes_nothing_more_and_a_missing_episode_is_not_found(
     rows_after_first = tenant_rows(conninfo, tenant)
 
     clock.set(ERASED_AT + timedelta(hours=1))
-    second = store.erase_episode(tenant, "bad")
+    second = store.erasure.erase_episode(tenant, "bad")
     assert second == ErasureResult(
         tombstone_id=second.tombstone_id,
         facts_retracted=0,
@@ -438,7 +443,7 @@ def test_erasing_twice_changes_nothing_more_and_a_missing_episode_is_not_found(
         table: rows for table, rows in rows_after_first.items() if table != "tombstones"
     }
     bad_hash = "sha256:" + hashlib.sha256(b"bad").hexdigest()
-    content_hash = store.get_episode(tenant, "bad").content_hash
+    content_hash = store.episodes.get(tenant, "bad").content_hash
     assert [
         (row["target"], row["target_hash"], row["facts_retracted"], row["episode_hashes"])
         for row in tombstones(conninfo, tenant)
@@ -449,7 +454,7 @@ def test_erasing_in_one_tenant_leaves_the_same_episode_id_in_another_untouched(
     store: MemoryStore, clock: ManualClock, tenant: str, conninfo: str
 ) -> None:
     twin = f"{tenant}-twin"
-    store.create_tenant(twin)
+    store.admin.create_tenant(twin)
     build_world(store, clock, tenant)
     twin_world = build_world(store, clock, twin)
     twin_rows = tenant_rows(conninfo, twin)
@@ -463,8 +468,8 @@ def test_erasing_in_one_tenant_leaves_the_same_episode_id_in_another_untouched(
     assert tenant_rows(conninfo, twin) == twin_rows
     assert find_needles(conninfo, twin, needles) == twin_found
     assert tombstones(conninfo, twin) == []
-    assert store.get_episode(twin, "bad") == twin_world.episodes["bad"]
-    assert store.current(twin, "mira", "passport_deadline") == twin_world.deadline_bad
+    assert store.episodes.get(twin, "bad") == twin_world.episodes["bad"]
+    assert store.facts.current(twin, "mira", "passport_deadline") == twin_world.deadline_bad
     assert [record.conflict_id for record in conflicts(store, twin)] == [
         twin_world.bad_conflict,
         twin_world.other_conflict,
@@ -475,7 +480,7 @@ def test_an_episode_nothing_cites_is_deleted_outright(
     store: MemoryStore, clock: ManualClock, tenant: str, conninfo: str
 ) -> None:
     clock.set(BUILD_START)
-    store.record_episode(
+    store.episodes.record(
         tenant,
         {
             "id": "lonely",
@@ -483,7 +488,7 @@ def test_an_episode_nothing_cites_is_deleted_outright(
             "text": "Nothing was extracted from this LONELY-GIBBON-5150 note.",
         },
     )
-    content_hash = store.get_episode(tenant, "lonely").content_hash
+    content_hash = store.episodes.get(tenant, "lonely").content_hash
     assert find_needles(conninfo, tenant, ["LONELY-GIBBON-5150"]) == {
         "LONELY-GIBBON-5150": {"episodes.text"}
     }
@@ -499,7 +504,7 @@ def test_an_episode_nothing_cites_is_deleted_outright(
         expiries_deleted=0,
     )
     with pytest.raises(NotFound):
-        store.get_episode(tenant, "lonely")
+        store.episodes.get(tenant, "lonely")
     assert find_needles(conninfo, tenant, ["LONELY-GIBBON-5150"]) == {"LONELY-GIBBON-5150": set()}
     [tombstone] = tombstones(conninfo, tenant)
     assert (tombstone["target_hash"], tombstone["episode_hashes"]) == (

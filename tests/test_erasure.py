@@ -21,7 +21,8 @@ from psycopg.rows import dict_row
 
 from store.clock import ManualClock
 from store.errors import Conflict, NotFound
-from store.models import Episode, ErasureResult, Fact, UpdateResult
+from store.models import Episode, Fact
+from store.results import ErasureResult, UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.dbsearch import find_needles, tenant_rows
@@ -188,7 +189,7 @@ def build_world(store: MemoryStore, clock: ManualClock, tenant: str) -> World:
     assert conflict.status == "conflict"
     assert conflict.conflict_id is not None
     clock.set(ts("2026-06-01T04:00:00Z"))
-    expired = store.expire(
+    expired = store.facts.expire(
         tenant, "mira", "favourite_colour", at="2026-05-20T00:00:00Z", source_episode_id="ep-m4"
     )
     assert expired.status == "expired"
@@ -229,14 +230,14 @@ def build_world(store: MemoryStore, clock: ManualClock, tenant: str) -> World:
     assert (seat.source_episode_id, meal.source_episode_id) == (SHARED, "ep-o1")
     clock.set(ts("2026-06-01T09:00:00Z"))
 
-    episodes = {episode_id: store.get_episode(tenant, episode_id) for episode_id in EPISODES}
+    episodes = {episode_id: store.episodes.get(tenant, episode_id) for episode_id in EPISODES}
     assert episodes[SHARED].subjects == ["mira", "omar"]
     assert [episodes[episode_id].subjects for episode_id in MIRA_ONLY] == [["mira"]] * 5
     histories = {
-        attribute: store.history(tenant, "mira", attribute) for attribute in MIRA_ATTRIBUTES
+        attribute: store.facts.history(tenant, "mira", attribute) for attribute in MIRA_ATTRIBUTES
     }
     assert [len(histories[attribute]) for attribute in MIRA_ATTRIBUTES] == [2, 1, 3]
-    profile = store.profile(tenant, "mira").facts
+    profile = store.subjects.profile(tenant, "mira").facts
     assert [(fact.attribute, fact.value) for fact in profile] == [
         ("home_city", "Quillhaven"),
         ("passport_deadline", "2038-03-14"),
@@ -244,8 +245,8 @@ def build_world(store: MemoryStore, clock: ManualClock, tenant: str) -> World:
     return World(
         tenant=tenant,
         episodes=episodes,
-        omar_seat=store.current(tenant, "omar", "seat"),
-        omar_meal=store.current(tenant, "omar", "meal"),
+        omar_seat=store.facts.current(tenant, "omar", "seat"),
+        omar_meal=store.facts.current(tenant, "omar", "meal"),
         mira_profile=profile,
         mira_histories=histories,
     )
@@ -254,7 +255,7 @@ def build_world(store: MemoryStore, clock: ManualClock, tenant: str) -> World:
 def new_tenant(store: MemoryStore, name: str) -> str:
     """A tenant whose id cannot contain "mira" (hex digits only after the name)."""
     tenant = f"{name}-{uuid4().hex[:8]}"
-    store.create_tenant(tenant)
+    store.admin.create_tenant(tenant)
     return tenant
 
 
@@ -314,7 +315,7 @@ def mira_tombstone(tenant: str, result: ErasureResult) -> dict[str, Any]:
 def erase_mira(store: MemoryStore, clock: ManualClock, tenant: str) -> ErasureResult:
     """Erase mira at ERASED_AT and check the receipt's counts."""
     clock.set(ts(ERASED_AT))
-    result = store.erase_subject(tenant, "mira")
+    result = store.erasure.erase_subject(tenant, "mira")
     assert result == ErasureResult(tombstone_id=result.tombstone_id, **MIRA_COUNTS)
     return result
 
@@ -325,38 +326,38 @@ def erase_mira(store: MemoryStore, clock: ManualClock, tenant: str) -> ErasureRe
 def test_erasing_mira_removes_her_from_every_read(store: MemoryStore, clock: ManualClock) -> None:
     world = build_world(store, clock, new_tenant(store, "erase-reads"))
     tenant = world.tenant
-    attributes_before = store.list_attributes(tenant)
+    attributes_before = store.admin.list_attributes(tenant)
 
     erase_mira(store, clock, tenant)
 
     for attribute in MIRA_ATTRIBUTES:
         with pytest.raises(NotFound) as now_error:
-            store.current(tenant, "mira", attribute)
+            store.facts.current(tenant, "mira", attribute)
         assert now_error.value.detail == f"mira.{attribute} is not known at that time"
         # Erasure rewrites the past too: what was believed before it is gone as well.
         with pytest.raises(NotFound):
-            store.at(
+            store.facts.at(
                 tenant,
                 "mira",
                 attribute,
                 valid_at="2026-05-16T00:00:00Z",
                 known_at=KNOWN_BEFORE_ERASURE,
             )
-        assert store.history(tenant, "mira", attribute) == []
-    assert store.profile(tenant, "mira").facts == []
+        assert store.facts.history(tenant, "mira", attribute) == []
+    assert store.subjects.profile(tenant, "mira").facts == []
     assert (
-        store.profile(
+        store.subjects.profile(
             tenant, "mira", valid_at="2026-05-16T00:00:00Z", known_at=KNOWN_BEFORE_ERASURE
         ).facts
         == []
     )
     for episode_id in MIRA_ONLY:
         with pytest.raises(NotFound) as episode_error:
-            store.get_episode(tenant, episode_id)
+            store.episodes.get(tenant, episode_id)
         assert episode_error.value.detail == f"episode {episode_id!r} does not exist"
 
     # The memo omar's fact cites survives as a stub: id, kind, times and hash only.
-    stub = store.get_episode(tenant, SHARED)
+    stub = store.episodes.get(tenant, SHARED)
     assert stub == world.episodes[SHARED].model_copy(
         update={
             "text": None,
@@ -368,14 +369,14 @@ def test_erasing_mira_removes_her_from_every_read(store: MemoryStore, clock: Man
     )
     assert stub.content_hash == sha256(EPISODES[SHARED]["text"])
     # Omar keeps his facts; the one citing the memo lost only its quote of the erased text.
-    seat = store.current(tenant, "omar", "seat")
+    seat = store.facts.current(tenant, "omar", "seat")
     assert seat == world.omar_seat.model_copy(update={"evidence": None})
     assert seat.source_episode_id == stub.id
-    assert store.current(tenant, "omar", "meal") == world.omar_meal
-    assert store.history(tenant, "omar", "seat") == [seat]
-    assert store.profile(tenant, "omar").facts == [world.omar_meal, seat]
-    assert store.get_episode(tenant, "ep-o1") == world.episodes["ep-o1"]
-    assert store.list_attributes(tenant) == attributes_before
+    assert store.facts.current(tenant, "omar", "meal") == world.omar_meal
+    assert store.facts.history(tenant, "omar", "seat") == [seat]
+    assert store.subjects.profile(tenant, "omar").facts == [world.omar_meal, seat]
+    assert store.episodes.get(tenant, "ep-o1") == world.episodes["ep-o1"]
+    assert store.admin.list_attributes(tenant) == attributes_before
     # The stub can be cited by nobody new.
     clock.set(ts("2026-06-02T01:00:00Z"))
     refused = assert_value(store, tenant, SHARED, "aisle-3C", subject="omar", attribute="seat")
@@ -384,7 +385,7 @@ def test_erasing_mira_removes_her_from_every_read(store: MemoryStore, clock: Man
         "episode",
         f"episode {SHARED!r} was erased",
     )
-    assert store.current(tenant, "omar", "seat") == seat
+    assert store.facts.current(tenant, "omar", "seat") == seat
 
 
 def test_no_column_of_any_table_keeps_anything_of_mira(
@@ -410,7 +411,7 @@ def test_erasing_a_subject_without_data_leaves_only_a_zero_count_tombstone(
     assert before["tombstones"] == []
 
     clock.set(ts(ERASED_AT))
-    result = store.erase_subject(tenant, "nobody")
+    result = store.erasure.erase_subject(tenant, "nobody")
 
     assert result == ErasureResult(tombstone_id=result.tombstone_id, **ZERO_COUNTS)
     assert tombstones(conninfo, tenant) == [
@@ -425,7 +426,7 @@ def test_erasing_a_subject_without_data_leaves_only_a_zero_count_tombstone(
     ]
     after = tenant_rows(conninfo, tenant)
     assert {**after, "tombstones": []} == before
-    assert [fact.value for fact in store.profile(tenant, "mira").facts] == [
+    assert [fact.value for fact in store.subjects.profile(tenant, "mira").facts] == [
         "Quillhaven",
         "2038-03-14",
     ]
@@ -439,7 +440,7 @@ def test_erasing_mira_twice_finds_nothing_the_second_time(
     after_first = tenant_rows(conninfo, tenant)
 
     clock.set(ts("2026-06-03T00:00:00Z"))
-    second = store.erase_subject(tenant, "mira")
+    second = store.erasure.erase_subject(tenant, "mira")
 
     assert second == ErasureResult(tombstone_id=second.tombstone_id, **ZERO_COUNTS)
     assert second.tombstone_id != first.tombstone_id
@@ -459,7 +460,7 @@ def test_erasing_mira_twice_finds_nothing_the_second_time(
         **after_first,
         "tombstones": [],
     }
-    assert store.get_episode(tenant, SHARED).erased_at == ts(ERASED_AT)
+    assert store.episodes.get(tenant, SHARED).erased_at == ts(ERASED_AT)
 
 
 def test_erasing_mira_in_one_tenant_leaves_another_tenants_mira_untouched(
@@ -475,14 +476,14 @@ def test_erasing_mira_in_one_tenant_leaves_another_tenants_mira_untouched(
     assert tenant_rows(conninfo, kept.tenant) == kept_rows
     assert find_needles(conninfo, kept.tenant, NEEDLES) == EXPECTED_BEFORE
     assert find_needles(conninfo, erased.tenant, NEEDLES) == {needle: set() for needle in NEEDLES}
-    assert store.profile(kept.tenant, "mira").facts == kept.mira_profile
+    assert store.subjects.profile(kept.tenant, "mira").facts == kept.mira_profile
     for attribute in MIRA_ATTRIBUTES:
-        assert store.history(kept.tenant, "mira", attribute) == kept.mira_histories[attribute]
-        assert store.history(erased.tenant, "mira", attribute) == []
+        assert store.facts.history(kept.tenant, "mira", attribute) == kept.mira_histories[attribute]
+        assert store.facts.history(erased.tenant, "mira", attribute) == []
     for episode_id in EPISODES:
-        assert store.get_episode(kept.tenant, episode_id) == kept.episodes[episode_id]
-    assert store.current(kept.tenant, "omar", "seat") == kept.omar_seat
-    assert store.current(erased.tenant, "omar", "seat") == erased.omar_seat.model_copy(
+        assert store.episodes.get(kept.tenant, episode_id) == kept.episodes[episode_id]
+    assert store.facts.current(kept.tenant, "omar", "seat") == kept.omar_seat
+    assert store.facts.current(erased.tenant, "omar", "seat") == erased.omar_seat.model_copy(
         update={"evidence": None}
     )
     assert tombstones(conninfo, kept.tenant) == []
@@ -496,7 +497,7 @@ def test_an_erased_episode_id_cannot_be_recorded_again(store: MemoryStore, tenan
     record(store, tenant, "memo", "2026-06-01T09:00:00Z", text=text, subjects=["lena"])
     assert_value(store, tenant, "memo", "Oslo", subject="lena", attribute="city")
     assert_value(store, tenant, "memo", "3C", subject="omar", attribute="seat")
-    store.erase_subject(tenant, "lena")
+    store.erasure.erase_subject(tenant, "lena")
     for guess in (text, "Lena moves to Rome; omar takes seat 3C"):
         with pytest.raises(Conflict) as raised:
             record(store, tenant, "memo", "2026-06-01T09:00:00Z", text=guess)
@@ -505,7 +506,7 @@ def test_an_erased_episode_id_cannot_be_recorded_again(store: MemoryStore, tenan
 
 def test_erasing_in_a_missing_tenant_names_the_tenant(store: MemoryStore) -> None:
     with pytest.raises(NotFound) as raised:
-        store.erase_subject("no-such-tenant", "mira")
+        store.erasure.erase_subject("no-such-tenant", "mira")
     assert (raised.value.detail, raised.value.field) == (
         "tenant 'no-such-tenant' does not exist",
         "tenant_id",

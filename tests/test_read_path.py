@@ -92,7 +92,7 @@ def _northwind(path: ReadPath) -> None:
     path.declare("stock_ticker", "Ticker symbol the shares trade under")
     path.declare("website", "Web address of the company homepage")
     path.at("2026-06-05T00:00:00Z")
-    path.store.record_episodes(
+    path.store.episodes.record_batch(
         path.tenant,
         [
             {
@@ -391,7 +391,7 @@ def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: Rea
     other = ReadPath(
         reader.store, reader.reader, reader.clock, reader.embedder, f"{reader.tenant}-b"
     )
-    reader.store.create_tenant(other.tenant)
+    reader.store.admin.create_tenant(other.tenant)
     other.declare(
         "passport_deadline", "Date by which the passport must be renewed", value_type="date"
     )
@@ -443,8 +443,8 @@ def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: Rea
     assert (named.facts, named.evidence, named.citations) == ([], [], [])
     assert other.search(question, subject="mira").results == []
     with pytest.raises(NotFound):
-        other.store.at(other.tenant, "mira", "passport_deadline")
-    assert other.store.history(other.tenant, "mira", "passport_deadline") == []
+        other.store.facts.at(other.tenant, "mira", "passport_deadline")
+    assert other.store.facts.history(other.tenant, "mira", "passport_deadline") == []
 
 
 # -- 5. the token budget ------------------------------------------------------------------------
@@ -482,7 +482,7 @@ def test_the_token_budget_cuts_evidence_first_and_counts_with_the_model_tokenize
     for episode_id, attribute, value, _ in sources:
         written = reader.assert_value(episode_id, "mira", attribute, value, "2026-06-01T09:00:00Z")
         assert written.status == "written"
-    reader.store.record_episodes(
+    reader.store.episodes.record_batch(
         reader.tenant,
         [
             {
@@ -576,7 +576,7 @@ SEARCH_EPISODES: list[tuple[str, str, str | None, list[str], str]] = [
 
 def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
     reader.at("2026-06-01T00:00:00Z")
-    reader.store.record_episodes(
+    reader.store.episodes.record_batch(
         reader.tenant,
         [
             {
@@ -634,7 +634,7 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
         ], scope
         assert found.search.scope_size == len(expected), scope
         for hit in found.results:
-            episode = reader.store.get_episode(reader.tenant, hit.episode_id)
+            episode = reader.store.episodes.get(reader.tenant, hit.episode_id)
             assert _in_scope(episode.subjects, episode.session_id, episode.occurred_at, scope)
         one = reader.search(query, k=1, **scope)
         assert [hit.episode_id for hit in one.results] == [found.results[0].episode_id], scope
@@ -734,8 +734,10 @@ def test_a_read_as_known_before_a_dispute_was_raised_is_not_disputed(reader: Rea
     assert disputed.status == "conflict"
     reader.at("2026-06-05T00:00:00Z")
 
-    before = reader.store.at(reader.tenant, "mira", "home_city", known_at="2026-06-02T00:00:00Z")
-    now = reader.store.current(reader.tenant, "mira", "home_city")
+    before = reader.store.facts.at(
+        reader.tenant, "mira", "home_city", known_at="2026-06-02T00:00:00Z"
+    )
+    now = reader.store.facts.current(reader.tenant, "mira", "home_city")
     assert (before.value, before.disputed, before.challengers) == ("Lisbon", False, [])
     assert (now.value, now.disputed, [c.value for c in now.challengers]) == (
         "Lisbon",

@@ -76,7 +76,7 @@ def records(pool: ConnectionPool, embedder: Embedder) -> ReadPath:
 
 def _gold(path: ReadPath, block: str, subject: str, attribute: str, answer: str) -> None:
     """The block answers ``answer`` by the evaluation's rule and leaks no other holder."""
-    values = [str(fact.value) for fact in path.store.history(path.tenant, subject, attribute)]
+    values = [str(fact.value) for fact in path.store.facts.history(path.tenant, subject, attribute)]
     assert answer_of(block, subject=subject, attribute=attribute, values=values) == answer
     gold = {
         "kind": "current",

@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 from store.clock import ManualClock
 from store.errors import InvalidInput, NotFound
-from store.models import Fact, RetractResult
+from store.models import Fact
+from store.results import RetractResult
 from store.service import MemoryStore
 
 ATTRIBUTE = "deadline"
@@ -170,7 +171,7 @@ class Writer:
         """Apply one operation; note the fact or expiry id it created."""
         self.tick()
         if isinstance(op, Assert):
-            [result] = self.store.apply_updates(
+            [result] = self.store.facts.apply_updates(
                 self.tenant,
                 self.episode_id,
                 [
@@ -187,7 +188,7 @@ class Writer:
             if result.fact is not None:
                 facts[op] = result.fact.fact_id
             return result.status
-        expired = self.store.expire(
+        expired = self.store.facts.expire(
             self.tenant, subject, ATTRIBUTE, at=_at(op.hour), source_episode_id=self.episode_id
         )
         if expired.expiry_id is not None:
@@ -234,7 +235,9 @@ def read_all(
     found: list[Fact | None] = []
     for instant in PROBES:
         try:
-            found.append(store.at(tenant, subject, ATTRIBUTE, valid_at=instant, known_at=known_at))
+            found.append(
+                store.facts.at(tenant, subject, ATTRIBUTE, valid_at=instant, known_at=known_at)
+            )
         except NotFound:
             found.append(None)
     return found
@@ -251,7 +254,9 @@ def _stable(fact: Fact | None) -> dict[str, object] | None:
 @pytest.fixture
 def declared(store: MemoryStore, tenant: str) -> str:
     """The test's tenant with the date attribute declared."""
-    store.declare_attribute(tenant, ATTRIBUTE, {"value_type": "date", "description": "a deadline"})
+    store.admin.declare_attribute(
+        tenant, ATTRIBUTE, {"value_type": "date", "description": "a deadline"}
+    )
     return tenant
 
 
@@ -288,7 +293,7 @@ def test_retracting_a_fact_equals_never_asserting_it(
     number = next(_examples)
     subject_a, subject_b = f"retract-a-{number}", f"retract-b-{number}"
     episode_id = f"retract-ep-{number}"
-    store.record_episode(tenant, {"id": episode_id, "occurred_at": EPISODE_TIME, "text": "so"})
+    store.episodes.record(tenant, {"id": episode_id, "occurred_at": EPISODE_TIME, "text": "so"})
     writer = Writer(store, clock, tenant, episode_id)
 
     facts_a: dict[Assert, UUID] = {}
@@ -303,7 +308,7 @@ def test_retracting_a_fact_equals_never_asserting_it(
     assert statuses_b == [status for status, _ in without_target]
 
     before = writer.now
-    history_before = store.history(tenant, subject_a, ATTRIBUTE)
+    history_before = store.facts.history(tenant, subject_a, ATTRIBUTE)
     assert as_windows(current_rows(history_before, expiries_a)) == full_windows
     reads_before = read_all(store, tenant, subject_a, before)
     target_fact = facts_a[scenario.target]
@@ -314,14 +319,16 @@ def test_retracting_a_fact_equals_never_asserting_it(
 
     retracted_at = writer.tick()
     if scenario.by_fact_id:
-        result = store.retract(tenant, subject_a, ATTRIBUTE, fact_id=target_fact)
+        result = store.facts.retract(tenant, subject_a, ATTRIBUTE, fact_id=target_fact)
     else:
-        result = store.retract(tenant, subject_a, ATTRIBUTE, valid_from=_at(scenario.target.hour))
+        result = store.facts.retract(
+            tenant, subject_a, ATTRIBUTE, valid_from=_at(scenario.target.hour)
+        )
     assert result == RetractResult(status="retracted", fact_id=target_fact)
 
     # Current knowledge of A is now B's: values, windows and what ended each version.
-    history_a = store.history(tenant, subject_a, ATTRIBUTE)
-    history_b = store.history(tenant, subject_b, ATTRIBUTE)
+    history_a = store.facts.history(tenant, subject_a, ATTRIBUTE)
+    history_b = store.facts.history(tenant, subject_b, ATTRIBUTE)
     rows_b = current_rows(history_b, expiries_b)
     assert current_rows(history_a, expiries_a) == rows_b
     assert as_windows(rows_b) == expected_windows
@@ -358,7 +365,7 @@ def test_retracting_a_fact_equals_never_asserting_it(
 
 def test_retract_edge_cases(store: MemoryStore, clock: ManualClock, declared: str) -> None:
     tenant = declared
-    store.record_episode(tenant, {"id": "edge-ep", "occurred_at": EPISODE_TIME, "text": "so"})
+    store.episodes.record(tenant, {"id": "edge-ep", "occurred_at": EPISODE_TIME, "text": "so"})
     writer = Writer(store, clock, tenant, "edge-ep")
     facts: dict[Assert, UUID] = {}
     first, second = Assert(_value(0), 0), Assert(_value(1), 4)
@@ -368,24 +375,24 @@ def test_retract_edge_cases(store: MemoryStore, clock: ManualClock, declared: st
 
     unknown = uuid4()
     with pytest.raises(NotFound) as missing:
-        store.retract(tenant, "edge", ATTRIBUTE, fact_id=unknown)
+        store.facts.retract(tenant, "edge", ATTRIBUTE, fact_id=unknown)
     assert (missing.value.code, missing.value.field) == ("not_found", "fact_id")
     # A fact of another key is not a fact of this one.
     with pytest.raises(NotFound) as elsewhere:
-        store.retract(tenant, "edge", ATTRIBUTE, fact_id=facts[Assert(_value(2), 0)])
+        store.facts.retract(tenant, "edge", ATTRIBUTE, fact_id=facts[Assert(_value(2), 0)])
     assert elsewhere.value.field == "fact_id"
     with pytest.raises(NotFound) as no_start:
-        store.retract(tenant, "edge", ATTRIBUTE, valid_from=_at(2))
+        store.facts.retract(tenant, "edge", ATTRIBUTE, valid_from=_at(2))
     assert (no_start.value.code, no_start.value.field) == ("not_found", "valid_from")
     with pytest.raises(InvalidInput) as both:
-        store.retract(tenant, "edge", ATTRIBUTE, fact_id=facts[second], valid_from=_at(4))
+        store.facts.retract(tenant, "edge", ATTRIBUTE, fact_id=facts[second], valid_from=_at(4))
     assert (both.value.code, both.value.field) == ("invalid", "fact_id")
     with pytest.raises(InvalidInput) as neither:
-        store.retract(tenant, "edge", ATTRIBUTE)
+        store.facts.retract(tenant, "edge", ATTRIBUTE)
     assert (neither.value.code, neither.value.field) == ("invalid", "fact_id")
 
     # None of the refused calls changed anything.
-    history = store.history(tenant, "edge", ATTRIBUTE)
+    history = store.facts.history(tenant, "edge", ATTRIBUTE)
     assert [
         (fact.value, fact.valid_from, fact.valid_to) for fact in history if not fact.retired_at
     ] == [
@@ -393,17 +400,17 @@ def test_retract_edge_cases(store: MemoryStore, clock: ManualClock, declared: st
         (_value(1), _at(4), None),
     ]
 
-    assert store.retract(tenant, "edge", ATTRIBUTE, fact_id=facts[second]) == RetractResult(
+    assert store.facts.retract(tenant, "edge", ATTRIBUTE, fact_id=facts[second]) == RetractResult(
         status="retracted", fact_id=facts[second]
     )
     writer.tick()
-    assert store.retract(tenant, "edge", ATTRIBUTE, fact_id=facts[second]) == RetractResult(
+    assert store.facts.retract(tenant, "edge", ATTRIBUTE, fact_id=facts[second]) == RetractResult(
         status="unchanged", fact_id=facts[second]
     )
-    history = store.history(tenant, "edge", ATTRIBUTE)
+    history = store.facts.history(tenant, "edge", ATTRIBUTE)
     assert [
         (fact.value, fact.valid_from, fact.valid_to, fact.ended_by)
         for fact in history
         if fact.retired_at is None
     ] == [(_value(0), _at(0), None, None)]
-    assert store.current(tenant, "edge", ATTRIBUTE).fact_id == facts[first]
+    assert store.facts.current(tenant, "edge", ATTRIBUTE).fact_id == facts[first]

@@ -12,9 +12,16 @@ from typing import Any
 import psycopg
 import pytest
 
+from store.api.transactions import Transactions
 from store.errors import Conflict
 from store.locks import MAX_ATTEMPTS
 from store.service import MemoryStore
+
+
+@pytest.fixture
+def transactions(store: MemoryStore) -> Transactions:
+    """The store's transaction runner, as every store call uses it."""
+    return Transactions(store.pool, store.clock, store.new_id)
 
 
 def _raise(conn: psycopg.Connection[Any], sqlstate: str) -> None:
@@ -43,25 +50,25 @@ class FailingWork:
 
 @pytest.mark.parametrize(("sqlstate", "name"), [("40001", "serialization"), ("40P01", "deadlock")])
 def test_a_transient_failure_is_retried_and_its_work_rolled_back(
-    store: MemoryStore, sqlstate: str, name: str
+    transactions: Transactions, sqlstate: str, name: str
 ) -> None:
     work = FailingWork(sqlstate, failures=2)
     # Each failed attempt rolled back, so only the last attempt's mark exists.
-    assert store._run(work) == "done after 3 attempts, 1 mark(s) committed", name
+    assert transactions.run(work) == "done after 3 attempts, 1 mark(s) committed", name
 
 
-def test_retries_are_bounded_and_then_reported_as_a_conflict(store: MemoryStore) -> None:
+def test_retries_are_bounded_and_then_reported_as_a_conflict(transactions: Transactions) -> None:
     work = FailingWork("40001", failures=MAX_ATTEMPTS + 5)
     with pytest.raises(Conflict, match="kept colliding with concurrent writers"):
-        store._run(work)
+        transactions.run(work)
     assert work.attempts == MAX_ATTEMPTS
 
 
 @pytest.mark.parametrize("sqlstate", ["23P01", "23505", "23514"])
 def test_a_constraint_violation_is_reported_at_once_not_retried(
-    store: MemoryStore, sqlstate: str
+    transactions: Transactions, sqlstate: str
 ) -> None:
     work = FailingWork(sqlstate, failures=1)
     with pytest.raises(Conflict, match="the database refused the write"):
-        store._run(work)
+        transactions.run(work)
     assert work.attempts == 1

@@ -16,7 +16,8 @@ from server.client import Forbidden, SGAMClient
 from server.settings import Settings
 from server.testing import app_client
 from store.clock import ManualClock
-from store.models import Attribute, Episode, UpdateResult
+from store.models import Attribute, Episode
+from store.results import UpdateResult
 from tests.conftest import ts
 from tests.http_helpers import candidate
 

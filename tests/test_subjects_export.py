@@ -24,7 +24,7 @@ SHARED = ["Ben", "mira", "zoe"]
 
 def tell(store: MemoryStore, clock: ManualClock, tenant: str, *, side: str) -> None:
     """The shared story in ``tenant``, its texts and values marked with ``side``."""
-    store.create_tenant(tenant)
+    store.admin.create_tenant(tenant)
     clock.set(ts("2026-06-01T00:00:00Z"))
     declare(store, tenant, "passport_deadline", "date")
     declare(store, tenant, "tier", "string", on_equal_start="reject")
@@ -49,7 +49,7 @@ def tell(store: MemoryStore, clock: ManualClock, tenant: str, *, side: str) -> N
     assert challenged.status == "conflict"
     # e4 names zoe and now mira too (a candidate citing it names her); e5 names nobody.
     clock.set(ts("2026-06-01T03:00:00Z"))
-    store.expire(tenant, "mira", "tier", at="2026-05-20T00:00:00Z", source_episode_id="e4")
+    store.facts.expire(tenant, "mira", "tier", at="2026-05-20T00:00:00Z", source_episode_id="e4")
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def all_pages(store: MemoryStore, tenant: str, *, limit: int) -> list[list[str]]
     """Every page of the tenant's subjects, following cursors to the end."""
     pages, cursor = [], None
     while True:
-        page = store.list_subjects(tenant, limit=limit, cursor=cursor)
+        page = store.subjects.list(tenant, limit=limit, cursor=cursor)
         pages.append(page.subjects)
         if page.next_cursor is None:
             return pages
@@ -82,7 +82,7 @@ def test_subjects_page_by_id_in_byte_order_and_each_tenant_sees_its_own(
     assert all_pages(store, alpha, limit=2) == [["Ben", "mira"], ["only-alpha", "zoe"]]
     assert all_pages(store, bravo, limit=3) == [["Ben", "mira", "only-bravo"], ["zoe"]]
     assert all_pages(store, alpha, limit=4) == [["Ben", "mira", "only-alpha", "zoe"]]
-    whole = store.list_subjects(bravo)
+    whole = store.subjects.list(bravo)
     assert (whole.subjects, whole.next_cursor) == (["Ben", "mira", "only-bravo", "zoe"], None)
 
 
@@ -90,14 +90,14 @@ def test_a_cursor_resumes_after_its_subject_even_in_another_tenant(
     store: MemoryStore, pair: tuple[str, str]
 ) -> None:
     alpha, bravo = pair
-    first = store.list_subjects(alpha, limit=2)
+    first = store.subjects.list(alpha, limit=2)
     assert first.next_cursor is not None
     # A cursor holds a position, not a tenant's data: bravo's list resumes at the same place.
-    assert store.list_subjects(bravo, cursor=first.next_cursor).subjects == ["only-bravo", "zoe"]
+    assert store.subjects.list(bravo, cursor=first.next_cursor).subjects == ["only-bravo", "zoe"]
 
 
 def test_a_tenant_without_subjects_lists_none(store: MemoryStore, tenant: str) -> None:
-    empty = store.list_subjects(tenant)
+    empty = store.subjects.list(tenant)
     assert (empty.subjects, empty.next_cursor) == ([], None)
 
 
@@ -115,7 +115,7 @@ def test_a_foreign_cursor_or_a_bad_limit_is_invalid(
     store: MemoryStore, tenant: str, cursor: str | None, limit: int, field: str
 ) -> None:
     with pytest.raises(InvalidInput) as raised:
-        store.list_subjects(tenant, limit=limit, cursor=cursor)
+        store.subjects.list(tenant, limit=limit, cursor=cursor)
     assert raised.value.field == field
 
 
@@ -123,14 +123,14 @@ def test_an_export_holds_the_profile_every_version_the_linked_episodes_and_confl
     store: MemoryStore, pair: tuple[str, str]
 ) -> None:
     alpha, _ = pair
-    exported = store.export_subject(alpha, "mira")
+    exported = store.subjects.export(alpha, "mira")
     history: list[Fact] = [
-        *store.history(alpha, "mira", "passport_deadline"),
-        *store.history(alpha, "mira", "tier"),
+        *store.facts.history(alpha, "mira", "passport_deadline"),
+        *store.facts.history(alpha, "mira", "tier"),
     ]
     assert exported.subject == "mira"
     assert exported.exported_at == ts("2026-06-02T00:00:00Z")
-    assert exported.facts == store.profile(alpha, "mira").facts
+    assert exported.facts == store.subjects.profile(alpha, "mira").facts
     assert [(f.attribute, f.value) for f in exported.facts] == [("passport_deadline", "2032-02-12")]
     assert exported.versions == history
     assert {f.status for f in exported.versions} == {"current", "past", "retired"}
@@ -147,7 +147,7 @@ def test_an_export_holds_the_profile_every_version_the_linked_episodes_and_confl
         ("e4", "alpha e4 zoe, mira"),
         ("e2", "alpha e2 mira moved it"),
     ]
-    assert exported.conflicts == store.list_conflicts(alpha, status=None, subject="mira").conflicts
+    assert exported.conflicts == store.conflicts.list(alpha, status=None, subject="mira").conflicts
     assert [(c.attribute, c.challenger.value) for c in exported.conflicts] == [
         ("tier", "silver-alpha")
     ]
@@ -157,7 +157,7 @@ def test_a_subject_only_named_by_an_episode_exports_that_episode_alone(
     store: MemoryStore, pair: tuple[str, str]
 ) -> None:
     alpha, _ = pair
-    exported = store.export_subject(alpha, "zoe")
+    exported = store.subjects.export(alpha, "zoe")
     assert (exported.facts, exported.versions, exported.conflicts) == ([], [], [])
     assert [e.id for e in exported.episodes] == ["e4"]
 
@@ -166,32 +166,32 @@ def test_an_export_never_shows_or_reveals_another_tenants_data(
     store: MemoryStore, pair: tuple[str, str]
 ) -> None:
     alpha, bravo = pair
-    text = store.export_subject(alpha, "mira").model_dump_json()
+    text = store.subjects.export(alpha, "mira").model_dump_json()
     assert "alpha" in text
     assert "bravo" not in text
     assert "2041-04-14" not in text
     # bravo's own subject does not exist for alpha, the same answer as a name nobody holds.
     for subject in ("only-bravo", "nobody"):
         with pytest.raises(NotFound) as raised:
-            store.export_subject(alpha, subject)
+            store.subjects.export(alpha, subject)
         assert (raised.value.field, raised.value.detail) == (
             "subject",
             f"subject {subject!r} is not known",
         )
-    assert store.export_subject(bravo, "only-bravo").episodes[0].text == "bravo"
+    assert store.subjects.export(bravo, "only-bravo").episodes[0].text == "bravo"
 
 
 def test_an_erased_subject_is_neither_listed_nor_exported(
     store: MemoryStore, pair: tuple[str, str]
 ) -> None:
     alpha, bravo = pair
-    store.erase_subject(alpha, "mira")
+    store.erasure.erase_subject(alpha, "mira")
     # e4 concerned mira too and went with her; it was all alpha held about zoe.
-    assert store.list_subjects(alpha).subjects == ["Ben", "only-alpha"]
+    assert store.subjects.list(alpha).subjects == ["Ben", "only-alpha"]
     with pytest.raises(NotFound):
-        store.export_subject(alpha, "mira")
-    assert store.list_subjects(bravo).subjects == ["Ben", "mira", "only-bravo", "zoe"]
-    assert [f.value for f in store.export_subject(bravo, "mira").facts] == ["2042-05-15"]
+        store.subjects.export(alpha, "mira")
+    assert store.subjects.list(bravo).subjects == ["Ben", "mira", "only-bravo", "zoe"]
+    assert [f.value for f in store.subjects.export(bravo, "mira").facts] == ["2042-05-15"]
 
 
 def test_the_memory_update_schema_limits_attribute_to_the_tenants_names(
@@ -200,23 +200,23 @@ def test_the_memory_update_schema_limits_attribute_to_the_tenants_names(
     declare(store, tenant, "passport_deadline", "date", aliases=["passport expiry"])
     declare(store, tenant, "Tier", "enum", enum_values=["gold", "silver"])
     declare(store, tenant, "home_city", "string")
-    store.create_tenant(f"{tenant}-other")
+    store.admin.create_tenant(f"{tenant}-other")
     declare(store, f"{tenant}-other", "shoe_size", "integer")
 
-    schema = store.memory_update_schema(tenant)
+    schema = store.admin.memory_update_schema(tenant)
     expected = MemoryUpdate.model_json_schema()
     # Aliases route questions; the write path takes an attribute by name only.
     expected["properties"]["attribute"]["enum"] = ["Tier", "home_city", "passport_deadline"]
     assert schema == expected
-    assert store.memory_update_schema(f"{tenant}-other")["properties"]["attribute"]["enum"] == [
-        "shoe_size"
-    ]
+    assert store.admin.memory_update_schema(f"{tenant}-other")["properties"]["attribute"][
+        "enum"
+    ] == ["shoe_size"]
 
 
 def test_with_no_attribute_declared_the_enum_admits_nothing(
     store: MemoryStore, tenant: str
 ) -> None:
-    assert store.memory_update_schema(tenant)["properties"]["attribute"]["enum"] == []
+    assert store.admin.memory_update_schema(tenant)["properties"]["attribute"]["enum"] == []
 
 
 def test_erasure_removes_the_text_of_every_episode_export_shows(
@@ -224,19 +224,19 @@ def test_erasure_removes_the_text_of_every_episode_export_shows(
 ) -> None:
     """Export and erasure find a subject's episodes by one condition: nothing shown survives."""
     alpha, bravo = pair
-    shown = store.export_subject(alpha, "mira")
+    shown = store.subjects.export(alpha, "mira")
     assert {episode.id for episode in shown.episodes} >= {"e1", "e2", "e4"}
 
-    store.erase_subject(alpha, "mira")
+    store.erasure.erase_subject(alpha, "mira")
 
     for episode in shown.episodes:
         try:
-            left = store.get_episode(alpha, episode.id)
+            left = store.episodes.get(alpha, episode.id)
         except NotFound:
             continue
         assert (left.text, left.erased_at is not None) == (None, True), episode.id
     with pytest.raises(NotFound):
-        store.export_subject(alpha, "mira")
-    assert {e.id for e in store.export_subject(bravo, "mira").episodes} == {
+        store.subjects.export(alpha, "mira")
+    assert {e.id for e in store.subjects.export(bravo, "mira").episodes} == {
         e.id for e in shown.episodes
     }

@@ -170,7 +170,7 @@ def _read(
     known: datetime | None = None,
 ) -> Fact | None:
     try:
-        return store.at(tenant, subject, ATTRIBUTE, valid_at=valid_at, known_at=known)
+        return store.facts.at(tenant, subject, ATTRIBUTE, valid_at=valid_at, known_at=known)
     except NotFound:
         return None
 
@@ -194,7 +194,7 @@ def _apply(
 ) -> str:
     """Apply one operation to the store; return its status (``invalid`` for a refused expiry)."""
     if isinstance(operation, Assert):
-        [result] = store.apply_updates(
+        [result] = store.facts.apply_updates(
             tenant,
             episode_id,
             [
@@ -210,7 +210,7 @@ def _apply(
         )
         return result.status
     try:
-        expired = store.expire(
+        expired = store.facts.expire(
             tenant, subject, ATTRIBUTE, at=operation.at, source_episode_id=episode_id
         )
     except InvalidInput:
@@ -224,7 +224,9 @@ def _apply(
 @pytest.fixture
 def declared(store: MemoryStore, tenant: str) -> str:
     """The test's tenant with the date attribute declared (reject on equal start)."""
-    store.declare_attribute(tenant, ATTRIBUTE, {"value_type": "date", "description": "a deadline"})
+    store.admin.declare_attribute(
+        tenant, ATTRIBUTE, {"value_type": "date", "description": "a deadline"}
+    )
     return tenant
 
 
@@ -275,7 +277,7 @@ def test_random_writes_in_random_order_agree_with_the_reference_model(
             now += timedelta(minutes=1)
         clock.set(now)
         episode_id = f"ep-{example}-{index}"
-        store.record_episode(
+        store.episodes.record(
             tenant, {"id": episode_id, "occurred_at": EPISODE_TIME, "text": "said so"}
         )
         if isinstance(operation, Assert):
@@ -293,10 +295,10 @@ def test_random_writes_in_random_order_agree_with_the_reference_model(
     for instant in VALID_POINTS:
         found = _read(store, tenant, subject, valid_at=instant)
         assert _as_run(found) == model_run_at(timeline, instant), instant
-    history = store.history(tenant, subject, ATTRIBUTE)
+    history = store.facts.history(tenant, subject, ATTRIBUTE)
     assert {_as_run(fact) for fact in history if fact.retired_at is None} == model_runs(timeline)
     try:
-        current: str | None = store.current(tenant, subject, ATTRIBUTE).value
+        current: str | None = store.facts.current(tenant, subject, ATTRIBUTE).value
     except NotFound:
         current = None
     assert current == model_value_at(timeline, now)

@@ -21,7 +21,8 @@ from pydantic import BaseModel
 
 from store.clock import ManualClock
 from store.errors import Conflict, NotFound
-from store.models import Fact, UpdateResult
+from store.models import Fact
+from store.results import UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, record
@@ -130,8 +131,8 @@ def build(store: MemoryStore, clock: ManualClock, tenant: str, side: Side) -> Bu
 def pair(store: MemoryStore, clock: ManualClock) -> tuple[Built, Built]:
     """Tenants A and B with the same keys and episode ids; B also has e3 and loyalty_tier."""
     tenant_a, tenant_b = f"iso-a-{uuid4().hex[:8]}", f"iso-b-{uuid4().hex[:8]}"
-    store.create_tenant(tenant_a)
-    store.create_tenant(tenant_b)
+    store.admin.create_tenant(tenant_a)
+    store.admin.create_tenant(tenant_b)
     a = build(store, clock, tenant_a, ALPHA)
     # B's writes go to the same keys at the same system times as A's: each tenant's keys
     # have their own "system time only moves forward" check.
@@ -157,13 +158,13 @@ def reads(store: MemoryStore, clock: ManualClock, tenant: str) -> dict[str, Any]
     clock.set(ts(READ_AT))
     found: dict[str, Any] = {
         "current": {
-            attribute: store.current(tenant, "mira", attribute)
+            attribute: store.facts.current(tenant, "mira", attribute)
             for attribute in ("home_city", "passport_deadline")
         },
-        "valid_on_may_5": store.at(
+        "valid_on_may_5": store.facts.at(
             tenant, "mira", "passport_deadline", valid_at="2026-05-05T00:00:00Z"
         ),
-        "believed_at_0130": store.at(
+        "believed_at_0130": store.facts.at(
             tenant,
             "mira",
             "passport_deadline",
@@ -171,17 +172,17 @@ def reads(store: MemoryStore, clock: ManualClock, tenant: str) -> dict[str, Any]
             valid_at="2026-05-20T00:00:00Z",
         ),
         "history": {
-            attribute: store.history(tenant, "mira", attribute)
+            attribute: store.facts.history(tenant, "mira", attribute)
             for attribute in ("home_city", "passport_deadline")
         },
-        "profile": store.profile(tenant, "mira"),
-        "profile_may_5": store.profile(
+        "profile": store.subjects.profile(tenant, "mira"),
+        "profile_may_5": store.subjects.profile(
             tenant, "mira", valid_at="2026-05-05T00:00:00Z", known_at="2026-06-01T01:30:00Z"
         ),
         "episodes": {
-            episode_id: store.get_episode(tenant, episode_id) for episode_id in ("e1", "e2")
+            episode_id: store.episodes.get(tenant, episode_id) for episode_id in ("e1", "e2")
         },
-        "attributes": store.list_attributes(tenant),
+        "attributes": store.admin.list_attributes(tenant),
     }
     return found
 
@@ -302,9 +303,9 @@ def test_every_read_returns_only_the_tenants_own_data(
     assert len(ids_a) == len(ids_b) == 3
     assert ids_a.isdisjoint(ids_b)
     # What only B has is absent from A.
-    assert store.history(a.tenant, "mira", "loyalty_tier") == []
-    assert store.profile(a.tenant, "mira", valid_at="2026-04-25T00:00:00Z").facts == []
-    [loyalty] = store.profile(b.tenant, "mira", valid_at="2026-04-25T00:00:00Z").facts
+    assert store.facts.history(a.tenant, "mira", "loyalty_tier") == []
+    assert store.subjects.profile(a.tenant, "mira", valid_at="2026-04-25T00:00:00Z").facts == []
+    [loyalty] = store.subjects.profile(b.tenant, "mira", valid_at="2026-04-25T00:00:00Z").facts
     assert (loyalty.attribute, loyalty.value, loyalty.source_episode_id) == (
         "loyalty_tier",
         "platinum-bravo-777",
@@ -318,8 +319,8 @@ def test_writes_to_one_tenant_do_not_change_the_others_reads(
     a, b = pair
     before_b = reads(store, clock, b.tenant)
     loyalty_b, e3_b = (
-        store.current(b.tenant, "mira", "loyalty_tier"),
-        store.get_episode(b.tenant, "e3"),
+        store.facts.current(b.tenant, "mira", "loyalty_tier"),
+        store.episodes.get(b.tenant, "e3"),
     )
 
     # A new value in A, from an episode id B does not have.
@@ -335,26 +336,26 @@ def test_writes_to_one_tenant_do_not_change_the_others_reads(
     third = written(
         assert_value(store, a.tenant, "e4", "2033-03-13", evidence="deadline now 2033-03-13")
     )
-    assert store.current(a.tenant, "mira", "passport_deadline") == third
+    assert store.facts.current(a.tenant, "mira", "passport_deadline") == third
     assert reads(store, clock, b.tenant) == before_b
     with pytest.raises(NotFound):
-        store.get_episode(b.tenant, "e4")
+        store.episodes.get(b.tenant, "e4")
 
     # An expiry in A of a key B also holds.
     clock.set(ts("2026-06-02T01:00:00Z"))
-    expired = store.expire(
+    expired = store.facts.expire(
         a.tenant, "mira", "home_city", at="2026-05-20T00:00:00Z", source_episode_id="e2"
     )
     assert expired.status == "expired"
     assert expired.fact is not None
     assert (expired.fact.value, expired.fact.valid_to) == (ALPHA.city, ts("2026-05-20T00:00:00Z"))
     with pytest.raises(NotFound):
-        store.current(a.tenant, "mira", "home_city")
+        store.facts.current(a.tenant, "mira", "home_city")
     assert reads(store, clock, b.tenant) == before_b
 
     # Erasing mira in A.
     clock.set(ts("2026-06-02T02:00:00Z"))
-    erased = store.erase_subject(a.tenant, "mira")
+    erased = store.erasure.erase_subject(a.tenant, "mira")
     # Only A's rows are counted. Episodes e1, e2, e4. Versions: deadline from e1 (retired,
     # closed), from e2 (retired, closed), from e4; city (retired, closed by the expiry).
     assert (
@@ -364,14 +365,14 @@ def test_writes_to_one_tenant_do_not_change_the_others_reads(
         erased.conflicts_deleted,
         erased.expiries_deleted,
     ) == (3, 0, 7, 0, 1)
-    assert store.profile(a.tenant, "mira").facts == []
+    assert store.subjects.profile(a.tenant, "mira").facts == []
     for episode_id in ("e1", "e2", "e4"):
         with pytest.raises(NotFound):
-            store.get_episode(a.tenant, episode_id)
+            store.episodes.get(a.tenant, episode_id)
     assert reads(store, clock, b.tenant) == before_b
     expected_reads(without_loyalty(before_b), b, BRAVO)
-    assert store.current(b.tenant, "mira", "loyalty_tier") == loyalty_b
-    assert store.get_episode(b.tenant, "e3") == e3_b
+    assert store.facts.current(b.tenant, "mira", "loyalty_tier") == loyalty_b
+    assert store.episodes.get(b.tenant, "e3") == e3_b
 
 
 def test_a_tenant_cannot_cite_or_read_an_episode_only_the_other_has(
@@ -379,11 +380,11 @@ def test_a_tenant_cannot_cite_or_read_an_episode_only_the_other_has(
 ) -> None:
     a, b = pair
     before_a, before_b = reads(store, clock, a.tenant), reads(store, clock, b.tenant)
-    bravo_e3 = store.get_episode(b.tenant, "e3")
+    bravo_e3 = store.episodes.get(b.tenant, "e3")
     clock.set(ts("2026-06-02T00:00:00Z"))
 
     with pytest.raises(NotFound) as cited:
-        store.apply_updates(
+        store.facts.apply_updates(
             a.tenant,
             "e3",
             [
@@ -397,11 +398,11 @@ def test_a_tenant_cannot_cite_or_read_an_episode_only_the_other_has(
             ],
         )
     with pytest.raises(NotFound) as expired:
-        store.expire(
+        store.facts.expire(
             a.tenant, "mira", "passport_deadline", at="2026-05-20T00:00:00Z", source_episode_id="e3"
         )
     with pytest.raises(NotFound) as read:
-        store.get_episode(a.tenant, "e3")
+        store.episodes.get(a.tenant, "e3")
 
     for error in (cited.value, read.value):
         assert (error.detail, error.field) == ("episode 'e3' does not exist", "episode_id")
@@ -412,7 +413,7 @@ def test_a_tenant_cannot_cite_or_read_an_episode_only_the_other_has(
     )
     assert reads(store, clock, a.tenant) == before_a
     assert reads(store, clock, b.tenant) == before_b
-    assert store.get_episode(b.tenant, "e3") == bravo_e3
+    assert store.episodes.get(b.tenant, "e3") == bravo_e3
 
 
 def test_the_same_episode_id_names_each_tenants_own_episode(
@@ -420,21 +421,21 @@ def test_the_same_episode_id_names_each_tenants_own_episode(
 ) -> None:
     a, b = pair
     # Re-recording A's own e1 is idempotent: it returns A's episode, untouched by B's e1.
-    again = store.record_episode(
+    again = store.episodes.record(
         a.tenant, {"id": "e1", "occurred_at": OCCURRED["e1"], "text": ALPHA.text("e1")}
     )
-    assert again == store.get_episode(a.tenant, "e1")
+    assert again == store.episodes.get(a.tenant, "e1")
     assert again.text == ALPHA.text("e1")
     # B's content under the id e1 in A is a different episode to A: refused.
     with pytest.raises(Conflict) as refused:
-        store.record_episode(
+        store.episodes.record(
             a.tenant, {"id": "e1", "occurred_at": OCCURRED["e1"], "text": BRAVO.text("e1")}
         )
     assert refused.value.detail == "episode 'e1' exists with different content"
-    assert store.get_episode(b.tenant, "e1").text == BRAVO.text("e1")
+    assert store.episodes.get(b.tenant, "e1").text == BRAVO.text("e1")
     assert (
-        store.get_episode(a.tenant, "e1").content_hash
-        != store.get_episode(b.tenant, "e1").content_hash
+        store.episodes.get(a.tenant, "e1").content_hash
+        != store.episodes.get(b.tenant, "e1").content_hash
     )
 
 
@@ -447,15 +448,15 @@ def test_errors_of_one_tenants_reads_do_not_mention_the_others_data(
     cases: list[tuple[str, Callable[[str], object]]] = [
         (
             "mira.loyalty_tier is not known at that time",
-            lambda tenant: store.current(tenant, "mira", "loyalty_tier"),
+            lambda tenant: store.facts.current(tenant, "mira", "loyalty_tier"),
         ),
         (
             "mira.loyalty_tier is not known at that time",
-            lambda tenant: store.at(
+            lambda tenant: store.facts.at(
                 tenant, "mira", "loyalty_tier", valid_at="2026-05-01T00:00:00Z"
             ),
         ),
-        ("episode 'e3' does not exist", lambda tenant: store.get_episode(tenant, "e3")),
+        ("episode 'e3' does not exist", lambda tenant: store.episodes.get(tenant, "e3")),
     ]
     for expected, call in cases:
         with pytest.raises(NotFound) as caught:
@@ -466,14 +467,14 @@ def test_errors_of_one_tenants_reads_do_not_mention_the_others_data(
 
     # A write naming B's attribute fails in A in A's own words.
     with pytest.raises(NotFound) as undeclared:
-        store.expire(
+        store.facts.expire(
             a.tenant, "mira", "loyalty_tier", at="2026-05-01T00:00:00Z", source_episode_id="e1"
         )
     assert (undeclared.value.detail, undeclared.value.field) == (
         "attribute 'loyalty_tier' is not declared",
         "attribute",
     )
-    [invalid] = store.apply_updates(
+    [invalid] = store.facts.apply_updates(
         a.tenant,
         "e1",
         [
@@ -493,6 +494,6 @@ def test_errors_of_one_tenants_reads_do_not_mention_the_others_data(
     )
     # And B's failed reads say nothing of A.
     with pytest.raises(NotFound) as before_may:
-        store.at(b.tenant, "mira", "passport_deadline", valid_at="2026-04-30T00:00:00Z")
+        store.facts.at(b.tenant, "mira", "passport_deadline", valid_at="2026-04-30T00:00:00Z")
     assert before_may.value.detail == "mira.passport_deadline is not known at that time"
     assert_mentions_none(str(before_may.value), (*ALPHA.needles, a.tenant))

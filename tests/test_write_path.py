@@ -31,7 +31,7 @@ def values(store: MemoryStore, tenant: str) -> list[tuple[str, str, str | None]]
     """The key's current knowledge as (value, valid_from, valid_to) in valid order."""
     return [
         (str(f.value), f.valid_from.isoformat(), f.valid_to.isoformat() if f.valid_to else None)
-        for f in store.history(tenant, "mira", "passport_deadline")
+        for f in store.facts.history(tenant, "mira", "passport_deadline")
         if f.retired_at is None
     ]
 
@@ -54,7 +54,7 @@ def test_a_candidate_is_written_with_tenant_and_source_from_the_call(
     assert result.fact.valid_from == ts("2026-06-01T09:00:00Z")
     assert result.fact.evidence_verified is True
     assert result.fact.schema_version == 1
-    assert store.get_episode(mira, "e1").subjects == ["mira"]
+    assert store.episodes.get(mira, "e1").subjects == ["mira"]
 
 
 def test_a_candidate_naming_its_own_tenant_or_source_is_refused(
@@ -100,17 +100,17 @@ def test_invalid_candidates_say_why_and_write_nothing(
         "change": "new",
         "value": "2026-07-15",
     }
-    [result] = store.apply_updates(mira, "e1", [base | candidate])
+    [result] = store.facts.apply_updates(mira, "e1", [base | candidate])
     assert (result.status, result.field) == ("invalid", field)
     assert result.reason
     assert values(store, mira) == []
-    assert store.get_episode(mira, "e1").subjects == []
+    assert store.episodes.get(mira, "e1").subjects == []
 
 
 def test_no_change_is_ignored_and_results_keep_candidate_order(
     store: MemoryStore, mira: str
 ) -> None:
-    results = store.apply_updates(
+    results = store.facts.apply_updates(
         mira,
         "e1",
         [
@@ -150,21 +150,21 @@ def test_same_value_repeat_inside_a_window_is_unchanged(store: MemoryStore, mira
     exact = assert_value(store, mira, "e3", "2026-07-15", "2026-06-01T09:00:00Z")
     assert (repeat.status, exact.status) == ("unchanged", "unchanged")
     assert repeat.fact == written.fact == exact.fact
-    assert len(store.history(mira, "mira", "passport_deadline")) == 1
+    assert len(store.facts.history(mira, "mira", "passport_deadline")) == 1
 
 
 def test_equal_start_with_another_value_is_a_logged_conflict_that_changes_no_read(
     store: MemoryStore, mira: str
 ) -> None:
     assert_value(store, mira, "e1", "2026-07-15", "2026-06-01T09:00:00Z")
-    before = store.history(mira, "mira", "passport_deadline")
+    before = store.facts.history(mira, "mira", "passport_deadline")
     first = assert_value(store, mira, "e2", "2026-06-30", "2026-06-01T09:00:00Z")
     again = assert_value(store, mira, "e2", "2026-06-30", "2026-06-01T09:00:00Z")
     assert (first.status, first.fact) == ("conflict", None)
     assert first.conflict_id is not None
     assert again.conflict_id == first.conflict_id  # logged once
-    assert store.history(mira, "mira", "passport_deadline") == before
-    read = store.at(mira, "mira", "passport_deadline", valid_at="2026-06-02T00:00:00Z")
+    assert store.facts.history(mira, "mira", "passport_deadline") == before
+    read = store.facts.at(mira, "mira", "passport_deadline", valid_at="2026-06-02T00:00:00Z")
     assert read.value == "2026-07-15"
 
 
@@ -190,9 +190,9 @@ def test_a_future_valid_from_leaves_the_old_value_current_until_then(
     future = assert_value(store, mira, "e2", "2026-06-30", "2026-06-20T00:00:00Z")
     assert future.fact is not None
     assert future.fact.status == "future"
-    assert store.current(mira, "mira", "passport_deadline").value == "2026-07-15"
+    assert store.facts.current(mira, "mira", "passport_deadline").value == "2026-07-15"
     clock.set(ts("2026-06-21T00:00:00Z"))
-    assert store.current(mira, "mira", "passport_deadline").value == "2026-06-30"
+    assert store.facts.current(mira, "mira", "passport_deadline").value == "2026-06-30"
 
 
 def test_rule_3_in_a_gap_left_by_an_expiry(
@@ -201,7 +201,7 @@ def test_rule_3_in_a_gap_left_by_an_expiry(
     assert_value(store, mira, "e1", "2026-07-15", "2026-06-01T09:00:00Z")
     assert_value(store, mira, "e3", "2026-07-31", "2026-06-20T00:00:00Z")
     clock.set(ts("2026-06-01T00:01:00Z"))
-    expired = store.expire(
+    expired = store.facts.expire(
         mira, "mira", "passport_deadline", at="2026-06-05T00:00:00Z", source_episode_id="e2"
     )
     assert expired.status == "expired"
@@ -217,7 +217,7 @@ def test_rule_3_in_a_gap_left_by_an_expiry(
         ("2026-07-31", "2026-06-20T00:00:00+00:00", None),
     ]
     with pytest.raises(NotFound):
-        store.at(mira, "mira", "passport_deadline", valid_at="2026-06-07T00:00:00Z")
+        store.facts.at(mira, "mira", "passport_deadline", valid_at="2026-06-07T00:00:00Z")
 
 
 def test_expiry_at_a_start_is_invalid_and_expiring_nothing_is_unchanged(
@@ -225,11 +225,11 @@ def test_expiry_at_a_start_is_invalid_and_expiring_nothing_is_unchanged(
 ) -> None:
     assert_value(store, mira, "e1", "2026-07-15", "2026-06-01T09:00:00Z")
     with pytest.raises(InvalidInput) as raised:
-        store.expire(
+        store.facts.expire(
             mira, "mira", "passport_deadline", at="2026-06-01T09:00:00Z", source_episode_id="e2"
         )
     assert raised.value.field == "at"
-    nothing = store.expire(
+    nothing = store.facts.expire(
         mira, "mira", "passport_deadline", at="2026-05-01T00:00:00Z", source_episode_id="e2"
     )
     assert (nothing.status, nothing.fact) == ("unchanged", None)
@@ -241,9 +241,11 @@ def test_expiry_needs_a_declared_attribute_and_an_aware_instant(
     store: MemoryStore, mira: str
 ) -> None:
     with pytest.raises(NotFound):
-        store.expire(mira, "mira", "shoe_size", at="2026-06-05T00:00:00Z", source_episode_id="e1")
+        store.facts.expire(
+            mira, "mira", "shoe_size", at="2026-06-05T00:00:00Z", source_episode_id="e1"
+        )
     with pytest.raises(InvalidInput) as raised:
-        store.expire(
+        store.facts.expire(
             mira, "mira", "passport_deadline", at="2026-06-05T00:00:00", source_episode_id="e1"
         )
     assert raised.value.field == "at"
@@ -282,11 +284,11 @@ def test_the_database_rejects_an_overlapping_version_inserted_with_raw_sql(
 def test_episodes_are_idempotent_by_id_and_refuse_other_content(
     store: MemoryStore, tenant: str
 ) -> None:
-    first = store.record_episode(
+    first = store.episodes.record(
         tenant,
         {"id": "e1", "occurred_at": "2026-06-01T09:00:00Z", "text": "hello", "subjects": ["mira"]},
     )
-    again = store.record_episode(
+    again = store.episodes.record(
         tenant,
         {
             "id": "e1",
@@ -297,11 +299,11 @@ def test_episodes_are_idempotent_by_id_and_refuse_other_content(
     )
     assert again == first
     with pytest.raises(Conflict) as raised:
-        store.record_episode(
+        store.episodes.record(
             tenant, {"id": "e1", "occurred_at": "2026-06-01T09:00:00Z", "text": "goodbye"}
         )
     assert raised.value.field == "id"
-    generated = store.record_episode(
+    generated = store.episodes.record(
         tenant, {"occurred_at": "2026-06-01T09:00:00Z", "text": "no id given"}
     )
     assert len(generated.id) == 36
@@ -323,41 +325,43 @@ def test_invalid_episodes_are_refused_with_the_field(
 ) -> None:
     base = {"id": "e9", "occurred_at": "2026-06-01T09:00:00Z", "text": "hello"}
     with pytest.raises(InvalidInput) as raised:
-        store.record_episode(tenant, base | episode)
+        store.episodes.record(tenant, base | episode)
     assert raised.value.field == field
     with pytest.raises(NotFound):
-        store.get_episode(tenant, "e9")
+        store.episodes.get(tenant, "e9")
 
 
 def test_redeclaring_bumps_schema_version_only_for_compatible_changes(
     store: MemoryStore, tenant: str
 ) -> None:
     declare(store, tenant)
-    same = store.declare_attribute(
+    same = store.admin.declare_attribute(
         tenant, "passport_deadline", {"value_type": "date", "description": "the passport_deadline"}
     )
-    changed = store.declare_attribute(
+    changed = store.admin.declare_attribute(
         tenant,
         "passport_deadline",
         {"value_type": "date", "description": "renewal date", "aliases": ["passport due"]},
     )
     assert (same.schema_version, changed.schema_version) == (1, 2)
     with pytest.raises(Conflict) as raised:
-        store.declare_attribute(tenant, "passport_deadline", {"value_type": "string"})
+        store.admin.declare_attribute(tenant, "passport_deadline", {"value_type": "string"})
     assert raised.value.field == "value_type"
-    assert [a.schema_version for a in store.list_attributes(tenant)] == [2]
+    assert [a.schema_version for a in store.admin.list_attributes(tenant)] == [2]
 
 
 def test_enum_attributes_accept_added_members_only(store: MemoryStore, tenant: str) -> None:
     declare(store, tenant, "tier", "enum", enum_values=["gold", "silver"])
-    wider = store.declare_attribute(
+    wider = store.admin.declare_attribute(
         tenant, "tier", {"value_type": "enum", "enum_values": ["gold", "silver", "bronze"]}
     )
     assert wider.enum_values == ["gold", "silver", "bronze"]
     with pytest.raises(Conflict):
-        store.declare_attribute(tenant, "tier", {"value_type": "enum", "enum_values": ["gold"]})
+        store.admin.declare_attribute(
+            tenant, "tier", {"value_type": "enum", "enum_values": ["gold"]}
+        )
     with pytest.raises(InvalidInput) as raised:
-        store.declare_attribute(tenant, "plan", {"value_type": "enum"})
+        store.admin.declare_attribute(tenant, "plan", {"value_type": "enum"})
     assert "enum_values" in raised.value.detail
 
 

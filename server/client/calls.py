@@ -27,18 +27,20 @@ from server.bodies import (
 )
 from server.wire import Health, Readiness
 from store.models import (
-    ApiKeyIssued,
-    ApiKeyRevoked,
     Attribute,
-    ConflictPage,
     Episode,
     EpisodeKind,
     EqualStartPolicy,
-    ErasureResult,
-    ExpireResult,
     Fact,
     MemoryType,
     MemoryUpdate,
+)
+from store.results import (
+    ApiKeyIssued,
+    ApiKeyRevoked,
+    ConflictPage,
+    ErasureResult,
+    ExpireResult,
     Profile,
     ResolveResult,
     RetractResult,

@@ -8,13 +8,13 @@ from litestar.params import JSONBody
 from server.bodies import TenantCreate, TenantCreated
 from server.routes.common import PROBLEM_RESPONSES, PathId, PathUuid, Store
 from store.errors import StoreError
-from store.models import ApiKeyIssued, ApiKeyRevoked
+from store.results import ApiKeyIssued, ApiKeyRevoked
 
 
 @post("/tenants", status_code=201, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def create_tenant(store: Store, data: JSONBody[TenantCreate]) -> TenantCreated:
     """Create a tenant (409 if it exists)."""
-    store.create_tenant(data.tenant_id)
+    store.admin.create_tenant(data.tenant_id)
     return TenantCreated(tenant_id=data.tenant_id)
 
 
@@ -24,7 +24,7 @@ def create_tenant(store: Store, data: JSONBody[TenantCreate]) -> TenantCreated:
 def create_key(store: Store, tenant: PathId) -> ApiKeyIssued:
     """Issue an API key for a tenant; ``api_key`` is shown this once and stored hashed."""
     try:
-        return store.create_api_key(tenant)
+        return store.admin.create_api_key(tenant)
     except StoreError as error:
         if error.field == "tenant_id":  # the path calls it {tenant}
             error.field = "tenant"
@@ -34,7 +34,7 @@ def create_key(store: Store, tenant: PathId) -> ApiKeyIssued:
 @delete("/keys/{key_id:str}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def revoke_key(store: Store, key_id: PathUuid) -> ApiKeyRevoked:
     """Revoke a key: its next call is 401."""
-    return store.revoke_api_key(key_id)
+    return store.admin.revoke_api_key(key_id)
 
 
 admin_routes = [create_tenant, create_key, revoke_key]

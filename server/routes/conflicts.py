@@ -10,7 +10,7 @@ from litestar.params import FromQuery, JSONBody, QueryParameter
 from server.bodies import ResolveBody
 from server.routes.common import PROBLEM_RESPONSES, PathUuid, Store, TenantId
 from server.routes.subjects import Cursor, Limit
-from store.models import ConflictPage, ResolveResult
+from store.results import ConflictPage, ResolveResult
 
 
 @get("/v1/conflicts", sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -27,7 +27,7 @@ def list_conflicts(
     cursor: Cursor = None,
 ) -> ConflictPage:
     """A page of conflicts, oldest first (open ones by default)."""
-    return store.list_conflicts(
+    return store.conflicts.list(
         tenant_id,
         status=None if status == "all" else status,
         subject=subject,
@@ -47,7 +47,7 @@ def resolve_conflict(
     *, store: Store, tenant_id: TenantId, conflict_id: PathUuid, data: JSONBody[ResolveBody]
 ) -> ResolveResult:
     """Keep the incumbent, or let the challenger replace it."""
-    return store.resolve_conflict(tenant_id, conflict_id, choose=data.choose)
+    return store.conflicts.resolve(tenant_id, conflict_id, choose=data.choose)
 
 
 conflict_routes = [list_conflicts, resolve_conflict]

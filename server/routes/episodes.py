@@ -15,14 +15,15 @@ from server.bodies import (
 )
 from server.metrics import count_results
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
-from store.models import Episode, ErasureResult
+from store.models import Episode
+from store.results import ErasureResult
 from store.service import MemoryStore
 
 
 def _with_results(
     store: MemoryStore, tenant_id: str, episode: Episode, body: EpisodeBody
 ) -> EpisodeRecorded:
-    results = store.apply_updates(tenant_id, episode.id, body.updates) if body.updates else []
+    results = store.facts.apply_updates(tenant_id, episode.id, body.updates) if body.updates else []
     count_results(results)
     return EpisodeRecorded(**episode.model_dump(), results=results)
 
@@ -32,7 +33,7 @@ def record_episode(
     *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBody]
 ) -> EpisodeRecorded:
     """Record an episode (idempotent on ``id``), then apply its candidates one by one."""
-    [episode] = store.record_episodes(tenant_id, [data.episode()], field_prefix="")
+    [episode] = store.episodes.record_batch(tenant_id, [data.episode()], field_prefix="")
     return _with_results(store, tenant_id, episode, data)
 
 
@@ -41,7 +42,7 @@ def record_batch(
     *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBatch]
 ) -> EpisodeBatchRecorded:
     """Record several episodes in one transaction, then apply each one's candidates."""
-    recorded = store.record_episodes(tenant_id, [body.episode() for body in data.episodes])
+    recorded = store.episodes.record_batch(tenant_id, [body.episode() for body in data.episodes])
     return EpisodeBatchRecorded(
         episodes=[
             _with_results(store, tenant_id, episode, body)
@@ -53,7 +54,7 @@ def record_batch(
 @get("/v1/episodes/{episode_id:str}", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def read_episode(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> Episode:
     """One episode, as citations name it (a stub without text if erased while still cited)."""
-    return store.get_episode(tenant_id, episode_id)
+    return store.episodes.get(tenant_id, episode_id)
 
 
 @post(
@@ -66,7 +67,7 @@ def apply_updates(
     *, store: Store, tenant_id: TenantId, episode_id: PathId, data: JSONBody[CandidatesBody]
 ) -> CandidateResults:
     """Candidates from a later extraction of the episode; one result per candidate."""
-    results = store.apply_updates(tenant_id, episode_id, data.candidates)
+    results = store.facts.apply_updates(tenant_id, episode_id, data.candidates)
     count_results(results)
     return CandidateResults(results=results)
 
@@ -79,7 +80,7 @@ def apply_updates(
 )
 def erase_episode(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> ErasureResult:
     """Erase an episode: retract what it sourced, delete it, leave a content-free tombstone."""
-    return store.erase_episode(tenant_id, episode_id)
+    return store.erasure.erase_episode(tenant_id, episode_id)
 
 
 episode_routes = [record_episode, record_batch, read_episode, apply_updates, erase_episode]

@@ -7,7 +7,8 @@ from litestar.params import JSONBody
 
 from server.bodies import ExpireBody, RetractBody
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
-from store.models import ExpireResult, Fact, RetractResult
+from store.models import Fact
+from store.results import ExpireResult, RetractResult
 
 
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -18,7 +19,9 @@ def read_fact(
 
     Both default to now; given only ``known_at``, ``valid_at`` defaults to it.
     """
-    return store.at(tenant_id, subject, attribute, valid_at=times.valid_at, known_at=times.known_at)
+    return store.facts.at(
+        tenant_id, subject, attribute, valid_at=times.valid_at, known_at=times.known_at
+    )
 
 
 @get("/history", sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -26,7 +29,7 @@ def read_history(
     *, store: Store, tenant_id: TenantId, subject: PathId, attribute: PathId
 ) -> list[Fact]:
     """Every version of the key, by valid_from then recorded_at, each with its status."""
-    return store.history(tenant_id, subject, attribute)
+    return store.facts.history(tenant_id, subject, attribute)
 
 
 @post("/expire", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -39,7 +42,7 @@ def expire(
     data: JSONBody[ExpireBody],
 ) -> ExpireResult:
     """End the key's value at ``at`` (the value stops being true; nothing replaces it)."""
-    return store.expire(
+    return store.facts.expire(
         tenant_id, subject, attribute, at=data.at, source_episode_id=data.source_episode_id
     )
 
@@ -54,7 +57,7 @@ def retract(
     data: JSONBody[RetractBody],
 ) -> RetractResult:
     """Withdraw a wrong fact; the key reads as if it had never been asserted."""
-    return store.retract(
+    return store.facts.retract(
         tenant_id, subject, attribute, fact_id=data.fact_id, valid_from=data.valid_from
     )
 

@@ -8,7 +8,7 @@ from litestar import delete, get
 from litestar.params import QueryParameter
 
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
-from store.models import ErasureResult, Profile, SubjectExport, SubjectPage
+from store.results import ErasureResult, Profile, SubjectExport, SubjectPage
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500, description="Page size.")]
 Cursor = Annotated[
@@ -21,19 +21,21 @@ def list_subjects(
     *, store: Store, tenant_id: TenantId, limit: Limit = 100, cursor: Cursor = None
 ) -> SubjectPage:
     """The tenant's subjects, by id; follow ``next_cursor`` for the next page."""
-    return store.list_subjects(tenant_id, limit=limit, cursor=cursor)
+    return store.subjects.list(tenant_id, limit=limit, cursor=cursor)
 
 
 @get("/v1/subjects/{subject:str}/profile", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def read_profile(*, store: Store, tenant_id: TenantId, subject: PathId, times: Times) -> Profile:
     """Every attribute of the subject valid at ``valid_at`` as believed at ``known_at``."""
-    return store.profile(tenant_id, subject, valid_at=times.valid_at, known_at=times.known_at)
+    return store.subjects.profile(
+        tenant_id, subject, valid_at=times.valid_at, known_at=times.known_at
+    )
 
 
 @get("/v1/subjects/{subject:str}/export", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def export_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> SubjectExport:
     """Everything held about the subject: facts, every version, episodes, conflicts."""
-    return store.export_subject(tenant_id, subject)
+    return store.subjects.export(tenant_id, subject)
 
 
 @delete(
@@ -41,7 +43,7 @@ def export_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> Sub
 )
 def erase_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> ErasureResult:
     """Erase everything held about the subject; leave a content-free tombstone."""
-    return store.erase_subject(tenant_id, subject)
+    return store.erasure.erase_subject(tenant_id, subject)
 
 
 subject_routes = [list_subjects, read_profile, export_subject, erase_subject]

@@ -1,4 +1,4 @@
-"""The tenant's administration on ``MemoryStore``: tenants, API keys, the attribute schema."""
+"""Administration: tenants, API keys and each tenant's attribute schema."""
 
 from __future__ import annotations
 
@@ -10,42 +10,48 @@ from uuid import UUID
 import psycopg
 
 from store import attributes, keys, tenants
-from store.base import StoreBase
+from store.api.transactions import Transactions
 from store.inputs import check_identifier, parse_input, parse_uuid
-from store.models import ApiKey, ApiKeyIssued, ApiKeyRevoked, Attribute, AttributeDeclaration
+from store.models import Attribute, AttributeDeclaration
+from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 
 
-class AdminStore(StoreBase):
+class AdminCalls:
     """Calls an operator or an admin token makes, and the key check every request makes."""
+
+    def __init__(self, transactions: Transactions) -> None:
+        self._transactions = transactions
 
     def create_tenant(self, tenant_id: str) -> None:
         """Create a tenant (Conflict if it exists)."""
         check_identifier(tenant_id, "tenant_id")
-        self._run(lambda conn, now: tenants.create_tenant(conn, tenant_id, now=now))
+        self._transactions.run(lambda conn, now: tenants.create_tenant(conn, tenant_id, now=now))
 
     def ensure_tenant(self, tenant_id: str) -> None:
         """Create a tenant unless it exists."""
         check_identifier(tenant_id, "tenant_id")
-        self._run(lambda conn, now: tenants.ensure_tenant(conn, tenant_id, now=now))
+        self._transactions.run(lambda conn, now: tenants.ensure_tenant(conn, tenant_id, now=now))
 
     def create_api_key(self, tenant_id: str) -> ApiKeyIssued:
         """Issue an API key for the tenant; its token is shown only in this result."""
         check_identifier(tenant_id, "tenant_id")
-        return self._run(lambda conn, now: keys.create_api_key(conn, tenant_id, now=now))
+        return self._transactions.run(
+            lambda conn, now: keys.create_api_key(conn, tenant_id, now=now)
+        )
 
     def authenticate(self, api_key: str) -> str | None:
         """The tenant of a valid, unrevoked key; None for anything else."""
-        return self._run(lambda conn, _: keys.authenticate(conn, api_key))
+        return self._transactions.run(lambda conn, _: keys.authenticate(conn, api_key))
 
     def revoke_api_key(self, key_id: UUID | str) -> ApiKeyRevoked:
         """Revoke a key for good (revoking it again changes nothing)."""
         target = parse_uuid(key_id, "key_id")
-        return self._run(lambda conn, now: keys.revoke_api_key(conn, target, now=now))
+        return self._transactions.run(lambda conn, now: keys.revoke_api_key(conn, target, now=now))
 
     def list_api_keys(self, tenant_id: str) -> list[ApiKey]:
         """The tenant's keys without their secrets, oldest first."""
         check_identifier(tenant_id, "tenant_id")
-        return self._run(lambda conn, _: keys.list_api_keys(conn, tenant_id))
+        return self._transactions.run(lambda conn, _: keys.list_api_keys(conn, tenant_id))
 
     def declare_attribute(
         self,
@@ -63,12 +69,14 @@ class AdminStore(StoreBase):
                 conn, tenant_id, attribute, declaration=parsed, now=now
             )
 
-        return self._run(work)
+        return self._transactions.run(work)
 
     def list_attributes(self, tenant_id: str) -> list[Attribute]:
         """The tenant's attribute schema."""
-        return self._run(lambda conn, _: attributes.list_attributes(conn, tenant_id))
+        return self._transactions.run(lambda conn, _: attributes.list_attributes(conn, tenant_id))
 
     def memory_update_schema(self, tenant_id: str) -> dict[str, Any]:
         """The ``MemoryUpdate`` JSON Schema for structured output, attributes as an enum."""
-        return self._run(lambda conn, _: attributes.memory_update_schema(conn, tenant_id))
+        return self._transactions.run(
+            lambda conn, _: attributes.memory_update_schema(conn, tenant_id)
+        )

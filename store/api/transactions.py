@@ -1,42 +1,36 @@
-"""What every ``MemoryStore`` call stands on: the pool, the clock, the id factory, and ``_run``."""
+"""What every store call stands on: the pool, the clock, the id factory, and ``run``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
-from uuid import uuid4
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from store.clock import Clock, wall_clock
+from store.clock import Clock
 from store.errors import translate
 from store.locks import with_retries
-from store.vectors import EpisodeEmbedder
 from store.versions import IdFactory
 
 T = TypeVar("T")
 
 
-class StoreBase:
+@dataclass(frozen=True)
+class Transactions:
     """One connection pool, one clock: each call a transaction at one system time."""
 
-    def __init__(
-        self,
-        pool: ConnectionPool,
-        *,
-        clock: Clock = wall_clock,
-        new_id: IdFactory = uuid4,
-        embedder: EpisodeEmbedder | None = None,
-    ) -> None:
-        self.pool = pool
-        self.clock = clock
-        self.new_id = new_id
-        self.embedder = embedder
+    pool: ConnectionPool
+    clock: Clock
+    new_id: IdFactory
 
-    def _run(self, work: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
-        """Run ``work`` in one transaction at one system time, retried when that is safe."""
+    def run(self, work: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
+        """Run ``work`` in one transaction at one system time, retried when that is safe.
+
+        A write to a key reads the clock again once the key's lock is held (``hold_key``).
+        """
         now = self.clock()
 
         @with_retries

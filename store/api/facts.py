@@ -1,0 +1,172 @@
+"""Facts: candidates and expiries written against their keys, retractions, exact reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+from store import episodes, facts, reads, retraction
+from store.api.transactions import Transactions
+from store.errors import InvalidInput, NotFound
+from store.inputs import check_identifier, parse_instant, parse_uuid, read_times
+from store.models import Episode, Fact, MemoryUpdate
+from store.results import ExpireResult, RetractResult, UpdateResult
+
+
+class FactCalls:
+    """The write path of facts and the exact reads of one key."""
+
+    def __init__(self, transactions: Transactions) -> None:
+        self._transactions = transactions
+
+    def apply_updates(
+        self, tenant_id: str, episode_id: str, candidates: Sequence[object]
+    ) -> list[UpdateResult]:
+        """Apply candidates citing one episode, each in its own transaction.
+
+        The source episode and tenant come from this call; a candidate that names either is
+        refused as invalid. Results keep the candidates' order.
+        """
+        check_identifier(episode_id, "episode_id")
+        transactions = self._transactions
+        episode = transactions.run(
+            lambda conn, _: episodes.get_episode(conn, tenant_id, episode_id)
+        )
+        results = []
+        for index, candidate in enumerate(candidates):
+            update = facts.validate_candidate(candidate, index)
+            if isinstance(update, UpdateResult):
+                results.append(update)
+                continue
+            results.append(self._apply(tenant_id, episode, update, index))
+        return results
+
+    def _apply(
+        self, tenant_id: str, episode: Episode, update: MemoryUpdate, index: int
+    ) -> UpdateResult:
+        transactions = self._transactions
+        return transactions.run(
+            lambda conn, _: facts.apply_update(
+                conn,
+                tenant_id,
+                episode=episode,
+                update=update,
+                index=index,
+                clock=transactions.clock,
+                new_id=transactions.new_id,
+            )
+        )
+
+    def expire(
+        self,
+        tenant_id: str,
+        subject: str,
+        attribute: str,
+        *,
+        at: datetime | str,
+        source_episode_id: str,
+    ) -> ExpireResult:
+        """End the value of a key at ``at``, citing the episode that said it ended."""
+        check_identifier(subject, "subject")
+        check_identifier(attribute, "attribute")
+        check_identifier(source_episode_id, "source_episode_id")
+        instant = parse_instant(at, "at")
+        assert instant is not None
+        transactions = self._transactions
+
+        def work(conn: psycopg.Connection[Any], _: datetime) -> ExpireResult:
+            try:
+                source = episodes.get_episode(conn, tenant_id, source_episode_id)
+            except NotFound as error:
+                raise NotFound(error.detail, field="source_episode_id") from None
+            return facts.expire(
+                conn,
+                tenant_id,
+                subject=subject,
+                attribute=attribute,
+                at=instant,
+                source_episode=source,
+                clock=transactions.clock,
+                new_id=transactions.new_id,
+            )
+
+        return transactions.run(work)
+
+    def retract(
+        self,
+        tenant_id: str,
+        subject: str,
+        attribute: str,
+        *,
+        fact_id: UUID | str | None = None,
+        valid_from: datetime | str | None = None,
+    ) -> RetractResult:
+        """Withdraw a wrong fact, named by ``fact_id`` or by its ``valid_from``."""
+        check_identifier(subject, "subject")
+        check_identifier(attribute, "attribute")
+        if (fact_id is None) == (valid_from is None):
+            raise InvalidInput(
+                "name the fact by exactly one of fact_id or valid_from", field="fact_id"
+            )
+        target = parse_uuid(fact_id, "fact_id") if fact_id is not None else None
+        start = parse_instant(valid_from, "valid_from")
+        transactions = self._transactions
+        return transactions.run(
+            lambda conn, _: retraction.retract(
+                conn,
+                tenant_id,
+                subject=subject,
+                attribute=attribute,
+                fact_id=target,
+                valid_from=start,
+                clock=transactions.clock,
+                new_id=transactions.new_id,
+            )
+        )
+
+    def current(self, tenant_id: str, subject: str, attribute: str) -> Fact:
+        """The value valid now in current knowledge (NotFound: not known)."""
+        return self.at(tenant_id, subject, attribute)
+
+    def at(
+        self,
+        tenant_id: str,
+        subject: str,
+        attribute: str,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> Fact:
+        """The value valid at ``valid_at`` as believed at ``known_at``.
+
+        Both default to now; given only ``known_at``, ``valid_at`` defaults to it ("what did
+        we believe on June 2 about June 2").
+        """
+        check_identifier(subject, "subject")
+        check_identifier(attribute, "attribute")
+        valid, known = read_times(valid_at, known_at)
+        return self._transactions.run(
+            lambda conn, now: reads.read_at(
+                conn,
+                tenant_id,
+                subject=subject,
+                attribute=attribute,
+                valid_at=valid or known or now,
+                known_at=known or now,
+                now=now,
+            )
+        )
+
+    def history(self, tenant_id: str, subject: str, attribute: str) -> list[Fact]:
+        """Every version of a key, by valid_from then recorded_at."""
+        check_identifier(subject, "subject")
+        check_identifier(attribute, "attribute")
+        return self._transactions.run(
+            lambda conn, now: reads.read_history(
+                conn, tenant_id, subject=subject, attribute=attribute, now=now
+            )
+        )

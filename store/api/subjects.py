@@ -1,0 +1,92 @@
+"""Subjects: their profiles, the list of them, an export, and the read path's whole read."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from store import reads, subject_reads, subjects
+from store.api.transactions import Transactions
+from store.inputs import check_identifier, read_times
+from store.results import Profile, SubjectExport, SubjectPage
+
+
+class SubjectCalls:
+    """Reads of a subject as a whole."""
+
+    def __init__(self, transactions: Transactions) -> None:
+        self._transactions = transactions
+
+    def profile(
+        self,
+        tenant_id: str,
+        subject: str,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> Profile:
+        """Every attribute of a subject at one valid and known time (defaults as ``at``)."""
+        check_identifier(subject, "subject")
+        valid, known = read_times(valid_at, known_at)
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> Profile:
+            known_at_ = known or now
+            valid_at_ = valid or known or now
+            found = reads.read_profile(
+                conn,
+                tenant_id,
+                subject=subject,
+                valid_at=valid_at_,
+                known_at=known_at_,
+                now=now,
+            )
+            return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
+
+        return self._transactions.run(work)
+
+    def memory(
+        self,
+        tenant_id: str,
+        subject: str,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> subject_reads.SubjectMemory:
+        """A subject's facts at one valid and known time with its whole history, in one read."""
+        check_identifier(subject, "subject")
+        valid, known = read_times(valid_at, known_at)
+        return self._transactions.run(
+            lambda conn, now: subject_reads.read_subject_memory(
+                conn,
+                tenant_id,
+                subject=subject,
+                valid_at=valid or known or now,
+                known_at=known or now,
+                now=now,
+            )
+        )
+
+    def find(self, tenant_id: str, names: Sequence[str]) -> list[str]:
+        """The tenant's subjects among ``names`` (case-insensitive), for question planning."""
+        return self._transactions.run(
+            lambda conn, _: reads.find_subjects(conn, tenant_id, names=list(names))
+        )
+
+    def list(self, tenant_id: str, *, limit: int = 100, cursor: str | None = None) -> SubjectPage:
+        """A page of the tenant's subject ids in byte order (facts held or episodes naming)."""
+
+        def work(conn: psycopg.Connection[Any], _: datetime) -> SubjectPage:
+            found, next_cursor = subjects.list_subjects(conn, tenant_id, limit=limit, cursor=cursor)
+            return SubjectPage(subjects=found, next_cursor=next_cursor)
+
+        return self._transactions.run(work)
+
+    def export(self, tenant_id: str, subject: str) -> SubjectExport:
+        """Everything held about a subject: facts now, all versions, episodes, conflicts."""
+        check_identifier(subject, "subject")
+        return self._transactions.run(
+            lambda conn, now: subjects.export_subject(conn, tenant_id, subject, now=now)
+        )

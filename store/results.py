@@ -1,0 +1,126 @@
+"""What the store's calls answer: outcomes, pages, profiles, exports and receipts."""
+
+from __future__ import annotations
+
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel
+
+from store.models import (
+    ConflictRecord,
+    Episode,
+    Fact,
+    Timestamp,
+    UpdateStatus,
+)
+
+
+class UpdateResult(BaseModel):
+    """The outcome of one candidate: never an error, always one of the statuses."""
+
+    index: int
+    status: UpdateStatus
+    reason: str | None = None
+    field: str | None = None
+    fact: Fact | None = None
+    conflict_id: UUID | None = None
+
+
+class RetractResult(BaseModel):
+    """The outcome of a retraction: the fact withdrawn and any incumbent it brought back."""
+
+    status: Literal["retracted", "unchanged"]
+    fact_id: UUID
+    restored_fact_id: UUID | None = None
+
+
+class ConflictPage(BaseModel):
+    """One page of conflicts and the cursor of the next (null on the last page)."""
+
+    conflicts: list[ConflictRecord]
+    next_cursor: str | None
+
+
+class ResolveResult(BaseModel):
+    """A settled conflict, and the fact now holding its start."""
+
+    conflict: ConflictRecord
+    fact: Fact | None
+
+
+class ExpireResult(BaseModel):
+    """The outcome of an expiry: ``expired`` with the closed version, or ``unchanged``.
+
+    Either way the expiry is logged under ``expiry_id`` (a later retraction replays it).
+    """
+
+    status: Literal["expired", "unchanged"]
+    expiry_id: UUID | None = None
+    fact: Fact | None = None
+
+
+class Profile(BaseModel):
+    """Every attribute of one subject known at ``known_at`` and valid at ``valid_at``."""
+
+    subject: str
+    valid_at: Timestamp
+    known_at: Timestamp
+    facts: list[Fact]
+
+
+class ErasureResult(BaseModel):
+    """An erasure's receipt: what kind of thing went and the tombstone that records it."""
+
+    status: Literal["erased"] = "erased"
+    tombstone_id: UUID
+    facts_retracted: int = 0
+    episodes_deleted: int
+    episodes_stubbed: int
+    fact_versions_deleted: int
+    conflicts_deleted: int
+    expiries_deleted: int
+
+
+class ApiKey(BaseModel):
+    """An API key as listed: its id, tenant and times, never its secret."""
+
+    key_id: UUID
+    tenant_id: str
+    created_at: Timestamp
+    revoked_at: Timestamp | None
+
+
+class ApiKeyIssued(ApiKey):
+    """A new key with its token, ``sgam_<key_id hex>_<secret>``: shown once, stored hashed."""
+
+    api_key: str
+
+
+class ApiKeyRevoked(ApiKey):
+    """A revocation's outcome: ``revoked`` now, or ``unchanged`` (revoked since ``revoked_at``)."""
+
+    status: Literal["revoked", "unchanged"]
+
+
+class SubjectPage(BaseModel):
+    """One page of subject ids, by id, and the cursor of the next (null on the last page)."""
+
+    subjects: list[str]
+    next_cursor: str | None
+
+
+class SubjectExport(BaseModel):
+    """Everything held about one subject at ``exported_at``.
+
+    ``facts`` is its profile now; ``versions`` every version ever believed, by attribute then
+    history order; ``episodes`` those that name it or source, expire or challenge its facts
+    (stubs included); ``conflicts`` its conflicts, open and resolved, oldest first.
+    """
+
+    subject: str
+    exported_at: Timestamp
+    facts: list[Fact]
+    versions: list[Fact]
+    episodes: list[Episode]
+    conflicts: list[ConflictRecord]
