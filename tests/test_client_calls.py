@@ -27,6 +27,7 @@ from server.client import (
     Unauthorized,
     Unavailable,
     calls,
+    read_calls,
 )
 from server.client.base import Route, Routes
 from server.problems import PROBLEM_MEDIA_TYPE, problem_response
@@ -48,7 +49,7 @@ def test_a_call_names_method_path_query_and_body_and_sends_instants_as_rfc3339()
         {"valid_from": "2026-06-02T00:00:00+00:00"},
     )
     # "." and ".." are valid ids; they must not read as dot segments of the URL.
-    assert calls.profile("..").path == "/v1/subjects/%2E%2E/profile"
+    assert read_calls.profile("..").path == "/v1/subjects/%2E%2E/profile"
     assert calls.episode("a/b").path == "/v1/episodes/a%2Fb"
 
 
@@ -68,16 +69,16 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "history": calls.history("mira", "tier"),
     "expire": calls.expire("mira", "tier", at="2026-06-01T00:00:00Z", source_episode_id="e1"),
     "retract": calls.retract("mira", "tier", fact_id=UUID(int=1)),
-    "subjects": calls.subjects(),
-    "profile": calls.profile("mira"),
-    "export_subject": calls.export_subject("mira"),
-    "erase_subject": calls.erase_subject("mira"),
-    "conflicts": calls.conflicts(),
-    "resolve_conflict": calls.resolve_conflict(UUID(int=1), "incumbent"),
-    "search": calls.search("passport"),
-    "context": calls.context("passport?"),
-    "healthz": calls.healthz(),
-    "readyz": calls.readyz(),
+    "subjects": read_calls.subjects(),
+    "profile": read_calls.profile("mira"),
+    "export_subject": read_calls.export_subject("mira"),
+    "erase_subject": read_calls.erase_subject("mira"),
+    "conflicts": read_calls.conflicts(),
+    "resolve_conflict": read_calls.resolve_conflict(UUID(int=1), "incumbent"),
+    "search": read_calls.search("passport"),
+    "context": read_calls.context("passport?"),
+    "healthz": read_calls.healthz(),
+    "readyz": read_calls.readyz(),
 }
 
 

@@ -8,7 +8,7 @@ Results are the server's own models (``store.models``, ``retrieval.models``,
 """
 
 from server.client.aio import AsyncSGAMClient
-from server.client.calls import Call, Candidate, Instant
+from server.client.call import Call, Candidate, Instant
 from server.client.errors import (
     ConflictError,
     Forbidden,

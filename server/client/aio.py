@@ -9,9 +9,9 @@ from typing import Literal, Self, TypeVar
 
 import httpx
 
-from server.client import calls
+from server.client import read_calls
 from server.client.base import AsyncSender, ClientBase, Page, Routes, read
-from server.client.calls import Call
+from server.client.call import Call
 from store.models import ConflictRecord
 
 T = TypeVar("T")
@@ -33,7 +33,7 @@ class AsyncSGAMClient(ClientBase[httpx.AsyncClient], AsyncSender, Routes):
 
     async def iter_subjects(self, *, page_size: int = 100) -> AsyncIterator[str]:
         """Every subject id, by id, following ``next_cursor`` page after page."""
-        async for page in self._pages(partial(calls.subjects, limit=page_size)):
+        async for page in self._pages(partial(read_calls.subjects, limit=page_size)):
             for subject in page.subjects:
                 yield subject
 
@@ -41,7 +41,9 @@ class AsyncSGAMClient(ClientBase[httpx.AsyncClient], AsyncSender, Routes):
         self, *, status: Literal["open", "resolved", "all"] = "open", page_size: int = 100
     ) -> AsyncIterator[ConflictRecord]:
         """Every conflict with that status, oldest first, page after page."""
-        async for page in self._pages(partial(calls.conflicts, status=status, limit=page_size)):
+        async for page in self._pages(
+            partial(read_calls.conflicts, status=status, limit=page_size)
+        ):
             for conflict in page.conflicts:
                 yield conflict
 

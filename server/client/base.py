@@ -16,8 +16,8 @@ from typing import Any, Generic, ParamSpec, Protocol, Self, TypeVar, overload
 
 import httpx
 
-from server.client import calls
-from server.client.calls import Call, Instant, instant
+from server.client import calls, read_calls
+from server.client.call import Call, Instant, instant
 from server.client.errors import error_from, is_problem
 from server.wire import CLOCK_HEADER, PROBLEM_MEDIA_TYPE
 
@@ -163,16 +163,16 @@ class Routes:
     expire = Route(calls.expire)
     retract = Route(calls.retract)
 
-    subjects = Route(calls.subjects)
-    profile = Route(calls.profile)
-    export_subject = Route(calls.export_subject)
-    erase_subject = Route(calls.erase_subject)
+    subjects = Route(read_calls.subjects)
+    profile = Route(read_calls.profile)
+    export_subject = Route(read_calls.export_subject)
+    erase_subject = Route(read_calls.erase_subject)
 
-    conflicts = Route(calls.conflicts)
-    resolve_conflict = Route(calls.resolve_conflict)
+    conflicts = Route(read_calls.conflicts)
+    resolve_conflict = Route(read_calls.resolve_conflict)
 
-    search = Route(calls.search)
-    context = Route(calls.context)
+    search = Route(read_calls.search)
+    context = Route(read_calls.context)
 
-    healthz = Route(calls.healthz)
-    readyz = Route(calls.readyz)
+    healthz = Route(read_calls.healthz)
+    readyz = Route(read_calls.readyz)

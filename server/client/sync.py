@@ -9,9 +9,9 @@ from typing import Literal, Self, TypeVar
 
 import httpx
 
-from server.client import calls
+from server.client import read_calls
 from server.client.base import ClientBase, Page, Routes, SyncSender, read
-from server.client.calls import Call
+from server.client.call import Call
 from store.models import ConflictRecord
 
 T = TypeVar("T")
@@ -34,14 +34,14 @@ class SGAMClient(ClientBase[httpx.Client], SyncSender, Routes):
 
     def iter_subjects(self, *, page_size: int = 100) -> Iterator[str]:
         """Every subject id, by id, following ``next_cursor`` page after page."""
-        for page in self._pages(partial(calls.subjects, limit=page_size)):
+        for page in self._pages(partial(read_calls.subjects, limit=page_size)):
             yield from page.subjects
 
     def iter_conflicts(
         self, *, status: Literal["open", "resolved", "all"] = "open", page_size: int = 100
     ) -> Iterator[ConflictRecord]:
         """Every conflict with that status, oldest first, page after page."""
-        for page in self._pages(partial(calls.conflicts, status=status, limit=page_size)):
+        for page in self._pages(partial(read_calls.conflicts, status=status, limit=page_size)):
             yield from page.conflicts
 
     def _pages(self, page_at: Callable[..., Call[PageT]]) -> Iterator[PageT]:

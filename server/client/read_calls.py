@@ -1,0 +1,138 @@
+"""The routes of subjects, conflicts, evidence, context and health as calls.
+
+Each returns a ``server.client.call.Call``: nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+from uuid import UUID
+
+from retrieval.models import ContextResult, SearchResult
+from server.client.call import Call, Instant, json_body, query_params, url_path
+from server.wire import Health, Readiness
+from store.results import (
+    ConflictPage,
+    ErasureResult,
+    Profile,
+    ResolveResult,
+    SubjectExport,
+    SubjectPage,
+)
+
+# -- subjects -------------------------------------------------------------------------------
+
+
+def subjects(*, limit: int | None = None, cursor: str | None = None) -> Call[SubjectPage]:
+    """One page of subject ids, by id; pass ``next_cursor`` back for the next."""
+    params = query_params(limit=limit, cursor=cursor)
+    return Call("GET", "/v1/subjects", SubjectPage.model_validate_json, params=params)
+
+
+def profile(
+    subject: str, *, valid_at: Instant | None = None, known_at: Instant | None = None
+) -> Call[Profile]:
+    """Every attribute of the subject valid at ``valid_at`` as believed at ``known_at``."""
+    path = url_path("/v1/subjects/{}/profile", subject)
+    params = query_params(valid_at=valid_at, known_at=known_at)
+    return Call("GET", path, Profile.model_validate_json, params=params)
+
+
+def export_subject(subject: str) -> Call[SubjectExport]:
+    """Everything held about the subject: facts, every version, episodes, conflicts."""
+    path = url_path("/v1/subjects/{}/export", subject)
+    return Call("GET", path, SubjectExport.model_validate_json)
+
+
+def erase_subject(subject: str) -> Call[ErasureResult]:
+    """Erase everything held about the subject; keep a content-free tombstone."""
+    path = url_path("/v1/subjects/{}", subject)
+    return Call("DELETE", path, ErasureResult.model_validate_json)
+
+
+# -- conflicts ------------------------------------------------------------------------------
+
+
+def conflicts(
+    *,
+    status: Literal["open", "resolved", "all"] | None = None,
+    subject: str | None = None,
+    attribute: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[ConflictPage]:
+    """One page of conflicts, oldest first (the server's default: open ones)."""
+    params = query_params(
+        status=status, subject=subject, attribute=attribute, limit=limit, cursor=cursor
+    )
+    return Call("GET", "/v1/conflicts", ConflictPage.model_validate_json, params=params)
+
+
+def resolve_conflict(
+    conflict_id: UUID | str, choose: Literal["incumbent", "challenger"]
+) -> Call[ResolveResult]:
+    """Keep the incumbent, or let the challenger replace it."""
+    path = url_path("/v1/conflicts/{}/resolve", conflict_id)
+    body = {"choose": choose}
+    return Call("POST", path, ResolveResult.model_validate_json, body=body)
+
+
+# -- retrieval ------------------------------------------------------------------------------
+
+
+def search(
+    query: str,
+    *,
+    subject: str | None = None,
+    session_id: str | None = None,
+    occurred_from: Instant | None = None,
+    occurred_to: Instant | None = None,
+    k: int | None = None,
+) -> Call[SearchResult]:
+    """Episodes similar to the query, best first, each cited by id (evidence, never authority)."""
+    body = json_body(
+        query=query,
+        subject=subject,
+        session_id=session_id,
+        occurred_from=occurred_from,
+        occurred_to=occurred_to,
+        k=k,
+    )
+    return Call("POST", "/v1/evidence/search", SearchResult.model_validate_json, body=body)
+
+
+def context(
+    question: str,
+    *,
+    subject: str | None = None,
+    attributes: Sequence[str] | None = None,
+    valid_at: Instant | None = None,
+    known_at: Instant | None = None,
+    token_budget: int | None = None,
+    evidence_k: int | None = None,
+) -> Call[ContextResult]:
+    """The smallest cited block answering the question: exact facts first, then evidence."""
+    body = json_body(
+        question=question,
+        subject=subject,
+        attributes=attributes,
+        valid_at=valid_at,
+        known_at=known_at,
+        token_budget=token_budget,
+        evidence_k=evidence_k,
+    )
+    return Call("POST", "/v1/context", ContextResult.model_validate_json, body=body)
+
+
+# -- health ---------------------------------------------------------------------------------
+
+
+def healthz() -> Call[Health]:
+    """Liveness: the process is up (no credentials needed)."""
+    return Call("GET", "/healthz", Health.model_validate_json)
+
+
+def readyz() -> Call[Readiness]:
+    """Readiness and each check behind it; a server not ready answers it too (503)."""
+    return Call("GET", "/readyz", Readiness.model_validate_json, accept=frozenset({503}))
