@@ -20,15 +20,16 @@ from tqdm.auto import tqdm
 from evals.corpus import (
     Episode,
 )
-from retrieval.embeddings import Embedder
+from retrieval.embeddings import DEFAULT_MODEL_ID, Embedder
+from retrieval.hnsw import index_name
 from store.episodes import content_hash
 from store.migrate import migrate
 
 EMBED_CHUNK = 2_048
 
-# The model's partial HNSW index (migration 0003): dropped for the load, then rebuilt from its
-# own definition, which is faster than maintaining it row by row.
-HNSW_INDEX = "episode_vectors_hnsw_all_minilm_l6_v2"
+# The default model's partial HNSW index: dropped for the load, then rebuilt from its own
+# definition, which is faster than maintaining it row by row.
+HNSW_INDEX = index_name(DEFAULT_MODEL_ID)
 
 MAINTENANCE_WORK_MEM = "2GB"
 

@@ -25,6 +25,7 @@ from evals.evidence_load import (
     episode_index,
 )
 from retrieval.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, search_evidence
+from retrieval.hnsw import halfvec
 
 K = 10
 
@@ -180,7 +181,7 @@ def iterative_scan_searcher(
         " JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.id = v.episode_id"
         " WHERE v.tenant_id = %(tenant)s AND v.model = %(model)s AND e.erased_at IS NULL"
         " ORDER BY (v.embedding::{typed}) <=> (%(query)s::{typed}) LIMIT %(k)s"
-    ).format(typed=sql.SQL("halfvec({})").format(sql.Literal(dimensions)))
+    ).format(typed=halfvec(dimensions))
 
     def search(query: Vectors32) -> Outcome:
         def work() -> tuple[list[int], str]:

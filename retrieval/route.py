@@ -26,9 +26,9 @@ ROUTING_THRESHOLD = 0.4
 Measured with all-MiniLM-L6-v2 on the ten-attribute support-bot schema of
 ``tests/test_routing.py``, scoring ``routing_text`` of each question: the right attribute of
 all 40 paraphrases ranked first with at least 0.420 ("Does he prefer concise replies?"), while
-the best attribute of 21 unrelated questions scored at most 0.369 ("What's 17 times 23?" ->
-birthday). 0.4 sits in that gap; at 0.35 one unrelated question would route, at 0.42 one
-paraphrase would not.
+the best attribute of 21 unrelated questions (the test keeps eight) scored at most 0.369
+("What's 17 times 23?" -> birthday). 0.4 sits in that gap; at 0.35 one unrelated question
+would route, at 0.42 one paraphrase would not.
 """
 
 CLEAR_MARGIN = 0.1

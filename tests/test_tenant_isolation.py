@@ -164,7 +164,7 @@ def reads(store: MemoryStore, clock: ManualClock, tenant: str) -> dict[str, Any]
         "valid_on_may_5": store.facts.at(
             tenant, "mira", "passport_deadline", valid_at="2026-05-05T00:00:00Z"
         ),
-        "believed_at_0130": store.facts.at(
+        "known_at_0130": store.facts.at(
             tenant,
             "mira",
             "passport_deadline",
@@ -237,7 +237,7 @@ def expected_reads(read: dict[str, Any], built: Built, side: Side) -> None:
     )
     assert read["current"] == {"home_city": built.city, "passport_deadline": built.second}
     assert read["valid_on_may_5"] == first_closed
-    assert read["believed_at_0130"] == retired_first
+    assert read["known_at_0130"] == retired_first
     assert read["history"] == {
         "home_city": [built.city],
         "passport_deadline": [retired_first, first_closed, built.second],
