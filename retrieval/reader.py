@@ -7,7 +7,6 @@ always come from exact reads of the fact store (invariant 5).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,10 @@ from retrieval.snippets import trim_snippet
 from retrieval.stale import NO_VALUES, subject_values
 from store.models import Episode
 from store.service import MemoryStore
+from store.snapshot import ReadSnapshot
 from store.subject_reads import SubjectMemory
+
+Vector = np.ndarray[Any, Any]
 
 # Evidence candidates fetched per block slot, so stale or duplicate snippets can be skipped.
 _CANDIDATES_PER_SLOT = 3
@@ -60,8 +62,12 @@ class Reader:
             occurred_from=request.occurred_from,
             occurred_to=request.occurred_to,
         )
-        with self.store.pool.connection() as conn, conn.transaction():
-            hits, plan = self._search(conn, tenant_id, query=query, scope=scope, k=request.k)
+        hits, plan = self.store.snapshots.read(
+            tenant_id,
+            lambda snapshot: self._search(
+                snapshot.conn, tenant_id, query=query, scope=scope, k=request.k
+            ),
+        )
         return SearchResult(
             results=[
                 EvidenceItem(
@@ -96,49 +102,18 @@ class Reader:
             scope=scope,
         )
 
-    def _plan(
-        self, tenant_id: str, request: ContextRequest
-    ) -> tuple[QuestionPlan, SubjectMemory | None, datetime]:
-        """The plan, the subject's memory at the plan's instant, and the read's clock."""
-        now = self.store.clock()
-        known = [
-            KnownSubject(subject)
-            for subject in self.store.subjects.find(tenant_id, subject_candidates(request.question))
-        ]
-        plan = plan_question(
-            request.question,
-            now=now,
-            subject=request.subject,
-            attributes=request.attributes,
-            valid_at=request.valid_at,
-            known_at=request.known_at,
-            known_subjects=known,
-        )
-        if plan.subject is None:
-            if request.attributes:
-                return plan, None, now
-            reason = "No subject is known for the question, so no key was read."
-            return _with_attributes(plan, (), routed=False, reason=reason), None, now
-        memory = self.store.subjects.memory(
-            tenant_id, plan.subject, valid_at=plan.valid_at, known_at=plan.known_at
-        )
-        if request.attributes:
-            return plan, memory, now
-        # Names and dates say nothing about which attribute is asked: route on the rest.
-        topic = routing_text(request.question, now=now, subject=plan.subject, known_subjects=known)
-        routing = route_keys(
-            self.attributes.score(topic, memory.attributes, subject=plan.subject),
-            held=memory.held_attributes(),
-            subject=plan.subject,
-        )
-        routed = _with_attributes(
-            plan, routing.attributes, routed=routing.routed, reason=routing.reason
-        )
-        return routed, memory, now
-
     def context(self, tenant_id: str, request: ContextRequest) -> ContextResult:
-        """The smallest cited block answering the question, with its plan."""
-        plan, memory, now = self._plan(tenant_id, request)
+        """The smallest cited block answering the question, with its plan.
+
+        Every read it makes (subjects, the subject's memory, evidence) is of one snapshot at
+        one ``now``, and the question costs at most one call to the encoder.
+        """
+        return self.store.snapshots.read(
+            tenant_id, lambda snapshot: self._context(snapshot, request)
+        )
+
+    def _context(self, snapshot: ReadSnapshot, request: ContextRequest) -> ContextResult:
+        plan, memory, query = self._plan(snapshot, request)
         keys = (
             []
             if memory is None
@@ -147,13 +122,18 @@ class Reader:
         episodes = memory.episodes if memory is not None else {}
         cited = (episodes.get(key.fact.source_episode_id) for key in keys if key.fact is not None)
         sources = [episode for episode in cited if episode is not None]
+        evidence = (
+            self._evidence(snapshot, request, plan=plan, sources=sources, query=query)
+            if query is not None
+            else []
+        )
         assembled = assemble_context(
             keys=keys,
-            evidence=self._evidence(tenant_id, request, plan=plan, sources=sources),
+            evidence=evidence,
             question=request.question,
             subject=plan.subject,
             mode=plan.mode,
-            now=now,
+            now=snapshot.now,
             values=subject_values(memory) if memory is not None else NO_VALUES,
             episode_times={episode_id: e.occurred_at for episode_id, e in episodes.items()},
             valid_at=plan.valid_at,
@@ -175,33 +155,80 @@ class Reader:
             tokens=assembled.tokens,
         )
 
+    def _plan(
+        self, snapshot: ReadSnapshot, request: ContextRequest
+    ) -> tuple[QuestionPlan, SubjectMemory | None, Vector | None]:
+        """The plan, the subject's memory at the plan's instant, and the question's vector
+        (None when no evidence is asked for), from one embed call at most."""
+        now = snapshot.now
+        known = [
+            KnownSubject(subject)
+            for subject in snapshot.find_subjects(subject_candidates(request.question))
+        ]
+        plan = plan_question(
+            request.question,
+            now=now,
+            subject=request.subject,
+            attributes=request.attributes,
+            valid_at=request.valid_at,
+            known_at=request.known_at,
+            known_subjects=known,
+        )
+        wanted = [request.question] if request.evidence_k > 0 else []
+        if plan.subject is None:
+            query = self._embed(wanted)
+            if request.attributes:
+                return plan, None, query
+            reason = "No subject is known for the question, so no key was read."
+            return _with_attributes(plan, (), routed=False, reason=reason), None, query
+        memory = snapshot.subject_memory(
+            plan.subject, valid_at=plan.valid_at, known_at=plan.known_at
+        )
+        if request.attributes:
+            return plan, memory, self._embed(wanted)
+        # Names and dates say nothing about which attribute is asked: route on the rest.
+        topic = routing_text(request.question, now=now, subject=plan.subject, known_subjects=known)
+        scores, vectors = self.attributes.score_and_embed(
+            topic, memory.attributes, subject=plan.subject, texts=wanted
+        )
+        routing = route_keys(scores, held=memory.held_attributes(), subject=plan.subject)
+        routed = _with_attributes(
+            plan, routing.attributes, routed=routing.routed, reason=routing.reason
+        )
+        return routed, memory, vectors[0] if wanted else None
+
+    def _embed(self, texts: Sequence[str]) -> Vector | None:
+        """The vector of the one text asked for, or None when none is."""
+        return self.embedder.embed(list(texts))[0] if texts else None
+
     def _evidence(
         self,
-        tenant_id: str,
+        snapshot: ReadSnapshot,
         request: ContextRequest,
         *,
         plan: QuestionPlan,
         sources: Sequence[Episode],
+        query: Vector,
     ) -> list[EvidenceCandidate]:
         """The chosen facts' sources, then episodes similar to the question (within the
         subject when one was found), each scored by its similarity to the question."""
-        if request.evidence_k == 0:
-            return []
         # An erased source is a stub: it has no text to quote.
         texts = {episode.id: episode.text for episode in sources if episode.text is not None}
-        query = self.embedder.embed([request.question])[0]
         scope = SearchScope(subject=plan.subject, known_at=plan.known_at)
-        with self.store.pool.connection() as conn, conn.transaction():
-            scores = episode_scores(
-                conn, tenant_id, query=query, model=self.embedder.model_id, episode_ids=list(texts)
-            )
-            hits, _ = self._search(
-                conn,
-                tenant_id,
-                query=query,
-                scope=scope,
-                k=request.evidence_k * _CANDIDATES_PER_SLOT,
-            )
+        scores = episode_scores(
+            snapshot.conn,
+            snapshot.tenant_id,
+            query=query,
+            model=self.embedder.model_id,
+            episode_ids=list(texts),
+        )
+        hits, _ = self._search(
+            snapshot.conn,
+            snapshot.tenant_id,
+            query=query,
+            scope=scope,
+            k=request.evidence_k * _CANDIDATES_PER_SLOT,
+        )
         unscored = [episode_id for episode_id in texts if episode_id not in scores]
         if unscored:  # no vector of this model yet (a re-embed is pending): embed the text
             vectors = self.embedder.embed([texts[episode_id] for episode_id in unscored])

@@ -116,12 +116,26 @@ class AttributeIndex:
         self, question: str, attributes: Sequence[Attribute], *, subject: str | None = None
     ) -> list[AttributeScore]:
         """As ``score_attributes``, embedding only the question and attributes not yet cached."""
+        scores, _ = self.score_and_embed(question, attributes, subject=subject)
+        return scores
+
+    def score_and_embed(
+        self,
+        question: str,
+        attributes: Sequence[Attribute],
+        *,
+        subject: str | None = None,
+        texts: Sequence[str] = (),
+    ) -> tuple[list[AttributeScore], Vectors]:
+        """``score``, and the vectors of ``texts`` from the same single embed call."""
         keys = [_key(attribute, subject) for attribute in attributes]
         with self._lock:
             cached = {key: self._vectors[key] for key in keys if key in self._vectors}
         missing = list(dict.fromkeys(key for key in keys if key not in cached))
-        vectors = self.embedder.embed([question, *(text for key in missing for text in key[2])])
-        offset = 1
+        vectors = self.embedder.embed(
+            [question, *texts, *(text for key in missing for text in key[2])]
+        )
+        offset = 1 + len(texts)
         for key in missing:
             cached[key] = vectors[offset : offset + len(key[2])]
             offset += len(key[2])
@@ -131,7 +145,8 @@ class AttributeIndex:
                 self._vectors.move_to_end(key)
             while len(self._vectors) > self.max_entries:
                 self._vectors.popitem(last=False)
-        return _ranked(vectors[0], attributes, [cached[key] for key in keys])
+        scores = _ranked(vectors[0], attributes, [cached[key] for key in keys])
+        return scores, vectors[1 : 1 + len(texts)]
 
 
 def _key(attribute: Attribute, subject: str | None) -> _CacheKey:

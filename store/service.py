@@ -20,6 +20,7 @@ from store.api.conflicts import ConflictCalls
 from store.api.episodes import EpisodeCalls
 from store.api.erasure import ErasureCalls
 from store.api.facts import FactCalls
+from store.api.snapshots import SnapshotCalls
 from store.api.subjects import SubjectCalls
 from store.api.transactions import Transactions
 from store.clock import Clock, wall_clock
@@ -36,6 +37,7 @@ class MemoryStore:
     ``facts``: candidates, expiries, retractions and exact reads of a key. ``conflicts``:
     equal-start conflicts and their settlement. ``subjects``: profiles, the subject list,
     export, the read path's whole read. ``erasure``: the one path that deletes.
+    ``snapshots``: a request's reads in one consistent transaction.
     """
 
     def __init__(
@@ -57,6 +59,7 @@ class MemoryStore:
         self.conflicts = ConflictCalls(transactions)
         self.subjects = SubjectCalls(transactions)
         self.erasure = ErasureCalls(transactions)
+        self.snapshots = SnapshotCalls(transactions)
 
 
 @contextmanager

@@ -26,16 +26,25 @@ class Transactions:
     clock: Clock
     new_id: IdFactory
 
-    def run(self, work: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
+    def run(
+        self,
+        work: Callable[[psycopg.Connection[Any], datetime], T],
+        *,
+        snapshot: bool = False,
+    ) -> T:
         """Run ``work`` in one transaction at one system time, retried when that is safe.
 
         A write to a key reads the clock again once the key's lock is held (``hold_key``).
+        With ``snapshot``, every statement of ``work`` sees the database as of its first one
+        (REPEATABLE READ) rather than each its own (READ COMMITTED).
         """
         now = self.clock()
 
         @with_retries
         def attempt() -> T:
             with self.pool.connection() as conn, conn.transaction():
+                if snapshot:
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 return work(conn, now)
 
         try:

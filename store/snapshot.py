@@ -1,0 +1,45 @@
+"""A read snapshot: the reads one request makes, in one transaction that sees one state.
+
+The read path plans a question, reads the subject it names, and searches evidence; in one
+snapshot those reads agree with each other (a write committing meanwhile is seen by none of
+them) and share one ``now``. ``MemoryStore.snapshots.read`` opens it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from store.reads import find_subjects
+from store.subject_reads import SubjectMemory, read_subject_memory
+
+
+@dataclass(frozen=True)
+class ReadSnapshot:
+    """One tenant's reads in one REPEATABLE READ transaction at one system time ``now``."""
+
+    conn: psycopg.Connection[Any]
+    """The transaction's connection, for reads the store does not own (evidence search)."""
+    tenant_id: str
+    now: datetime
+
+    def find_subjects(self, names: Sequence[str]) -> list[str]:
+        """The tenant's subjects among ``names`` (case-insensitive), for question planning."""
+        return find_subjects(self.conn, self.tenant_id, names=list(names))
+
+    def subject_memory(
+        self, subject: str, *, valid_at: datetime, known_at: datetime
+    ) -> SubjectMemory:
+        """The subject's facts at (``valid_at``, ``known_at``) with its whole history."""
+        return read_subject_memory(
+            self.conn,
+            self.tenant_id,
+            subject=subject,
+            valid_at=valid_at,
+            known_at=known_at,
+            now=self.now,
+        )

@@ -1,0 +1,195 @@
+"""A read is one snapshot and at most one encoder call.
+
+A context's reads (subjects, the subject's memory, evidence) run in one REPEATABLE READ
+transaction at one ``now``, so a write committing meanwhile is seen by none of them; the
+question costs one call to the encoder at most, none when the caller names the attributes and
+asks for no evidence; the attribute vectors are cached across the server's requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import psycopg
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+from psycopg_pool import ConnectionPool
+
+from retrieval.embeddings import Embedder
+from retrieval.models import ContextRequest, SearchRequest
+from retrieval.reader import Reader
+from server.resources import resources_of
+from store.clock import ManualClock
+from store.database import make_pool
+from store.errors import DatabaseUnavailable
+from store.service import MemoryStore
+from store.snapshot import ReadSnapshot
+from tests.conftest import ApiTenant
+from tests.http_helpers import candidate, declare, record
+from tests.read_helpers import ReadPath, read_path
+
+Client = TestClient[Litestar]
+
+
+@pytest.fixture
+def reader(pool: ConnectionPool, clock: ManualClock, embedder: Embedder) -> ReadPath:
+    return read_path(pool, clock, embedder)
+
+
+@pytest.fixture
+def embed_calls(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every batch the session's encoder is asked to embed during the test."""
+    calls: list[list[str]] = []
+    real = embedder.embed
+
+    def counting(texts: Sequence[str]) -> Any:
+        calls.append(list(texts))
+        return real(texts)
+
+    monkeypatch.setattr(embedder, "embed", counting)
+    return calls
+
+
+@pytest.fixture
+def checkouts(pool: ConnectionPool, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """One entry per connection taken from the module's pool during the test."""
+    taken: list[str] = []
+    real: Callable[..., AbstractContextManager[psycopg.Connection[Any]]] = pool.connection
+
+    def counting(*args: Any, **kwargs: Any) -> AbstractContextManager[psycopg.Connection[Any]]:
+        taken.append("connection")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pool, "connection", counting)
+    return taken
+
+
+def _mira(reader: ReadPath) -> None:
+    reader.at("2026-06-01T10:00:00Z")
+    reader.declare("home_city", "The city where the person lives")
+    reader.declare("passport_deadline", "Date by which the passport must be renewed")
+    reader.record("e1", "2026-06-01T09:00:00Z", "Mira moved to Lisbon.")
+    reader.assert_value("e1", "mira", "home_city", "Lisbon", "2026-06-01T09:00:00Z")
+    reader.record("e2", "2026-06-01T09:30:00Z", "Her passport deadline is 2026-07-15.")
+    reader.assert_value("e2", "mira", "passport_deadline", "2026-07-15", "2026-06-01T09:30:00Z")
+
+
+def test_a_snapshot_does_not_see_a_write_committed_while_it_reads(reader: ReadPath) -> None:
+    _mira(reader)
+    reader.record("e3", "2026-06-02T09:00:00Z", "Mira moved to Porto.")
+    seen: list[str] = []
+
+    def work(snapshot: ReadSnapshot) -> str:
+        first = snapshot.subject_memory("mira", valid_at=snapshot.now, known_at=snapshot.now)
+        # Another transaction commits a new value between the snapshot's two reads.
+        reader.assert_value("e3", "mira", "home_city", "Porto", "2026-06-02T09:00:00Z")
+        again = snapshot.subject_memory("mira", valid_at=snapshot.now, known_at=snapshot.now)
+        for memory in (first, again):
+            fact = memory.fact("home_city")
+            assert fact is not None
+            seen.append(str(fact.value))
+        isolation = snapshot.conn.execute("SHOW transaction_isolation").fetchone()
+        assert isolation is not None
+        return str(isolation[0])
+
+    reader.at("2026-06-03T00:00:00Z")
+    assert reader.store.snapshots.read(reader.tenant, work) == "repeatable read"
+    assert seen == ["Lisbon", "Lisbon"]
+    assert reader.store.facts.current(reader.tenant, "mira", "home_city").value == "Porto"
+
+
+def test_a_snapshot_reads_at_one_now_from_the_stores_clock(reader: ReadPath) -> None:
+    reader.at("2026-06-05T12:00:00Z")
+    now = reader.store.snapshots.read(reader.tenant, lambda snapshot: snapshot.now)
+    assert now == reader.clock()
+
+
+def test_a_context_is_one_transaction(reader: ReadPath, checkouts: list[str]) -> None:
+    _mira(reader)
+    checkouts.clear()
+    result = reader.context("When is Mira's passport deadline?", evidence_k=2)
+    assert "passport_deadline: 2026-07-15" in result.block
+    assert [item.episode_id for item in result.evidence][:1] == ["e2"]
+    assert checkouts == ["connection"]
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "batches"),
+    [
+        # Routed, evidence asked: the routing text and the question in one batch.
+        ({}, [2]),
+        # Attributes named, evidence asked: the question alone.
+        ({"attributes": ["passport_deadline"]}, [1]),
+        # Attributes named, no evidence: nothing to embed.
+        ({"attributes": ["passport_deadline"], "evidence_k": 0}, []),
+        # Routed, no evidence: the routing text alone.
+        ({"evidence_k": 0}, [1]),
+    ],
+)
+def test_a_context_makes_one_encoder_call_at_most(
+    reader: ReadPath,
+    embed_calls: list[list[str]],
+    request_fields: dict[str, Any],
+    batches: list[int],
+) -> None:
+    _mira(reader)
+    question = "When is Mira's passport deadline?"
+    reader.context(question)  # the attribute vectors are cached from here on
+    embed_calls.clear()
+    result = reader.context(question, **request_fields)
+    assert "passport_deadline: 2026-07-15" in result.block
+    assert [len(batch) for batch in embed_calls] == batches
+    if batches == [2]:
+        assert embed_calls[0][1] == question
+
+
+def test_a_first_context_embeds_its_attributes_in_the_same_call(
+    reader: ReadPath, embed_calls: list[list[str]]
+) -> None:
+    _mira(reader)
+    embed_calls.clear()
+    reader.context("When is Mira's passport deadline?")
+    [batch] = embed_calls
+    assert len(batch) > 2  # routing text, question, then the attributes' texts
+    assert any("passport" in text for text in batch[2:])
+
+
+def test_the_servers_requests_share_the_attribute_vectors(
+    http: Client, api_tenant: ApiTenant, embed_calls: list[list[str]]
+) -> None:
+    headers = api_tenant.headers
+    declare(http, headers, "loyalty_tier", "string", description="Loyalty programme tier")
+    declare(http, headers, "seat_pref", "string", description="Preferred aircraft seat")
+    record(
+        http,
+        headers,
+        "t1",
+        "Ada is a gold member.",
+        updates=[candidate("ada", "loyalty_tier", "gold")],
+    )
+    body = {"question": "Which loyalty tier is Ada in?", "subject": "ada"}
+    embed_calls.clear()
+    first = http.post("/v1/context", json=body, headers=headers)
+    second = http.post("/v1/context", json=body, headers=headers)
+    assert (first.status_code, second.status_code) == (200, 200), second.text
+    assert "loyalty_tier: gold" in second.json()["block"]
+    texts_first, texts_second = embed_calls
+    assert any("Loyalty programme tier" in text for text in texts_first)
+    assert len(texts_second) == 2  # the routing text and the question: attributes cached
+    assert len(resources_of(http.app).attributes) >= 2
+
+
+def test_search_and_context_report_an_unavailable_database_as_the_store_does(
+    conninfo: str, embedder: Embedder
+) -> None:
+    """Reads go through the store's runner: a dead database is ``DatabaseUnavailable`` (503
+    over HTTP, as for every other call), never a raw driver error (500)."""
+    closed = make_pool(conninfo)  # never opened: every checkout fails
+    reader = Reader(MemoryStore(closed, embedder=embedder), embedder)
+    with pytest.raises(DatabaseUnavailable):
+        reader.search("acme", SearchRequest(query="loyalty"))
+    with pytest.raises(DatabaseUnavailable):
+        reader.context("acme", ContextRequest(question="Which tier is Ada in?"))
