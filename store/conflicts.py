@@ -226,9 +226,21 @@ def with_disputes(
             "known_at": known_at,
         },
     )
+    return mark_disputes(facts, [_record(row) for row in rows], known_at=known_at)
+
+
+def mark_disputes(
+    facts: Sequence[Fact], conflicts: Sequence[ConflictRecord], *, known_at: datetime
+) -> list[Fact]:
+    """``facts`` with the disputes among ``conflicts`` open at ``known_at`` marked on them."""
     challengers: dict[UUID, list[Challenger]] = {}
-    for row in rows:
-        challengers.setdefault(row["incumbent_fact_id"], []).append(Challenger.model_validate(row))
+    for conflict in conflicts:
+        if (
+            conflict.disputed
+            and conflict.created_at <= known_at
+            and (conflict.resolved_at is None or conflict.resolved_at > known_at)
+        ):
+            challengers.setdefault(conflict.incumbent_fact_id, []).append(conflict.challenger)
     return [
         fact.model_copy(update={"disputed": True, "challengers": challengers[fact.fact_id]})
         if fact.fact_id in challengers

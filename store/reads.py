@@ -7,14 +7,15 @@ constraint guarantees there is at most one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
-from store.conflicts import with_disputes
+from store.conflicts import mark_disputes, with_disputes
 from store.errors import NotFound
-from store.models import Fact
+from store.models import ConflictRecord, Fact
 from store.versions import COLUMNS, select_facts
 
 _KNOWN_AND_VALID = """
@@ -85,8 +86,12 @@ def read_profile(
     valid_at: datetime,
     known_at: datetime,
     now: datetime,
+    conflicts: Sequence[ConflictRecord] | None = None,
 ) -> list[Fact]:
-    """Every attribute of ``subject`` (or one) valid at ``valid_at`` as known at ``known_at``."""
+    """Every attribute of ``subject`` (or one) valid at ``valid_at`` as known at ``known_at``.
+
+    Disputes are marked from ``conflicts`` when the caller has read the subject's already.
+    """
     facts = _select(
         conn,
         tenant_id,
@@ -96,7 +101,7 @@ def read_profile(
         order=" ORDER BY attribute",
         times={"valid_at": valid_at, "known_at": known_at, "now": now},
     )
-    return with_disputes(conn, tenant_id, facts, known_at=known_at)
+    return _disputed(conn, tenant_id, facts, known_at=known_at, conflicts=conflicts)
 
 
 def read_history(
@@ -106,9 +111,10 @@ def read_history(
     subject: str,
     attribute: str | None = None,
     now: datetime,
+    conflicts: Sequence[ConflictRecord] | None = None,
 ) -> list[Fact]:
     """Every version ever believed of the key (or of every key of ``subject``): by attribute,
-    then valid_from, then recorded_at."""
+    then valid_from, then recorded_at (disputes marked as in ``read_profile``)."""
     facts = _select(
         conn,
         tenant_id,
@@ -118,7 +124,20 @@ def read_history(
         order=" ORDER BY attribute, valid_from, recorded_at, version_id",
         times={"now": now},
     )
-    return with_disputes(conn, tenant_id, facts, known_at=now)
+    return _disputed(conn, tenant_id, facts, known_at=now, conflicts=conflicts)
+
+
+def _disputed(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    facts: list[Fact],
+    *,
+    known_at: datetime,
+    conflicts: Sequence[ConflictRecord] | None,
+) -> list[Fact]:
+    if conflicts is None:
+        return with_disputes(conn, tenant_id, facts, known_at=known_at)
+    return mark_disputes(facts, conflicts, known_at=known_at)
 
 
 def find_subjects(conn: psycopg.Connection[Any], tenant_id: str, *, names: list[str]) -> list[str]:

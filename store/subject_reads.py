@@ -81,8 +81,15 @@ def read_subject_memory(
     now: datetime,
 ) -> SubjectMemory:
     """Everything a context read needs about ``subject``, from one transaction."""
+    conflicts = subject_conflicts(conn, tenant_id, subject=subject)
     facts = read_profile(
-        conn, tenant_id, subject=subject, valid_at=valid_at, known_at=known_at, now=now
+        conn,
+        tenant_id,
+        subject=subject,
+        valid_at=valid_at,
+        known_at=known_at,
+        now=now,
+        conflicts=conflicts,
     )
     cited = {fact.source_episode_id for fact in facts}
     cited |= {c.source_episode_id for fact in facts for c in fact.challengers}
@@ -91,8 +98,8 @@ def read_subject_memory(
         valid_at=valid_at,
         known_at=known_at,
         facts=facts,
-        versions=read_history(conn, tenant_id, subject=subject, now=now),
-        conflicts=subject_conflicts(conn, tenant_id, subject=subject),
+        versions=read_history(conn, tenant_id, subject=subject, now=now, conflicts=conflicts),
+        conflicts=conflicts,
         episodes=get_episodes(conn, tenant_id, cited),
         attributes=list_attributes(conn, tenant_id),
     )

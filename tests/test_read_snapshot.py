@@ -193,3 +193,22 @@ def test_search_and_context_report_an_unavailable_database_as_the_store_does(
         reader.search("acme", SearchRequest(query="loyalty"))
     with pytest.raises(DatabaseUnavailable):
         reader.context("acme", ContextRequest(question="Which tier is Ada in?"))
+
+
+def test_a_snapshots_disputes_are_the_stores(reader: ReadPath) -> None:
+    """The subject's memory marks disputes from the conflicts it read; a profile asks SQL."""
+    reader.at("2026-06-01T10:00:00Z")
+    reader.declare("home_city", "The city", on_equal_start="source_precedence")
+    reader.record("d1", "2026-06-01T09:00:00Z", "Mira lives in Lisbon.")
+    reader.record("d2", "2026-06-01T09:00:00Z", "Mira lives in Porto.")
+    reader.assert_value("d1", "mira", "home_city", "Lisbon", "2026-06-01T09:00:00Z")
+    disputed = reader.assert_value("d2", "mira", "home_city", "Porto", "2026-06-01T09:00:00Z")
+    assert disputed.status == "conflict"
+    reader.tick()
+    for known_at in ("2026-06-01T09:30:00Z", None):
+        profile = reader.store.subjects.profile(reader.tenant, "mira", known_at=known_at)
+        memory = reader.store.subjects.memory(reader.tenant, "mira", known_at=known_at)
+        assert memory.facts == profile.facts
+    [fact] = reader.store.subjects.profile(reader.tenant, "mira").facts
+    assert fact.disputed
+    assert [challenger.value for challenger in fact.challengers] == ["Porto"]
