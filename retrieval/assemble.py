@@ -108,7 +108,9 @@ def assemble_context(
         core.append("Uncertain:")
         core.extend(uncertain_line(key, when) for key in disputed)
 
-    check = evidence_check(with_keys(values, asked), routed=[key.attribute for key in asked])
+    check = evidence_check(
+        with_keys(values, asked) if evidence else NO_VALUES, routed=[key.attribute for key in asked]
+    )
     shown = choose_evidence(
         evidence,
         asked,

@@ -181,10 +181,16 @@ class Reader:
                 return plan, None, query
             reason = "No subject is known for the question, so no key was read."
             return _with_attributes(plan, (), routed=False, reason=reason), None, query
+        # Named keys need no routing (no schema); no evidence needs no stale check (no history).
+        named = bool(request.attributes)
         memory = snapshot.subject_memory(
-            plan.subject, valid_at=plan.valid_at, known_at=plan.known_at
+            plan.subject,
+            valid_at=plan.valid_at,
+            known_at=plan.known_at,
+            history=bool(wanted) or not named,
+            schema=not named,
         )
-        if request.attributes:
+        if named:
             return plan, memory, self._embed(wanted)
         # Names and dates say nothing about which attribute is asked: route on the rest.
         topic = routing_text(request.question, now=now, subject=plan.subject, known_subjects=known)

@@ -7,6 +7,7 @@ quote follow, so decimals (``1.5``), dates (``2026-06-30``) and ``e.g. the`` sta
 
 from __future__ import annotations
 
+import functools
 import re
 
 from store.text import one_line
@@ -161,8 +162,12 @@ def _edge_guards(needle: str) -> tuple[str, str]:
     return before, after
 
 
+@functools.lru_cache(maxsize=65_536)
 def value_pattern(value_text: str) -> re.Pattern[str] | None:
-    """A case-insensitive pattern for a value's text as a whole token run (None when empty)."""
+    """A case-insensitive pattern for a value's text as a whole token run (None when empty).
+
+    Cached: a subject's values are checked against the evidence of every read about it.
+    """
     needle = one_line(value_text).casefold()
     if not needle:
         return None

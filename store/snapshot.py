@@ -32,9 +32,16 @@ class ReadSnapshot:
         return find_subjects(self.conn, self.tenant_id, names=list(names))
 
     def subject_memory(
-        self, subject: str, *, valid_at: datetime, known_at: datetime
+        self,
+        subject: str,
+        *,
+        valid_at: datetime,
+        known_at: datetime,
+        history: bool = True,
+        schema: bool = True,
     ) -> SubjectMemory:
-        """The subject's facts at (``valid_at``, ``known_at``) with its whole history."""
+        """The subject's facts at (``valid_at``, ``known_at``) with its whole history
+        (``read_subject_memory``)."""
         return read_subject_memory(
             self.conn,
             self.tenant_id,
@@ -42,4 +49,6 @@ class ReadSnapshot:
             valid_at=valid_at,
             known_at=known_at,
             now=self.now,
+            history=history,
+            schema=schema,
         )

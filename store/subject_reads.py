@@ -32,13 +32,14 @@ class SubjectMemory:
     facts: list[Fact]
     """One per key valid at ``valid_at`` in knowledge at ``known_at``, disputes at known-at."""
     versions: list[Fact]
-    """Every version ever believed, of every key of the subject."""
+    """Every version ever believed, of every key of the subject (unless not asked for)."""
     conflicts: list[ConflictRecord]
     """Every conflict logged on the subject's keys, open or resolved."""
     episodes: dict[str, Episode]
     """The episodes ``facts`` cite, sources and disputing challengers, by id."""
     attributes: list[Attribute]
-    """The tenant's declared attributes (routing scores the subject's among them)."""
+    """The tenant's declared attributes (routing scores the subject's among them; unless not
+    asked for)."""
 
     def held_attributes(self) -> list[str]:
         """Attributes the subject holds as known at ``known_at``: a version or an open conflict.
@@ -79,8 +80,14 @@ def read_subject_memory(
     valid_at: datetime,
     known_at: datetime,
     now: datetime,
+    history: bool = True,
+    schema: bool = True,
 ) -> SubjectMemory:
-    """Everything a context read needs about ``subject``, from one transaction."""
+    """Everything a context read needs about ``subject``, from one transaction.
+
+    A read that checks no evidence needs no ``history``; one that routes no question needs no
+    ``schema``: left out, ``versions`` and ``attributes`` are empty.
+    """
     conflicts = subject_conflicts(conn, tenant_id, subject=subject)
     facts = read_profile(
         conn,
@@ -98,8 +105,12 @@ def read_subject_memory(
         valid_at=valid_at,
         known_at=known_at,
         facts=facts,
-        versions=read_history(conn, tenant_id, subject=subject, now=now, conflicts=conflicts),
+        versions=(
+            read_history(conn, tenant_id, subject=subject, now=now, conflicts=conflicts)
+            if history
+            else []
+        ),
         conflicts=conflicts,
         episodes=get_episodes(conn, tenant_id, cited),
-        attributes=list_attributes(conn, tenant_id),
+        attributes=list_attributes(conn, tenant_id) if schema else [],
     )
