@@ -1,8 +1,9 @@
-"""What the server holds open while it runs: the pool, the store, the model; opened in the lifespan.
+"""What the server holds open while it runs: the pool, the store, the model, the key cache.
 
 Nothing here runs at import. ``lifespan`` resolves the database (the embedded one when no
 ``DATABASE_URL`` is set), applies migrations, loads the model and opens the pool on worker
-threads, so the event loop never blocks on them, and closes the pool on shutdown.
+threads, so the event loop never blocks on them, starts the key cache's listener, and stops
+the listener and closes the pool on shutdown.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from psycopg_pool import ConnectionPool
 from retrieval.embeddings import Embedder
 from retrieval.reader import Reader
 from retrieval.routing import AttributeIndex
+from server.keycache import KeyCache
+from server.keylistener import KeyChangeListener
 from server.metrics import pool_metrics
 from server.settings import Settings
 from store.clock import Clock, wall_clock
@@ -33,13 +36,14 @@ from store.service import MemoryStore
 
 @dataclass(frozen=True, slots=True)
 class Resources:
-    """The open pool, the wall-clock store and the loaded model, shared by all requests."""
+    """What every request shares: the open pool, the wall-clock store, the model, the key cache."""
 
     settings: Settings
     pool: ConnectionPool
     embedder: Embedder
     store: MemoryStore
     attributes: AttributeIndex
+    keys: KeyCache
 
     def store_with_clock(self, clock: Clock) -> MemoryStore:
         """The same store reading system time from ``clock`` (the ``X-SGAM-Now`` header)."""
@@ -89,6 +93,9 @@ def lifespan(
         await anyio.to_thread.run_sync(model.load)
         pool = make_pool(conninfo, max_size=settings.pool_max_size)
         await anyio.to_thread.run_sync(_open_pool, pool)
+        keys = KeyCache()
+        listener = KeyChangeListener(conninfo, keys)
+        listener.start()
         try:
             with pool_metrics(pool):
                 app.state.resources = Resources(
@@ -97,9 +104,11 @@ def lifespan(
                     embedder=model,
                     store=MemoryStore(pool, clock=clock, embedder=model),
                     attributes=AttributeIndex(model),
+                    keys=keys,
                 )
                 yield
         finally:
+            await anyio.to_thread.run_sync(listener.stop)
             await anyio.to_thread.run_sync(pool.close)
 
     return run

@@ -8,10 +8,12 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from store.clock import ManualClock
 from store.errors import InvalidInput, NotFound
+from store.keys import KEY_CHANGED_CHANNEL
 from store.results import ApiKey, ApiKeyRevoked
 from store.service import MemoryStore
 from tests.conftest import ts
@@ -185,3 +187,29 @@ def test_listing_a_tenants_keys_shows_ids_and_times_but_no_secrets(
     assert _secret(second.api_key) not in dumped
     with pytest.raises(NotFound):
         store.admin.list_api_keys("no-such-tenant")
+
+
+def test_each_committed_change_to_a_key_row_is_announced_with_its_key_id(
+    store: MemoryStore, tenant: str, clock: ManualClock, conninfo: str
+) -> None:
+    revoked, deleted = store.admin.create_api_key(tenant), store.admin.create_api_key(tenant)
+    with psycopg.connect(conninfo, autocommit=True) as listener:
+        listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(KEY_CHANGED_CHANNEL)))
+        clock.set(ts("2026-06-02T00:00:00Z"))
+        store.admin.revoke_api_key(revoked.key_id)
+        store.admin.revoke_api_key(revoked.key_id)  # unchanged: nothing to announce
+        with psycopg.connect(conninfo) as other:
+            other.execute(
+                "UPDATE api_keys SET revoked_at = created_at WHERE key_id = %(key_id)s",
+                {"key_id": deleted.key_id},
+            )
+            other.rollback()  # never committed: never announced
+            other.execute(
+                "DELETE FROM api_keys WHERE key_id = %(key_id)s", {"key_id": deleted.key_id}
+            )
+            other.commit()
+        heard = list(listener.notifies(timeout=10, stop_after=2))
+    assert [(note.channel, note.payload) for note in heard] == [
+        (KEY_CHANGED_CHANNEL, str(revoked.key_id)),
+        (KEY_CHANGED_CHANNEL, str(deleted.key_id)),
+    ]

@@ -80,6 +80,19 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "api_keys_tenant",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
+    assert _names(
+        blank,
+        "SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = 'public' AND NOT t.tgisinternal",
+    ) == {"api_keys_changed", "api_keys_truncated"}
+    # The schema's own functions, not those of its extensions.
+    assert _names(
+        blank,
+        "SELECT proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+        " WHERE n.nspname = 'public' AND NOT EXISTS (SELECT FROM pg_depend d"
+        " WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')",
+    ) == {"sgam_notify_api_key_changed"}
     assert _columns(blank, "fact_versions") == [
         "tenant_id",
         "version_id",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -12,6 +13,7 @@ import psycopg
 from store import attributes, keys, tenants
 from store.api.transactions import Transactions
 from store.inputs import check_identifier, parse_input, parse_uuid
+from store.keys import ActiveKey
 from store.models import Attribute, AttributeDeclaration
 from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 
@@ -43,10 +45,24 @@ class AdminCalls:
         """The tenant of a valid, unrevoked key; None for anything else."""
         return self._transactions.run(lambda conn, _: keys.authenticate(conn, api_key))
 
+    def find_active_key(self, key_id: UUID) -> ActiveKey | None:
+        """The unrevoked key with this id, as a server process caches it."""
+        return self._transactions.run(lambda conn, _: keys.find_active_key(conn, key_id))
+
     def revoke_api_key(self, key_id: UUID | str) -> ApiKeyRevoked:
-        """Revoke a key for good (revoking it again changes nothing)."""
+        """Revoke a key for good (revoking it again changes nothing).
+
+        Returns only once no server process can accept the key any more: after the commit it
+        waits out the key-cache lease (``keys.KEY_CACHE_LEASE``), by which time every process
+        has either received the revocation or stopped answering from its cache. A repeated
+        revocation waits too, in case the first caller did not live to the end of its wait.
+        """
         target = parse_uuid(key_id, "key_id")
-        return self._transactions.run(lambda conn, now: keys.revoke_api_key(conn, target, now=now))
+        revoked = self._transactions.run(
+            lambda conn, now: keys.revoke_api_key(conn, target, now=now)
+        )
+        time.sleep(keys.KEY_CACHE_LEASE)
+        return revoked
 
     def list_api_keys(self, tenant_id: str) -> list[ApiKey]:
         """The tenant's keys without their secrets, oldest first."""
