@@ -140,14 +140,17 @@ def _disputed(
     return mark_disputes(facts, conflicts, known_at=known_at)
 
 
+FIND_SUBJECTS = """
+    SELECT DISTINCT subject FROM fact_versions
+    WHERE tenant_id = %(tenant_id)s AND lower(subject) = ANY(%(names)s)
+    ORDER BY subject
+"""
+"""Which folded names are subjects with facts; an index on the folded name serves it (0009)."""
+
+
 def find_subjects(conn: psycopg.Connection[Any], tenant_id: str, *, names: list[str]) -> list[str]:
     """Which of ``names`` (compared case-insensitively) are subjects the tenant holds facts on."""
     rows = conn.execute(
-        """
-        SELECT DISTINCT subject FROM fact_versions
-        WHERE tenant_id = %(tenant_id)s AND lower(subject) = ANY(%(names)s)
-        ORDER BY subject
-        """,
-        {"tenant_id": tenant_id, "names": [name.lower() for name in names]},
+        FIND_SUBJECTS, {"tenant_id": tenant_id, "names": [name.lower() for name in names]}
     ).fetchall()
     return [str(row[0]) for row in rows]

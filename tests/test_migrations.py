@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import psycopg
@@ -12,6 +13,7 @@ from retrieval.embeddings import Embedder
 from retrieval.hnsw import hnsw_index
 from store.database import temporary_database
 from store.migrate import available_migrations, migrate
+from store.reads import FIND_SUBJECTS, find_subjects
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +73,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "fact_versions_current",
         "fact_versions_fact",
         "fact_versions_source",
+        "fact_versions_subject_folded",
         "conflicts_open",
         "conflicts_source",
         "episode_vectors_hnsw_all_minilm_l6_v2",
@@ -256,3 +259,34 @@ def _rows_before_the_renames(blank: psycopg.Connection[tuple[object, ...]]) -> N
                     '"Oslo"', 'e1', 'message', 'Oslo', true, '2026-06-01T00:00:00Z');
             """
         )
+
+
+def test_looking_up_a_subject_by_its_folded_name_uses_the_index(server_conninfo: str) -> None:
+    """Planning a question must not scan every version of the tenant (migration 9)."""
+    with temporary_database(server_conninfo) as info, psycopg.connect(info) as conn:
+        migrate(conn)
+        with conn.transaction():
+            conn.execute(
+                """
+                INSERT INTO tenants VALUES ('acme', '2026-06-01T00:00:00Z');
+                INSERT INTO attributes (tenant_id, attribute, value_type, created_at, updated_at)
+                VALUES ('acme', 'city', 'string', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z');
+                INSERT INTO episodes (tenant_id, id, occurred_at, recorded_at, text,
+                                      content_hash, kind)
+                VALUES ('acme', 'e1', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z', 'x',
+                        'sha256:x', 'message');
+                INSERT INTO fact_versions (tenant_id, version_id, fact_id, subject, attribute,
+                    value, valid_from, recorded_at, source_episode_id, source_kind,
+                    evidence_verified, schema_version)
+                SELECT 'acme', gen_random_uuid(), gen_random_uuid(), 'Subject' || n, 'city',
+                       '"Oslo"', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z', 'e1',
+                       'message', false, 1
+                FROM generate_series(1, 20000) AS n;
+                ANALYZE fact_versions;
+                """
+            )
+        params = {"tenant_id": "acme", "names": ["subject7", "nobody"]}
+        plan = conn.execute(("EXPLAIN (FORMAT JSON) " + FIND_SUBJECTS).encode(), params).fetchone()
+        assert plan is not None
+        assert "fact_versions_subject_folded" in json.dumps(plan[0])
+        assert find_subjects(conn, "acme", names=["SUBJECT7", "nobody"]) == ["Subject7"]
