@@ -11,7 +11,8 @@ import typer
 
 from evals.compare import TOLERANCE, result_differences
 from server.cli_admin import key_app, tenant_app
-from server.cli_eval import eval_app
+from server.cli_eval import bench, eval_app
+from server.cli_import import import_episodes
 from server.settings import Settings
 
 app = typer.Typer(
@@ -26,6 +27,8 @@ app = typer.Typer(
 app.add_typer(tenant_app, name="tenant")
 app.add_typer(key_app, name="key")
 app.add_typer(eval_app, name="eval")
+app.command("import")(import_episodes)
+app.command()(bench)
 
 
 @app.command()

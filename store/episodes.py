@@ -71,17 +71,22 @@ def record_episode(
     if row is not None:
         return row
     stored = get_episode(conn, tenant_id, episode_id)
+    check_same_episode(stored, episode)
+    return stored
+
+
+def check_same_episode(stored: Episode, episode: EpisodeInput) -> None:
+    """Refuse recording ``episode`` under the id ``stored`` holds, unless it is the same input."""
     if stored.erased_at is not None:
         # A stub keeps only a content hash: answering "same content" would confirm a guess.
-        raise Conflict(f"episode {episode_id!r} was erased; its id cannot be reused", field="id")
+        raise Conflict(f"episode {stored.id!r} was erased; its id cannot be reused", field="id")
     same = (
-        stored.content_hash == digest
+        stored.content_hash == content_hash(episode.text)
         and stored.occurred_at == episode.occurred_at
         and stored.kind == episode.kind
     )
     if not same:
-        raise Conflict(f"episode {episode_id!r} exists with different content", field="id")
-    return stored
+        raise Conflict(f"episode {stored.id!r} exists with different content", field="id")
 
 
 def get_episode(conn: psycopg.Connection[Any], tenant_id: str, episode_id: str) -> Episode:
@@ -156,3 +161,50 @@ def get_episodes(
         )
         found = cur.fetchall()
     return {episode.id: episode for episode in found}
+
+
+def new_episode(episode: EpisodeInput, *, episode_id: str, now: datetime) -> Episode:
+    """The episode ``record_episode`` would store for ``episode`` under a new id at ``now``."""
+    return Episode.model_construct(
+        id=episode_id,
+        occurred_at=episode.occurred_at,
+        recorded_at=now,
+        kind=episode.kind,
+        session_id=episode.session_id,
+        subjects=sorted(set(episode.subjects)),
+        text=episode.text,
+        content_hash=content_hash(episode.text),
+        retention_class=episode.retention_class,
+        metadata=episode.metadata,
+        erased_at=None,
+    )
+
+
+def copy_episodes(conn: psycopg.Connection[Any], tenant_id: str, new: Iterable[Episode]) -> int:
+    """Store new episodes (none of their ids may exist) with one COPY; how many."""
+    count = 0
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            "COPY episodes (tenant_id, id, occurred_at, recorded_at, kind, session_id, subjects,"
+            " text, content_hash, retention_class, metadata) FROM STDIN"
+        ) as copy,
+    ):
+        for episode in new:
+            copy.write_row(
+                (
+                    tenant_id,
+                    episode.id,
+                    episode.occurred_at,
+                    episode.recorded_at,
+                    episode.kind,
+                    episode.session_id,
+                    episode.subjects,
+                    episode.text,
+                    episode.content_hash,
+                    episode.retention_class,
+                    Jsonb(episode.metadata),
+                )
+            )
+            count += 1
+    return count

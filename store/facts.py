@@ -1,13 +1,15 @@
-"""The write path for facts: validate a candidate, resolve it against its key, commit it.
+"""The write path for facts: validate candidates, resolve each against its key, commit them.
 
-Each assertion or expiry is one transaction holding its key's advisory lock, so the temporal
-rules of ``store.temporal`` always see the key's latest committed state.
-"""
+The candidates of one call, and each expiry, are one transaction holding its keys' locks, so
+the temporal rules of ``store.temporal`` always see each key's latest committed state."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 import psycopg
 from pydantic import ValidationError
@@ -45,72 +47,11 @@ def validate_candidate(candidate: object, index: int) -> MemoryUpdate | UpdateRe
         return _invalid(index, first["msg"], field)
 
 
-def apply_update(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    *,
-    episode: Episode,
-    update: MemoryUpdate,
-    index: int,
-    clock: Clock,
-    new_id: IdFactory,
-) -> UpdateResult:
-    """Apply one validated candidate citing ``episode`` (the caller's, never the model's).
-
-    System time is read after the key's lock is held, so writers queued on one key record
-    in the order they commit.
-    """
-    checked = check_candidate(conn, tenant_id, episode=episode, update=update, index=index)
-    if isinstance(checked, UpdateResult):
-        return checked
-    declared, value = checked
-    key = {"tenant_id": tenant_id, "subject": update.subject, "attribute": update.attribute}
-    try:
-        now = versions.hold_key(conn, clock, **key)
-    except InvalidInput as error:
-        return _invalid(index, error.detail, error.field)
-    new = Version(
-        fact_id=new_id(),
-        value=value,
-        valid_from=update.valid_from or episode.occurred_at,
-        valid_to=None,
-        source_episode_id=episode.id,
-        source_kind=episode.kind,
-        evidence=update.evidence,
-        evidence_verified=evidence_occurs(update.evidence, episode.text),
-        schema_version=declared.schema_version,
-    )
-    current = versions.load_current(conn, now=now, **key)
-    plan = plan_assert([as_version(row) for row in current], new)
-    episodes.add_subjects(conn, tenant_id, episode.id, [update.subject])
-    if plan.status == "conflict":
-        settled = _settle_equal_start(
-            conn,
-            plan,
-            new=new,
-            declared=declared,
-            current=current,
-            key=key,
-            index=index,
-            now=now,
-            new_id=new_id,
-        )
-        if isinstance(settled, UpdateResult):
-            return settled
-        plan = settled
-    fact = versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
-    return UpdateResult(index=index, status=plan.status, reason=plan.reason, fact=fact)
-
-
 def check_candidate(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    *,
-    episode: Episode,
-    update: MemoryUpdate,
-    index: int,
+    update: MemoryUpdate, index: int, *, episode: Episode, attribute: Attribute | None
 ) -> tuple[Attribute, JsonValue] | UpdateResult:
-    """The declared attribute and typed value of a candidate, or the result that refuses it."""
+    """The declaration (``attribute``, None if undeclared) and typed value of a candidate, or
+    the result that refuses it."""
     if update.change == "no_change":
         return UpdateResult(index=index, status="ignored", reason="change is no_change")
     if update.strength == "weak":
@@ -119,7 +60,6 @@ def check_candidate(
         return _invalid(index, "value is required unless change is no_change", "value")
     if episode.erased_at is not None:
         return _invalid(index, f"episode {episode.id!r} was erased", "episode")
-    attribute = find_attribute(conn, tenant_id, update.attribute)
     if attribute is None:
         return _invalid(index, f"attribute {update.attribute!r} is not declared", "attribute")
     try:
@@ -129,23 +69,155 @@ def check_candidate(
     return attribute, value
 
 
-def _settle_equal_start(
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A candidate that passed its checks: what it asserts, and under which declaration."""
+
+    index: int
+    update: MemoryUpdate
+    declared: Attribute
+    value: JsonValue
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The (subject, attribute) key it writes."""
+        return self.update.subject, self.update.attribute
+
+    def new_fact(self, episode: Episode, fact_id: UUID) -> Version:
+        """The fact it asserts, stamped with its source episode, open from its start."""
+        return Version(
+            fact_id=fact_id,
+            value=self.value,
+            valid_from=self.update.valid_from or episode.occurred_at,
+            valid_to=None,
+            source_episode_id=episode.id,
+            source_kind=episode.kind,
+            evidence=self.update.evidence,
+            evidence_verified=evidence_occurs(self.update.evidence, episode.text),
+            schema_version=self.declared.schema_version,
+        )
+
+
+def apply_candidates(
     conn: psycopg.Connection[Any],
-    plan: Plan,
+    tenant_id: str,
     *,
-    new: Version,
-    declared: Attribute,
+    episode_id: str,
+    updates: Sequence[MemoryUpdate | UpdateResult],
+    clock: Clock,
+    new_id: IdFactory,
+) -> list[UpdateResult]:
+    """Apply candidates citing one episode (the caller's, never the model's) in one transaction.
+
+    ``updates`` are the candidates as ``validate_candidate`` left them. Every key to write is
+    locked (in lock-id order) before system time is read, once, so writers queued on a key
+    record in the order they commit. A refused candidate writes nothing and never undoes the
+    others: each is checked before anything of it is written. Results keep the candidates'
+    order, and a key's later candidates see what its earlier ones wrote.
+    """
+    episode = episodes.get_episode(conn, tenant_id, episode_id)
+    results: dict[int, UpdateResult] = {}
+    declared: dict[str, Attribute | None] = {}
+    accepted = []
+    for index, update in enumerate(updates):
+        if isinstance(update, UpdateResult):
+            results[index] = update
+            continue
+        if update.attribute not in declared:
+            declared[update.attribute] = find_attribute(conn, tenant_id, update.attribute)
+        checked = check_candidate(
+            update, index, episode=episode, attribute=declared[update.attribute]
+        )
+        if isinstance(checked, UpdateResult):
+            results[index] = checked
+        else:
+            accepted.append(Accepted(index, update, *checked))
+    if accepted:
+        _write_accepted(
+            conn, tenant_id, accepted, episode=episode, results=results, clock=clock, new_id=new_id
+        )
+    return [results[index] for index in range(len(updates))]
+
+
+def _write_accepted(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    accepted: list[Accepted],
+    *,
+    episode: Episode,
+    results: dict[int, UpdateResult],
+    clock: Clock,
+    new_id: IdFactory,
+) -> None:
+    now, current, refused = versions.hold_keys(
+        conn, clock, tenant_id=tenant_id, keys=[item.key for item in accepted]
+    )
+    for item in accepted:
+        if item.key in refused:
+            error = refused[item.key]
+            results[item.index] = _invalid(item.index, error.detail, error.field)
+    written = [item for item in accepted if item.key not in refused]
+    keys = [item.key for item in written]
+    writes = versions.PendingWrites(tenant_id=tenant_id, now=now, new_id=new_id)
+    planned: dict[int, tuple[Plan, UUID | None]] = {}
+    for position, item in enumerate(written):
+        if item.key in keys[:position]:  # an earlier candidate of this call may have changed it
+            writes.flush(conn)
+            current |= versions.load_current_keys(
+                conn, tenant_id=tenant_id, keys=[item.key], now=now
+            )
+        subject, attribute = item.key
+        outcome = resolve_candidate(
+            conn,
+            tenant_id,
+            item,
+            episode=episode,
+            current=current[item.key],
+            now=now,
+            new_id=new_id,
+        )
+        if isinstance(outcome, UpdateResult):
+            results[item.index] = outcome
+        else:
+            shown = writes.add(
+                outcome, subject=subject, attribute=attribute, current=current[item.key]
+            )
+            planned[item.index] = (outcome, shown)
+    writes.flush(conn)
+    for index, (plan, shown) in planned.items():
+        fact = None if shown is None else writes.fact(shown)
+        results[index] = UpdateResult(
+            index=index, status=plan.status, reason=plan.reason, fact=fact
+        )
+    if written:
+        episodes.add_subjects(conn, tenant_id, episode.id, [subject for subject, _ in keys])
+
+
+def resolve_candidate(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    item: Accepted,
+    *,
+    episode: Episode,
     current: list[Fact],
-    key: dict[str, str],
-    index: int,
     now: datetime,
     new_id: IdFactory,
 ) -> Plan | UpdateResult:
-    """A different value starting where the incumbent starts, under the attribute's policy:
-    the plan that replaces the incumbent, or the result that keeps it (outranked, or a
-    conflict logged for settlement)."""
+    """What an accepted candidate does to its key's ``current`` knowledge (the caller holds the
+    key's lock): the plan to write, or the result that writes no version.
+
+    A different value starting where an incumbent starts goes by the attribute's policy: a
+    plan that replaces the incumbent, or a result that keeps it (outranked, or a conflict
+    logged for settlement).
+    """
+    subject, attribute = item.key
+    key = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
+    new = item.new_fact(episode, new_id())
+    plan = plan_assert([as_version(row) for row in current], new)
     incumbent = plan.shown
-    assert incumbent is not None
+    if plan.status != "conflict" or incumbent is None:
+        return plan
+    declared = item.declared
     outcome = equal_start_outcome(
         declared.on_equal_start,
         newcomer_kind=new.source_kind,
@@ -154,7 +226,7 @@ def _settle_equal_start(
     )
     if outcome == "outranked":
         shown = next(row for row in current if row.version_id == incumbent.version_id)
-        return UpdateResult(index=index, status="unchanged", reason="outranked", fact=shown)
+        return UpdateResult(index=item.index, status="unchanged", reason="outranked", fact=shown)
     if outcome in {"conflict", "dispute"}:
         conflict_id = conflicts.log_conflict(
             conn,
@@ -171,7 +243,9 @@ def _settle_equal_start(
             if outcome == "dispute"
             else plan.reason
         )
-        return UpdateResult(index=index, status="conflict", reason=reason, conflict_id=conflict_id)
+        return UpdateResult(
+            index=item.index, status="conflict", reason=reason, conflict_id=conflict_id
+        )
     conflicts.follow_replacement(
         conn, valid_from=incumbent.valid_from, replaced=incumbent.fact_id, by=new.fact_id, **key
     )

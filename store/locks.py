@@ -1,9 +1,10 @@
-"""Serializing writers: one transaction-scoped advisory lock per key, bounded retries.
+"""Serializing writers: transaction-scoped advisory locks per key, bounded retries.
 
 Writers to one (tenant, subject, attribute) queue on the key's lock, so each sees the previous
-writer's committed versions; writers to different keys run in parallel. Deadlocks and
-serialization failures are retried a bounded number of times; any other error (a constraint
-violation would only recur) propagates at once.
+writer's committed versions; writers to different keys run in parallel. Every key writer also
+holds its tenant's lock in shared mode, which a bulk import takes in exclusive mode instead of
+one lock per key. Deadlocks and serialization failures are retried a bounded number of times;
+any other error (a constraint violation would only recur) propagates at once.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors
 from tenacity import (
-    retry,
+    Retrying,
     retry_if_exception_type,
     stop_after_attempt,
     wait_random_exponential,
@@ -25,33 +26,67 @@ T = TypeVar("T")
 RETRYABLE = (errors.SerializationFailure, errors.DeadlockDetected)
 MAX_ATTEMPTS = 5
 
+TENANT_LOCKS = 0x5347
+"""The first half of a tenant lock's two-integer key: a key space apart from the keys' locks."""
 
-def lock_key(
-    conn: psycopg.Connection[Any], *, tenant_id: str, subject: str, attribute: str
-) -> None:
-    """Hold the key's advisory lock until the transaction ends."""
-    conn.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))",
-        {"key": "\x1f".join((tenant_id, subject, attribute))},
-    )
+# The tenant's lock first, then the keys' in lock-id order (not name order), so writers holding
+# several can never wait on each other in a cycle, even when two keys hash alike. The lock
+# functions are volatile, so PostgreSQL calls them row by row after the sort.
+_LOCK_KEYS = """
+SELECT CASE WHEN lock_id IS NULL
+            THEN pg_advisory_xact_lock_shared(%(space)s, hashtext(%(tenant_id)s))
+            ELSE pg_advisory_xact_lock(lock_id) END
+FROM (SELECT NULL::bigint AS lock_id
+      UNION ALL
+      SELECT DISTINCT hashtextextended(key, 0) FROM unnest(%(keys)s::text[]) AS key) AS locks
+ORDER BY lock_id NULLS FIRST
+"""
+
+
+def key_lock_name(tenant_id: str, subject: str, attribute: str) -> str:
+    """The text a key's advisory lock id is hashed from."""
+    return "\x1f".join((tenant_id, subject, attribute))
 
 
 def lock_keys(
     conn: psycopg.Connection[Any], *, tenant_id: str, keys: Iterable[tuple[str, str]]
 ) -> None:
-    """Lock several (subject, attribute) keys in sorted order, so such writers cannot deadlock.
+    """Hold the tenant's lock (shared), then each (subject, attribute) key's, until commit.
 
-    A single-key writer never holds another key's lock, so it cannot take part in a cycle.
+    One statement, one round trip; the tenant's lock always comes first and the keys' in
+    lock-id order, so no two writers can deadlock on them.
     """
-    for subject, attribute in sorted(set(keys)):
-        lock_key(conn, tenant_id=tenant_id, subject=subject, attribute=attribute)
+    names = [key_lock_name(tenant_id, subject, attribute) for subject, attribute in keys]
+    conn.execute(_LOCK_KEYS, {"space": TENANT_LOCKS, "tenant_id": tenant_id, "keys": names})
+
+
+def lock_tenants(conn: psycopg.Connection[Any], tenant_ids: Iterable[str]) -> None:
+    """Hold the tenants' locks exclusively until commit: no key writer of theirs runs meanwhile.
+
+    Taken in sorted order, so two bulk writers cannot deadlock.
+    """
+    for tenant_id in sorted(set(tenant_ids)):
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(%(space)s, hashtext(%(tenant_id)s))",
+            {"space": TENANT_LOCKS, "tenant_id": tenant_id},
+        )
+
+
+_RETRYING = Retrying(
+    retry=retry_if_exception_type(RETRYABLE),
+    stop=stop_after_attempt(MAX_ATTEMPTS),
+    wait=wait_random_exponential(multiplier=0.01, max=0.5),
+    reraise=True,
+)
 
 
 def with_retries(function: Callable[..., T]) -> Callable[..., T]:
-    """Re-run a transaction on deadlock or serialization failure, at most MAX_ATTEMPTS times."""
-    return retry(
-        retry=retry_if_exception_type(RETRYABLE),
-        stop=stop_after_attempt(MAX_ATTEMPTS),
-        wait=wait_random_exponential(multiplier=0.01, max=0.5),
-        reraise=True,
-    )(function)
+    """Re-run a transaction on deadlock or serialization failure, at most MAX_ATTEMPTS times.
+
+    The retry policy is built once: wrapping runs on every store call.
+    """
+
+    def attempts(*args: Any, **kwargs: Any) -> T:
+        return _RETRYING.copy()(function, *args, **kwargs)
+
+    return attempts

@@ -7,7 +7,9 @@ without one.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -26,6 +28,10 @@ class EpisodeEmbedder(Protocol):
         ...
 
 
+COPY_FROM = 32
+"""From this many pairs on, ``insert_vectors`` copies them in (a bulk import's batches)."""
+
+
 def insert_vectors(
     conn: psycopg.Connection[Any],
     tenant_id: str,
@@ -37,21 +43,97 @@ def insert_vectors(
     """Store (episode_id, vector) pairs for ``model``; an existing pair is kept."""
     if not rows:
         return
-    with conn.cursor() as cur:
-        cur.executemany(
-            """
-            INSERT INTO episode_vectors (tenant_id, episode_id, model, embedding, created_at)
-            VALUES (%(tenant_id)s, %(episode_id)s, %(model)s, %(embedding)s, %(now)s)
-            ON CONFLICT DO NOTHING
-            """,
-            [
-                {
-                    "tenant_id": tenant_id,
-                    "episode_id": episode_id,
-                    "model": model,
-                    "embedding": HalfVector(vector),
-                    "now": now,
-                }
-                for episode_id, vector in rows
-            ],
-        )
+    params = {"tenant_id": tenant_id, "model": model, "now": now}
+    if len(rows) < COPY_FROM:
+        with conn.cursor() as cur:
+            cur.executemany(
+                """
+                INSERT INTO episode_vectors (tenant_id, episode_id, model, embedding, created_at)
+                VALUES (%(tenant_id)s, %(episode_id)s, %(model)s, %(embedding)s, %(now)s)
+                ON CONFLICT DO NOTHING
+                """,
+                [
+                    params | {"episode_id": episode_id, "embedding": HalfVector(vector)}
+                    for episode_id, vector in rows
+                ],
+            )
+        return
+    # COPY cannot skip a pair that exists: copy into a scratch table, then insert from it.
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS copied_vectors (episode_id text, embedding halfvec)"
+        " ON COMMIT DELETE ROWS"
+    )
+    with conn.cursor() as cur, cur.copy("COPY copied_vectors FROM STDIN") as copy:
+        for episode_id, vector in rows:
+            copy.write_row((episode_id, HalfVector(vector)))
+    conn.execute(
+        """
+        INSERT INTO episode_vectors (tenant_id, episode_id, model, embedding, created_at)
+        SELECT %(tenant_id)s, episode_id, %(model)s, embedding, %(now)s FROM copied_vectors
+        ON CONFLICT DO NOTHING
+        """,
+        params,
+    )
+
+
+@dataclass
+class _Waiting:
+    texts: list[str]
+    vectors: np.ndarray[Any, Any] | None = None
+    error: BaseException | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.vectors is not None or self.error is not None
+
+
+class SharedBatches:
+    """An embedder whose concurrent callers share calls to the model.
+
+    A caller that finds the model idle embeds the texts of every caller waiting, its own
+    included, in one call; the others wait for their vectors. Requests that arrive together
+    thus cost one forward pass of the model instead of one each, and callers never run the
+    model side by side (it already uses every core for one batch).
+    """
+
+    def __init__(self, embedder: EpisodeEmbedder) -> None:
+        self.model_id = embedder.model_id
+        self._embedder = embedder
+        self._turn = threading.Condition()
+        self._waiting: list[_Waiting] = []
+        self._busy = False
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
+        """One unit-length vector per text, as the wrapped embedder gives them."""
+        mine = _Waiting(list(texts))
+        batch: list[_Waiting] = []
+        with self._turn:
+            self._waiting.append(mine)
+            while self._busy and not mine.done:
+                self._turn.wait()
+            if not mine.done:  # the model is idle: embed everyone waiting
+                self._busy = True
+                batch, self._waiting = self._waiting, []
+        if batch:
+            self._embed(batch)
+        if mine.error is not None:
+            raise mine.error
+        assert mine.vectors is not None
+        return mine.vectors
+
+    def _embed(self, batch: list[_Waiting]) -> None:
+        # Every request taken from the queue is answered before the model is free again.
+        try:
+            vectors = self._embedder.embed([text for item in batch for text in item.texts])
+            start = 0
+            for item in batch:
+                item.vectors = vectors[start : start + len(item.texts)]
+                start += len(item.texts)
+        except BaseException as error:
+            for item in batch:
+                item.error = error
+            raise
+        finally:
+            with self._turn:
+                self._busy = False
+                self._turn.notify_all()

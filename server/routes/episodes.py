@@ -32,7 +32,7 @@ def _with_results(
 def record_episode(
     *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBody]
 ) -> EpisodeRecorded:
-    """Record an episode (idempotent on ``id``), then apply its candidates one by one."""
+    """Record an episode (idempotent on ``id``), then apply its candidates in one transaction."""
     [episode] = store.episodes.record_batch(tenant_id, [data.episode()], field_prefix="")
     return _with_results(store, tenant_id, episode, data)
 
@@ -66,7 +66,7 @@ def read_episode(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> Ep
 def apply_updates(
     *, store: Store, tenant_id: TenantId, episode_id: PathId, data: JSONBody[CandidatesBody]
 ) -> CandidateResults:
-    """Candidates from a later extraction of the episode; one result per candidate."""
+    """Candidates from a later extraction of the episode, in one transaction; one result each."""
     results = store.facts.apply_updates(tenant_id, episode_id, data.candidates)
     count_results(results)
     return CandidateResults(results=results)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
+import numpy as np
 import psycopg
 
-from store import episodes, tenants
+from store import bulk, bulk_write, episodes, tenants
 from store.api.transactions import Transactions
-from store.errors import StoreError
+from store.bulk import ImportResult
+from store.errors import InvalidInput, StoreError
 from store.inputs import check_identifier, parse_input
 from store.models import Episode, EpisodeInput
-from store.vectors import EpisodeEmbedder, insert_vectors
+from store.vectors import EpisodeEmbedder, SharedBatches, insert_vectors
 
 
 class EpisodeCalls:
@@ -21,7 +24,8 @@ class EpisodeCalls:
 
     def __init__(self, transactions: Transactions, embedder: EpisodeEmbedder | None) -> None:
         self._transactions = transactions
-        self._embedder = embedder
+        # Concurrent recordings share the model's calls: one forward pass for all of them.
+        self._embedder = None if embedder is None else SharedBatches(embedder)
 
     def record(self, tenant_id: str, episode: EpisodeInput | Mapping[str, Any]) -> Episode:
         """Record a raw episode (idempotent on id), embedded when an embedder is set."""
@@ -68,9 +72,78 @@ class EpisodeCalls:
 
         return self._transactions.run(work)
 
+    def import_lines(self, texts: Iterable[str]) -> ImportResult:
+        """Import an episode file (``store.bulk``): every line in one transaction, by COPY.
+
+        A bad line (``BadLine``, with its line number) or a refused episode writes nothing.
+        Facts never wait for the model: ``embed`` gives the new episodes their vectors after.
+        """
+        lines = bulk.parse_lines(texts)
+        transactions = self._transactions
+        outcomes, recorded = transactions.run(
+            lambda conn, _: bulk_write.import_lines(
+                conn, lines, clock=transactions.clock, new_id=transactions.new_id
+            )
+        )
+        return outcomes.result(lines=len(lines), recorded=recorded)
+
+    def embed(
+        self,
+        episodes_of: Sequence[tuple[str, str]],
+        *,
+        batch: int = 256,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Give these (tenant, episode id) episodes vectors, ``batch`` texts a model call.
+
+        Each batch is committed as it comes (``progress`` is told its size), so an interrupted
+        run keeps what it embedded; an episode that has a vector keeps it. Returns how many
+        episodes were embedded (erased ones have no text and are skipped).
+        """
+        embedder = self._embedder
+        if embedder is None:
+            raise InvalidInput("no embedding model is configured", field="embedder")
+        done = 0
+        for start in range(0, len(episodes_of), batch):
+            chunk = episodes_of[start : start + batch]
+            texts = self._transactions.run(partial(_texts, chunk))
+            vectors = embedder.embed([text for _, _, text in texts])
+            self._transactions.run(partial(_store_vectors, embedder.model_id, texts, vectors))
+            done += len(texts)
+            if progress is not None:
+                progress(len(chunk))
+        return done
+
     def get(self, tenant_id: str, episode_id: str) -> Episode:
         """One episode of the tenant (a stub if it was erased)."""
         check_identifier(episode_id, "episode_id")
         return self._transactions.run(
             lambda conn, _: episodes.get_episode(conn, tenant_id, episode_id)
         )
+
+
+def _texts(
+    chunk: Sequence[tuple[str, str]], conn: psycopg.Connection[Any], _: datetime
+) -> list[tuple[str, str, str]]:
+    by_tenant: dict[str, list[str]] = {}
+    for tenant_id, episode_id in chunk:
+        by_tenant.setdefault(tenant_id, []).append(episode_id)
+    found: list[tuple[str, str, str]] = []
+    for tenant_id, ids in by_tenant.items():
+        stored = episodes.get_episodes(conn, tenant_id, ids)
+        found.extend((tenant_id, e.id, e.text) for e in stored.values() if e.text is not None)
+    return found
+
+
+def _store_vectors(
+    model: str,
+    texts: Sequence[tuple[str, str, str]],
+    vectors: np.ndarray[Any, Any],
+    conn: psycopg.Connection[Any],
+    now: datetime,
+) -> None:
+    by_tenant: dict[str, list[tuple[str, np.ndarray[Any, Any]]]] = {}
+    for (tenant_id, episode_id, _), vector in zip(texts, vectors, strict=True):
+        by_tenant.setdefault(tenant_id, []).append((episode_id, vector))
+    for tenant_id, rows in by_tenant.items():
+        insert_vectors(conn, tenant_id, model=model, rows=rows, now=now)

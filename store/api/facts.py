@@ -13,7 +13,7 @@ from store import episodes, facts, reads, retraction
 from store.api.transactions import Transactions
 from store.errors import InvalidInput, NotFound
 from store.inputs import check_identifier, parse_instant, parse_uuid, read_times
-from store.models import Episode, Fact, MemoryUpdate
+from store.models import Fact
 from store.results import ExpireResult, RetractResult, UpdateResult
 
 
@@ -26,36 +26,21 @@ class FactCalls:
     def apply_updates(
         self, tenant_id: str, episode_id: str, candidates: Sequence[object]
     ) -> list[UpdateResult]:
-        """Apply candidates citing one episode, each in its own transaction.
+        """Apply candidates citing one episode, all in one transaction.
 
         The source episode and tenant come from this call; a candidate that names either is
-        refused as invalid. Results keep the candidates' order.
+        refused as invalid. An invalid candidate is a result, never an error, and writes
+        nothing. Results keep the candidates' order.
         """
         check_identifier(episode_id, "episode_id")
-        transactions = self._transactions
-        episode = transactions.run(
-            lambda conn, _: episodes.get_episode(conn, tenant_id, episode_id)
-        )
-        results = []
-        for index, candidate in enumerate(candidates):
-            update = facts.validate_candidate(candidate, index)
-            if isinstance(update, UpdateResult):
-                results.append(update)
-                continue
-            results.append(self._apply(tenant_id, episode, update, index))
-        return results
-
-    def _apply(
-        self, tenant_id: str, episode: Episode, update: MemoryUpdate, index: int
-    ) -> UpdateResult:
+        updates = [facts.validate_candidate(item, index) for index, item in enumerate(candidates)]
         transactions = self._transactions
         return transactions.run(
-            lambda conn, _: facts.apply_update(
+            lambda conn, _: facts.apply_candidates(
                 conn,
                 tenant_id,
-                episode=episode,
-                update=update,
-                index=index,
+                episode_id=episode_id,
+                updates=updates,
                 clock=transactions.clock,
                 new_id=transactions.new_id,
             )

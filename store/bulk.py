@@ -1,0 +1,220 @@
+"""Bulk import, the pure part: import lines, their outcome, and one key's writes in memory.
+
+An import file holds one JSON object a line: an episode's fields (``id``, ``occurred_at``,
+``text``, ``kind``...), the ``tenant`` it belongs to and its ``updates`` (MemoryUpdate
+candidates). Importing it records what recording each episode and then applying its
+candidates, one call at a time in file order, at a single system time would record; see
+``store.bulk_write`` for the transaction that writes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+from store.errors import InvalidInput, StoreError
+from store.facts import Accepted, validate_candidate
+from store.inputs import check_identifier, parse_input
+from store.models import Episode, EpisodeInput, MemoryUpdate, UpdateStatus
+from store.results import UpdateResult
+from store.temporal import Version, plan_assert
+from store.values import JsonValue
+from store.versions import IdFactory, new_row
+
+
+class BadLine(InvalidInput):
+    """A line of an import file that is not an episode with candidates; nothing is written."""
+
+    def __init__(self, line: int, detail: str, *, field: str | None = None) -> None:
+        super().__init__(f"line {line}: {detail}", field=field)
+        self.line = line
+
+
+def at_line(line: int, error: StoreError) -> StoreError:
+    """``error`` (of the same class) with the line it concerns in front of its detail."""
+    return type(error)(f"line {line}: {error.detail}", field=error.field)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportLine:
+    """One line of an import file: the episode to record and its candidates, validated."""
+
+    line: int
+    tenant_id: str
+    episode: EpisodeInput
+    updates: list[MemoryUpdate | UpdateResult]
+
+
+def parse_lines(texts: Iterable[str]) -> list[ImportLine]:
+    """The lines of an import file (blank ones skipped); the first bad one is a ``BadLine``.
+
+    A candidate of the wrong shape is not a bad line: it becomes an ``invalid`` outcome, as
+    it would over the API.
+    """
+    parsed = []
+    for line, text in enumerate(texts, start=1):
+        if not text.strip():
+            continue
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise BadLine(line, f"not JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise BadLine(line, "not a JSON object")
+        tenant = data.pop("tenant", None)
+        updates = data.pop("updates", [])
+        if not isinstance(tenant, str):
+            raise BadLine(line, "tenant is required (a tenant id)", field="tenant")
+        if not isinstance(updates, list):
+            raise BadLine(line, "updates must be a list of candidates", field="updates")
+        try:
+            check_identifier(tenant, "tenant")
+            episode = parse_input(EpisodeInput, data)
+        except InvalidInput as error:
+            raise BadLine(line, error.detail, field=error.field) from None
+        candidates = [validate_candidate(item, index) for index, item in enumerate(updates)]
+        parsed.append(ImportLine(line, tenant, episode, candidates))
+    return parsed
+
+
+class RefusedCandidate(BaseModel):
+    """A candidate the import did not write as a fact, and why."""
+
+    line: int
+    index: int
+    status: UpdateStatus
+    reason: str | None = None
+    field: str | None = None
+
+
+class ImportResult(BaseModel):
+    """What an import recorded: episodes, candidate outcomes, and the vectors added after."""
+
+    lines: int = Field(description="Lines imported (blank lines aside).")
+    episodes_recorded: int = Field(description="Episodes new to the store.")
+    candidates: dict[str, int] = Field(description="Candidates by outcome status.")
+    refused: list[RefusedCandidate] = Field(
+        description="Invalid and conflicting candidates, by line; the others were written,"
+        " unchanged or ignored."
+    )
+    recorded: list[tuple[str, str]] = Field(
+        exclude=True, description="The new episodes as (tenant, episode id), to embed."
+    )
+
+
+@dataclass
+class Outcomes:
+    """Each candidate's outcome, gathered into an ``ImportResult``."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    refused: list[RefusedCandidate] = field(default_factory=list)
+
+    def add(self, line: int, result: UpdateResult) -> None:
+        """Count one candidate's result (keep it when it was refused)."""
+        self.counts[result.status] += 1
+        if result.status in {"invalid", "conflict"}:
+            refused = RefusedCandidate(line=line, **result.model_dump(include=_REFUSED_FIELDS))
+            self.refused.append(refused)
+
+    def result(self, *, lines: int, recorded: list[tuple[str, str]]) -> ImportResult:
+        """The import's result once every candidate is counted."""
+        self.refused.sort(key=lambda item: (item.line, item.index))
+        return ImportResult(
+            lines=lines,
+            episodes_recorded=len(recorded),
+            candidates=dict(sorted(self.counts.items())),
+            refused=self.refused,
+            recorded=recorded,
+        )
+
+
+_REFUSED_FIELDS = {"index", "status", "reason", "field"}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An accepted candidate of an import, with its line and the episode it cites."""
+
+    line: int
+    item: Accepted
+    episode: Episode
+
+
+@dataclass
+class KeyWrites:
+    """One key's writes for an import, planned in memory: what to retire and insert."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    inserted: set[UUID] = field(default_factory=set)
+    retired_here: set[str] = field(default_factory=set)
+    """Version ids (as text) of rows this import inserts and retires again at once."""
+    retire: list[UUID] = field(default_factory=list)
+    """Stored versions to retire."""
+    counts: Counter[str] = field(default_factory=Counter)
+    """The candidates' outcomes: written or unchanged."""
+
+
+def plan_key(
+    current: list[Version],
+    candidates: list[Candidate],
+    *,
+    new_id: IdFactory,
+    stored: Callable[[JsonValue], JsonValue],
+) -> KeyWrites | None:
+    """Apply a key's candidates, in order, to its ``current`` knowledge as the write path would.
+
+    ``current`` holds the key's stored versions; ``stored`` gives a value as the database
+    returns it, so each candidate compares its value with its predecessors' as the write path
+    does. None when a candidate starts a different value where one already starts: the
+    attribute's equal-start policy then goes through the write path itself.
+    """
+    writes = KeyWrites()
+    state = list(current)
+    for position, candidate in enumerate(candidates, start=1):
+        item = candidate.item
+        plan = plan_assert(state, item.new_fact(candidate.episode, new_id()))
+        if plan.status == "conflict":
+            return None
+        writes.counts[plan.status] += 1
+        if plan.status != "written":
+            continue
+        gone = {version.version_id for version in plan.retire}
+        for version_id in gone:
+            if version_id in writes.inserted:
+                writes.retired_here.add(str(version_id))
+            elif version_id is not None:
+                writes.retire.append(version_id)
+        inserted = []
+        subject, attribute = item.key
+        for version in plan.insert:
+            version_id = new_id()
+            writes.rows.append(
+                new_row(version, subject=subject, attribute=attribute, version_id=version_id)
+            )
+            writes.inserted.add(version_id)
+            inserted.append((version, version_id))
+        if position < len(candidates):  # the key's state as the next candidate reads it
+            state = [version for version in state if version.version_id not in gone]
+            state.extend(
+                replace(version, version_id=version_id, value=stored(version.value))
+                for version, version_id in inserted
+            )
+            state.sort(key=lambda version: version.valid_from)
+    return writes
+
+
+def has_float(value: JsonValue) -> bool:
+    """Whether a JSON value holds a float anywhere (only those can change once stored)."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, list):
+        return any(has_float(item) for item in value)
+    if isinstance(value, dict):
+        return any(has_float(item) for item in value.values())
+    return False
