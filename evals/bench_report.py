@@ -1,0 +1,281 @@
+"""``sgam bench``'s verdicts: the targets as ratios within one run, the tables, JSON and chart.
+
+Everything here is a function of the results object, so fixed numbers give fixed output.
+The targets (design issue "the read and write paths at the speed of the floor") compare each
+served call with what it cannot beat, measured in the same run on the same machine: GET /healthz
+for the HTTP hop, the served baseline (the ``dm`` baseline's search p50 plus /healthz p50) for
+search and context, the raw encoder's batch rate for imported text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from evals.bench_chart import draw_chart
+
+RSS_LIMIT_MIB = round(1.2e9 / 2**20, 1)
+"""1.2 GB (decimal) in MiB."""
+SCALED_READS = (
+    "fact_current",
+    "fact_point_in_time",
+    "fact_known_at",
+    "profile",
+    "search",
+    "context_free",
+    "context_named",
+    "context_named_k0",
+)
+"""The served reads whose latency the scale sweep compares."""
+
+FLOOR_OF = {
+    "fact_current": "sql_fact_current",
+    "fact_point_in_time": "sql_fact_point_in_time",
+    "fact_known_at": "sql_fact_known_at",
+    "profile": "sql_profile",
+}
+"""Each exact read's floor: the same read as one prepared statement."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target: the measured figure against its limit, and whether it was met."""
+
+    what: str
+    measured: float | None
+    limit: float
+    unit: str
+    bound: Literal["max", "min"]
+    met: bool | None
+    note: str = ""
+
+
+Results = Mapping[str, Any]
+
+
+def _p50(scale: Results, case: str, clients: str = "1") -> float:
+    return float(scale["reads"][case][clients]["p50_ms"])
+
+
+def served_baseline_ms(scale: Results) -> float:
+    """The baseline's in-process search p50 plus /healthz p50: the same search behind HTTP."""
+    return float(scale["floor"]["baseline_search"]["p50_ms"]) + _p50(scale, "healthz")
+
+
+Bound = Literal["max", "min"]
+Measure = Callable[[], float | None]
+
+
+def _target(
+    what: str,
+    measure: Measure,
+    *,
+    limit: float,
+    unit: str = "x",
+    bound: Bound = "max",
+    why_not: str = "",
+) -> Target:
+    try:
+        measured = measure()
+    except KeyError as missing:  # a case that failed or was skipped has no figures
+        return Target(what, None, limit, unit, bound, None, f"no figure for {missing}")
+    if measured is None:
+        return Target(what, None, limit, unit, bound, None, why_not)
+    measured = round(measured, 3)
+    met = measured <= limit if bound == "max" else measured >= limit
+    return Target(what, measured, limit, unit, bound, met)
+
+
+def _scaling(results: Results) -> float | None:
+    scales = results["scales"]
+    if len(scales) < 2:
+        return None
+    first, last = scales[0], scales[-1]
+    return max(_p50(last, case) / _p50(first, case) for case in SCALED_READS)
+
+
+def evaluate(results: Results) -> list[Target]:
+    """Every target of the issue, from the smallest scale's one-client figures."""
+    base = results["scales"][0]
+    spread = results["writes"].get("candidates_spread", {})
+    imported = results["import"]
+    no_import = str(imported.get("skipped") or imported.get("failed") or "not measured")
+
+    def p50(case: str) -> float:
+        return _p50(base, case)
+
+    def tail(case: str, q: int) -> float:
+        return float(base["reads"][case]["1"][f"p{q}_ms"])
+
+    def writes(clients: str) -> float:
+        return float(spread[clients]["items_per_s"])
+
+    def import_rate(field: str, *, per: Callable[[], float] = lambda: 1.0) -> Measure:
+        return lambda: float(imported[field]) / per() if field in imported else None
+
+    def encoder() -> float:
+        return float(base["floor"]["encoder_batch"]["items_per_s"])
+
+    return [
+        _target(
+            "GET current fact p50 / healthz p50",
+            lambda: p50("fact_current") / p50("healthz"),
+            limit=1.3,
+        ),
+        _target(
+            "GET point-in-time fact p50 / healthz p50",
+            lambda: p50("fact_point_in_time") / p50("healthz"),
+            limit=1.3,
+        ),
+        _target(
+            "context (named, evidence_k 0) p50 / GET fact p50",
+            lambda: p50("context_named_k0") / p50("fact_current"),
+            limit=1.5,
+        ),
+        _target(
+            "context p50 / served baseline",
+            lambda: p50("context_free") / served_baseline_ms(base),
+            limit=1.1,
+        ),
+        _target(
+            "evidence search p50 / served baseline",
+            lambda: p50("search") / served_baseline_ms(base),
+            limit=1.05,
+        ),
+        _target(
+            "candidate writes, 8 clients, spread keys",
+            lambda: writes("8"),
+            limit=1_500,
+            unit="assertions/s",
+            bound="min",
+        ),
+        _target(
+            "8 writers / 1 writer throughput",
+            lambda: writes("8") / writes("1"),
+            limit=1.5,
+            bound="min",
+        ),
+        _target(
+            "bulk import, facts",
+            import_rate("facts_per_s"),
+            limit=20_000,
+            unit="facts/s",
+            bound="min",
+            why_not=no_import,
+        ),
+        _target(
+            "bulk import, episodes / raw encoder rate",
+            import_rate("episodes_per_s", per=encoder),
+            limit=0.9,
+            bound="min",
+            why_not=no_import,
+        ),
+        _target(
+            "read p50 at the largest scale / smallest (worst read)",
+            lambda: _scaling(results),
+            limit=1.5,
+            why_not="one scale in this run",
+        ),
+        _target(
+            "GET fact p99 (worst of current, point in time, known at)",
+            lambda: max(tail(case, 99) for case in FLOOR_OF if case != "profile"),
+            limit=5.0,
+            unit="ms",
+        ),
+        _target("context p95", lambda: tail("context_free", 95), limit=40.0, unit="ms"),
+        _target(
+            "server peak RSS",
+            lambda: float(results["server"]["peak_rss_mib"]),
+            limit=RSS_LIMIT_MIB,
+            unit="MiB",
+        ),
+    ]
+
+
+def _verdict(target: Target) -> str:
+    return "not measured" if target.met is None else "met" if target.met else "MISSED"
+
+
+def targets_table(targets: list[Target]) -> str:
+    """The targets as a Markdown table: measured, limit, verdict."""
+    lines = ["| target | measured | limit | verdict |", "| --- | --- | --- | --- |"]
+    for target in targets:
+        measured = "-" if target.measured is None else f"{target.measured:g} {target.unit}"
+        sign = "<=" if target.bound == "max" else ">="
+        verdict = _verdict(target) + (f" ({target.note})" if target.note else "")
+        lines.append(
+            f"| {target.what} | {measured} | {sign} {target.limit:g} {target.unit} | {verdict} |"
+        )
+    return "\n".join(lines)
+
+
+def _row(name: str, clients: str, stats: Mapping[str, Any], against: str) -> str:
+    if "error" in stats:
+        return f"| {name} | {clients} | failed: {stats['error'][:120]} | | | | |"
+    cells = [stats[f"p{q}_ms"] for q in (50, 95, 99)]
+    numbers = " | ".join(f"{cell:.2f}" for cell in cells)
+    return f"| {name} | {clients} | {numbers} | {stats['items_per_s']:g} | {against} |"
+
+
+def _against(scale: Results, case: str, stats: Mapping[str, Any]) -> str:
+    if "error" in stats:
+        return ""
+    floor = FLOOR_OF.get(case)
+    if floor is not None:
+        ratio = stats["p50_ms"] / scale["floor"][floor]["p50_ms"]
+        return f"{ratio:.1f}x {floor}"
+    if case == "search" or case.startswith("context"):
+        return f"{stats['p50_ms'] / served_baseline_ms(scale):.2f}x served baseline"
+    return ""
+
+
+def cases_table(scale: Results, writes: Results | None = None) -> str:
+    """One scale's cases as a Markdown table: p50/p95/p99 ms, items/s, ratio to the floor."""
+    head = "| case | clients | p50 ms | p95 ms | p99 ms | items/s | p50 against |"
+    lines = [head, "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, stats in scale["floor"].items():
+        lines.append(_row(f"floor: {name}", "1", stats, ""))
+    served = served_baseline_ms(scale)
+    lines.append(f"| served baseline (baseline_search + healthz p50) | 1 | {served:.2f} | | | | |")
+    for name, by_clients in scale["reads"].items():
+        for clients, stats in by_clients.items():
+            lines.append(_row(name, clients, stats, _against(scale, name, stats)))
+    for name, by_clients in (writes or {}).items():
+        for clients, stats in by_clients.items():
+            lines.append(_row(name, clients, stats, ""))
+    return "\n".join(lines)
+
+
+def report_text(results: Results) -> str:
+    """The machine, every scale's table, then the targets."""
+    machine, server = results["machine"], results["server"]
+    about = (
+        f"{machine['cpus']} CPUs ({machine['cpu_model']}), {machine['memory_gib']} GiB;"
+        f" load average {machine['load_average_at_start']} at the start,"
+        f" {machine['load_average_at_end']} at the end; server RSS {server['rss_mib']} MiB"
+        f" (peak {server['peak_rss_mib']} MiB)\n"
+    )
+    parts = [about]
+    for number, scale in enumerate(results["scales"]):
+        parts.append(f"## {scale['fact_versions']:,} fact versions\n")
+        parts.append(cases_table(scale, results["writes"] if number == 0 else None) + "\n")
+    parts.append("## Targets\n")
+    parts.append(targets_table([Target(**found) for found in results["targets"]]))
+    return "\n".join(parts) + "\n"
+
+
+def with_targets(results: Mapping[str, Any]) -> dict[str, Any]:
+    """The results with their evaluated targets under ``targets``."""
+    return {**results, "targets": [asdict(target) for target in evaluate(results)]}
+
+
+def write_results(results: Results, out: Path) -> list[Path]:
+    """Write the results as JSON to ``out`` and the chart beside it (same name, .png)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    chart = out.with_suffix(".png")
+    draw_chart(results, chart)
+    return [out, chart]
