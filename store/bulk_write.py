@@ -31,11 +31,11 @@ from store.clock import Clock
 from store.errors import InvalidInput, StoreError
 from store.facts import Accepted, check_candidate
 from store.locks import lock_tenants
-from store.models import Episode, Fact
+from store.models import Episode
 from store.results import UpdateResult
 from store.temporal import Version
 from store.values import JsonValue, canonical
-from store.versions import COLUMNS, IdFactory, Key, as_version, select_facts
+from store.versions import IdFactory, Key, as_version
 
 Recorded = tuple[str, str]
 """A new episode, to embed: (tenant, episode id)."""
@@ -187,9 +187,9 @@ class _TenantImport:
         ).fetchone()
         if not stored or not stored[0]:  # a tenant's first facts: nothing to read
             return {}, {}
-        facts: dict[Key, list[Fact]] = {key: [] for key in keys}
-        for fact in _load_current(self.conn, self.tenant_id, facts, now=self.now):
-            facts[fact.subject, fact.attribute].append(fact)
+        facts = versions.load_current_keys(
+            self.conn, tenant_id=self.tenant_id, keys=keys, now=self.now
+        )
         last = versions.last_system_times(self.conn, tenant_id=self.tenant_id, current=facts)
         current = {key: [as_version(fact) for fact in found] for key, found in facts.items()}
         return current, versions.refused_keys(self.now, last)
@@ -229,27 +229,6 @@ class _TenantImport:
 def _refusal(candidate: Candidate, error: InvalidInput) -> UpdateResult:
     return UpdateResult(
         index=candidate.item.index, status="invalid", reason=error.detail, field=error.field
-    )
-
-
-def _load_current(
-    conn: psycopg.Connection[Any], tenant_id: str, keys: Iterable[Key], *, now: datetime
-) -> list[Fact]:
-    """Current knowledge of many keys, joined on a temporary table of them."""
-    conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS import_keys (subject text, attribute text) ON COMMIT DROP"
-    )
-    conn.execute("TRUNCATE import_keys")
-    with conn.cursor() as cur, cur.copy("COPY import_keys (subject, attribute) FROM STDIN") as copy:
-        for key in keys:
-            copy.write_row(key)
-    conn.execute("ANALYZE import_keys")
-    return select_facts(
-        conn,
-        "SELECT" + COLUMNS + "FROM fact_versions JOIN import_keys USING (subject, attribute)"
-        " WHERE tenant_id = %(tenant_id)s AND retired_at IS NULL"
-        " ORDER BY subject, attribute, valid_from",
-        {"tenant_id": tenant_id, "now": now},
     )
 
 

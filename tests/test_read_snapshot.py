@@ -25,9 +25,10 @@ from server.resources import resources_of
 from store.clock import ManualClock
 from store.database import make_pool
 from store.errors import DatabaseUnavailable
+from store.models import Fact
 from store.service import MemoryStore
 from store.snapshot import ReadSnapshot
-from tests.conftest import ApiTenant
+from tests.conftest import ApiTenant, ts
 from tests.http_helpers import candidate, declare, record
 from tests.read_helpers import ReadPath, read_path
 
@@ -207,8 +208,12 @@ def test_a_snapshots_disputes_are_the_stores(reader: ReadPath) -> None:
     reader.tick()
     for known_at in ("2026-06-01T09:30:00Z", None):
         profile = reader.store.subjects.profile(reader.tenant, "mira", known_at=known_at)
-        memory = reader.store.subjects.memory(reader.tenant, "mira", known_at=known_at)
-        assert memory.facts == profile.facts
+
+        def memory_facts(snapshot: ReadSnapshot, known_at: str | None = known_at) -> list[Fact]:
+            instant = ts(known_at) if known_at else snapshot.now
+            return snapshot.subject_memory("mira", valid_at=instant, known_at=instant).facts
+
+        assert reader.store.snapshots.read(reader.tenant, memory_facts) == profile.facts
     [fact] = reader.store.subjects.profile(reader.tenant, "mira").facts
     assert fact.disputed
     assert [challenger.value for challenger in fact.challengers] == ["Porto"]

@@ -1,14 +1,13 @@
-"""Subjects: their profiles, the list of them, an export, and the read path's whole read."""
+"""Subjects: their profiles, the list of them, and an export."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
-from store import reads, subject_reads, subjects
+from store import reads, subjects
 from store.api.transactions import Transactions
 from store.inputs import check_identifier, read_times
 from store.results import Profile, SubjectExport, SubjectPage
@@ -46,34 +45,6 @@ class SubjectCalls:
             return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
 
         return self._transactions.run(work)
-
-    def memory(
-        self,
-        tenant_id: str,
-        subject: str,
-        *,
-        valid_at: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-    ) -> subject_reads.SubjectMemory:
-        """A subject's facts at one valid and known time with its whole history, in one read."""
-        check_identifier(subject, "subject")
-        valid, known = read_times(valid_at, known_at)
-        return self._transactions.run(
-            lambda conn, now: subject_reads.read_subject_memory(
-                conn,
-                tenant_id,
-                subject=subject,
-                valid_at=valid or known or now,
-                known_at=known or now,
-                now=now,
-            )
-        )
-
-    def find(self, tenant_id: str, names: Sequence[str]) -> list[str]:
-        """The tenant's subjects among ``names`` (case-insensitive), for question planning."""
-        return self._transactions.run(
-            lambda conn, _: reads.find_subjects(conn, tenant_id, names=list(names))
-        )
 
     def list(self, tenant_id: str, *, limit: int = 100, cursor: str | None = None) -> SubjectPage:
         """A page of the tenant's subject ids in byte order (facts held or episodes naming)."""
