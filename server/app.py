@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
@@ -9,12 +10,15 @@ from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.prometheus import PrometheusConfig
 
+from pydantic import BaseModel
+
 from retrieval.embeddings import Embedder
 from server.auth import (
     CLOCK_HEADER_PARAMETER,
     admin_guard,
     provide_store,
     provide_tenant_id,
+    provide_tenant_store,
     tenant_guard,
 )
 from server.problems import EXCEPTION_HANDLERS
@@ -34,6 +38,15 @@ from store.clock import Clock, wall_clock
 VERSION = "0.1.0"
 
 
+def pydantic_json(model: BaseModel) -> msgspec.Raw:
+    """A response model as JSON in one pass of pydantic's serializer, embedded as is.
+
+    The same JSON as Litestar's default (``model_dump(mode="json")``, then msgspec), without the
+    intermediate dict: the fact read's serialization cost halves.
+    """
+    return msgspec.Raw(model.model_dump_json())
+
+
 def create_app(
     settings: Settings,
     *,
@@ -41,8 +54,8 @@ def create_app(
     clock: Clock = wall_clock,
 ) -> Litestar:
     """The SGAM HTTP API. ``embedder`` and ``clock`` are for tests that share a loaded model."""
-    # A guard establishes the caller before the body is read; dependencies hand it on.
-    request_store = Provide(provide_store, sync_to_thread=False)
+    # A guard establishes the caller before the body is read; dependencies hand it on, in one
+    # chain (``server.auth``).
     tenant_api = Router(
         "/",
         route_handlers=[
@@ -55,7 +68,7 @@ def create_app(
         ],
         guards=[tenant_guard],
         dependencies={
-            "store": request_store,
+            "store": Provide(provide_tenant_store, sync_to_thread=False),
             "tenant_id": Provide(provide_tenant_id, sync_to_thread=False),
             "reader": Provide(provide_reader, sync_to_thread=False),
             "times": Provide(provide_read_times, sync_to_thread=False),
@@ -67,7 +80,7 @@ def create_app(
         "/v1/admin",
         route_handlers=admin_routes,
         guards=[admin_guard],
-        dependencies={"store": request_store},
+        dependencies={"store": Provide(provide_store, sync_to_thread=False)},
         tags=["admin"],
         security=[{"AdminToken": []}],
     )
@@ -79,6 +92,7 @@ def create_app(
         route_handlers=[tenant_api, admin_api, *health_routes],
         dependencies={"resources": Provide(provide_resources, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
+        type_encoders={BaseModel: pydantic_json},
         lifespan=[lifespan(settings, embedder=embedder, clock=clock)],
         middleware=[prometheus.middleware],
         request_max_body_size=settings.max_body_bytes,

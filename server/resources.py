@@ -126,8 +126,7 @@ def provide_resources(request: Request[Any, Any, Any]) -> Resources:
 
 
 def provide_reader(
-    resources: NamedDependency[SkipValidation[Resources]],
-    store: NamedDependency[SkipValidation[MemoryStore]],
+    request: Request[Any, Any, Any], store: NamedDependency[SkipValidation[MemoryStore]]
 ) -> Reader:
-    """The ``reader`` dependency: a reader over the request's store."""
-    return resources.reader(store)
+    """The ``reader`` dependency: a reader over the request's store (``server.auth``'s chain)."""
+    return resources_of(request.app).reader(store)

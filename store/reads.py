@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from store.conflicts import mark_disputes, with_disputes
+from store.conflicts import mark_disputes
 from store.errors import NotFound
 from store.models import ConflictRecord, Fact
 from store.versions import COLUMNS, select_facts
@@ -28,6 +28,27 @@ _BELIEVED = """
 """
 
 
+_DISPUTES = """
+    , coalesce(disputes.challengers, '[]') AS challengers,
+    disputes.challengers IS NOT NULL AS disputed
+FROM fact_versions LEFT JOIN LATERAL (
+    SELECT jsonb_agg(
+        jsonb_build_object(
+            'conflict_id', c.conflict_id, 'value', c.value,
+            'source_episode_id', c.source_episode_id, 'source_kind', c.source_kind,
+            'evidence', c.evidence, 'evidence_verified', c.evidence_verified
+        ) ORDER BY c.created_at, c.conflict_id
+    ) AS challengers
+    FROM conflicts AS c
+    WHERE c.tenant_id = fact_versions.tenant_id AND c.incumbent_fact_id = fact_versions.fact_id
+      AND c.disputed AND c.created_at <= %(disputes_at)s
+      AND (c.resolved_at IS NULL OR c.resolved_at > %(disputes_at)s)
+) AS disputes ON true
+"""
+"""A version's open disputes at ``%(disputes_at)s``, read in the same statement: ``disputed``
+and its challengers, oldest first (the conflicts index on the incumbent serves it, 0010)."""
+
+
 def _select(
     conn: psycopg.Connection[Any],
     tenant_id: str,
@@ -37,18 +58,28 @@ def _select(
     window: str,
     order: str,
     times: dict[str, datetime],
+    disputes_at: datetime | None,
 ) -> list[Fact]:
-    """The subject's versions (of one ``attribute``, or all) in ``window``, as facts."""
+    """The subject's versions (of one ``attribute``, or all) in ``window``, as facts; with
+    ``disputes_at``, each marked with the disputes open then (one statement either way)."""
     key = " AND attribute = %(attribute)s" if attribute is not None else ""
+    source = _DISPUTES if disputes_at is not None else " FROM fact_versions"
     return select_facts(
         conn,
         "SELECT"
         + COLUMNS
-        + "FROM fact_versions WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
+        + source
+        + " WHERE fact_versions.tenant_id = %(tenant_id)s AND subject = %(subject)s"
         + key
         + window
         + order,
-        {"tenant_id": tenant_id, "subject": subject, "attribute": attribute, **times},
+        {
+            "tenant_id": tenant_id,
+            "subject": subject,
+            "attribute": attribute,
+            "disputes_at": disputes_at,
+            **times,
+        },
     )
 
 
@@ -100,8 +131,9 @@ def read_profile(
         window=_KNOWN_AND_VALID,
         order=" ORDER BY attribute",
         times={"valid_at": valid_at, "known_at": known_at, "now": now},
+        disputes_at=known_at if conflicts is None else None,
     )
-    return _disputed(conn, tenant_id, facts, known_at=known_at, conflicts=conflicts)
+    return facts if conflicts is None else mark_disputes(facts, conflicts, known_at=known_at)
 
 
 def read_history(
@@ -123,21 +155,9 @@ def read_history(
         window=_BELIEVED,
         order=" ORDER BY attribute, valid_from, recorded_at, version_id",
         times={"now": now},
+        disputes_at=now if conflicts is None else None,
     )
-    return _disputed(conn, tenant_id, facts, known_at=now, conflicts=conflicts)
-
-
-def _disputed(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    facts: list[Fact],
-    *,
-    known_at: datetime,
-    conflicts: Sequence[ConflictRecord] | None,
-) -> list[Fact]:
-    if conflicts is None:
-        return with_disputes(conn, tenant_id, facts, known_at=known_at)
-    return mark_disputes(facts, conflicts, known_at=known_at)
+    return facts if conflicts is None else mark_disputes(facts, conflicts, known_at=now)
 
 
 FIND_SUBJECTS = """

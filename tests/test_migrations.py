@@ -76,6 +76,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "fact_versions_subject_folded",
         "conflicts_open",
         "conflicts_source",
+        "conflicts_incumbent",
         "episode_vectors_hnsw_all_minilm_l6_v2",
         "episode_vectors_episode",
         "expiries_key",

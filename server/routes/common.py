@@ -61,13 +61,16 @@ class ReadTimes:
 
 
 def provide_read_times(
-    valid_at: _Instant = None, at: _InstantAlias = None, known_at: _Instant = None
+    store: Store, valid_at: _Instant = None, at: _InstantAlias = None, known_at: _Instant = None
 ) -> ReadTimes:
     """The time query parameters, parsed by the store's rules; a bad one is 422 naming it.
+
+    It takes ``store`` only to come after it in the dependencies' one chain (``server.auth``).
 
     ``at`` is an alias of ``valid_at``; giving both is refused under ``at``. The first fault
     found is the one reported: both given, then ``at``, ``valid_at``, ``known_at``.
     """
+    del store
     if valid_at is not None and at is not None:
         raise InvalidInput("give valid_at or its alias at, not both", field="at")
     return ReadTimes(

@@ -44,7 +44,7 @@ class SubjectCalls:
             )
             return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
 
-        return self._transactions.run(work)
+        return self._transactions.read(work)
 
     def list(self, tenant_id: str, *, limit: int = 100, cursor: str | None = None) -> SubjectPage:
         """A page of the tenant's subject ids in byte order (facts held or episodes naming)."""

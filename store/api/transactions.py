@@ -8,6 +8,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg import IsolationLevel
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from store.clock import Clock
@@ -42,12 +44,50 @@ class Transactions:
 
         @with_retries
         def attempt() -> T:
-            with self.pool.connection() as conn, conn.transaction():
-                if snapshot:
-                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                return work(conn, now)
+            with self.pool.connection() as conn:
+                # Set before BEGIN, the level travels with it: no SET TRANSACTION round trip.
+                conn.isolation_level = IsolationLevel.REPEATABLE_READ if snapshot else None
+                try:
+                    with conn.transaction():
+                        return work(conn, now)
+                finally:
+                    _restore(conn, isolation_level=None)
 
+        return self._translated(attempt)
+
+    def read(self, work: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
+        """Run ``work``, a single statement, on its own: it is its own snapshot at one time.
+
+        No BEGIN and no COMMIT: one round trip instead of three on the hot read paths. Only
+        for work of one statement that writes nothing (several would each see their own).
+        """
+        now = self.clock()
+
+        @with_retries
+        def attempt() -> T:
+            with self.pool.connection() as conn:
+                conn.autocommit = True
+                try:
+                    return work(conn, now)
+                finally:
+                    _restore(conn, autocommit=False)
+
+        return self._translated(attempt)
+
+    @staticmethod
+    def _translated(attempt: Callable[[], T]) -> T:
         try:
             return attempt()
         except psycopg.Error as error:
             raise translate(error) from error
+
+
+def _restore(conn: psycopg.Connection[Any], **settings: Any) -> None:
+    """Put a pooled connection's session settings back, if it is still usable.
+
+    A connection lost mid-call cannot take them (and the pool discards it): the call's own
+    error is the one to report, not a complaint about the settings.
+    """
+    if conn.info.transaction_status == TransactionStatus.IDLE:
+        for name, value in settings.items():
+            setattr(conn, name, value)
