@@ -14,6 +14,7 @@ import httpx
 
 from evals.bench_data import MeasuredKey
 from evals.bench_floor import K
+from evals.bench_profile import profiled
 from evals.bench_runner import Call, Timing, run_clients
 from evals.bench_server import Served
 
@@ -99,8 +100,19 @@ def _reads(request: Request, keys: Sequence[MeasuredKey], clients: int) -> Clien
 def measure_reads(
     served: Served, keys: Sequence[MeasuredKey], *, clients: int, timing: Timing
 ) -> dict[str, dict[str, Any]]:
-    """Every served read with ``clients`` clients: case name -> summary."""
-    return {
-        name: measure_http(served, _reads(request, keys, clients), clients=clients, timing=timing)
-        for name, request in READS.items()
-    }
+    """Every served read with ``clients`` clients: case name -> summary.
+
+    With one client each case is profiled too (``evals.bench_profile``): the server's CPU per
+    call and where it went, under the summary's ``profile``.
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for name, request in READS.items():
+        make = _reads(request, keys, clients)
+        if clients != 1:
+            found[name] = measure_http(served, make, clients=clients, timing=timing)
+            continue
+        with profiled(served.pid) as profile:
+            found[name] = measure_http(served, make, clients=clients, timing=timing)
+        calls = int(found[name].get("calls", 0)) + timing.warmup
+        found[name]["profile"] = profile.per_call(calls)
+    return found

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evals.bench_chart import draw_chart
+from evals.bench_profile import explain
 
 RSS_LIMIT_MIB = round(1.2e9 / 2**20, 1)
 """1.2 GB (decimal) in MiB."""
@@ -77,6 +78,7 @@ def _target(
     unit: str = "x",
     bound: Bound = "max",
     why_not: str = "",
+    explain: Callable[[], str] = str,
 ) -> Target:
     try:
         measured = measure()
@@ -86,7 +88,7 @@ def _target(
         return Target(what, None, limit, unit, bound, None, why_not)
     measured = round(measured, 3)
     met = measured <= limit if bound == "max" else measured >= limit
-    return Target(what, measured, limit, unit, bound, met)
+    return Target(what, measured, limit, unit, bound, met, "" if met else explain())
 
 
 def _scaling(results: Results) -> float | None:
@@ -124,26 +126,31 @@ def evaluate(results: Results) -> list[Target]:
             "GET current fact p50 / healthz p50",
             lambda: p50("fact_current") / p50("healthz"),
             limit=1.3,
+            explain=lambda: explain(base, "fact_current", "healthz"),
         ),
         _target(
             "GET point-in-time fact p50 / healthz p50",
             lambda: p50("fact_point_in_time") / p50("healthz"),
             limit=1.3,
+            explain=lambda: explain(base, "fact_point_in_time", "healthz"),
         ),
         _target(
             "context (named, evidence_k 0) p50 / GET fact p50",
             lambda: p50("context_named_k0") / p50("fact_current"),
             limit=1.5,
+            explain=lambda: explain(base, "context_named_k0", "fact_current"),
         ),
         _target(
             "context p50 / served baseline",
             lambda: p50("context_free") / served_baseline_ms(base),
             limit=1.1,
+            explain=lambda: explain(base, "context_free", "search"),
         ),
         _target(
             "evidence search p50 / served baseline",
             lambda: p50("search") / served_baseline_ms(base),
             limit=1.05,
+            explain=lambda: explain(base, "search"),
         ),
         _target(
             "candidate writes, 8 clients, spread keys",
@@ -184,8 +191,15 @@ def evaluate(results: Results) -> list[Target]:
             lambda: max(tail(case, 99) for case in FLOOR_OF if case != "profile"),
             limit=5.0,
             unit="ms",
+            explain=lambda: explain(base, "fact_point_in_time"),
         ),
-        _target("context p95", lambda: tail("context_free", 95), limit=40.0, unit="ms"),
+        _target(
+            "context p95",
+            lambda: tail("context_free", 95),
+            limit=40.0,
+            unit="ms",
+            explain=lambda: explain(base, "context_free"),
+        ),
         _target(
             "server peak RSS",
             lambda: float(results["server"]["peak_rss_mib"]),

@@ -11,6 +11,7 @@ from typing import Any
 
 from evals.bench_cases import READS
 from evals.bench_data import corpus_subjects, fact_rows, measured_keys, slug, subjects_for
+from evals.bench_profile import summarize_samples
 from evals.bench_report import Target, cases_table, evaluate, targets_table, with_targets
 from evals.corpus import generate_corpus
 
@@ -64,14 +65,49 @@ def _results() -> dict[str, Any]:
     }
 
 
+def _profile(cpu_ms: float, layers: dict[str, float]) -> dict[str, Any]:
+    return {"samples": 100, "server_cpu_ms_per_call": cpu_ms, "layers": layers}
+
+
 def test_the_targets_are_ratios_within_the_run_with_their_verdicts() -> None:
-    targets = evaluate(_results())
+    results = _results()
+    reads = results["scales"][0]["reads"]
+    reads["healthz"]["1"]["profile"] = _profile(0.4, {"HTTP stack": 1.0})
+    layers = {"HTTP stack": 0.6, "database driver": 0.25, "SGAM": 0.15}
+    reads["fact_point_in_time"]["1"]["profile"] = _profile(0.9, layers)
+
+    targets = evaluate(results)
 
     assert targets == [
         Target("GET current fact p50 / healthz p50", 1.2, 1.3, "x", "max", True),
-        Target("GET point-in-time fact p50 / healthz p50", 1.5, 1.3, "x", "max", False),
-        Target("context (named, evidence_k 0) p50 / GET fact p50", 1.667, 1.5, "x", "max", False),
-        Target("context p50 / served baseline", 1.25, 1.1, "x", "max", False),
+        Target(
+            "GET point-in-time fact p50 / healthz p50",
+            1.5,
+            1.3,
+            "x",
+            "max",
+            False,
+            "fact_point_in_time: the server computes 0.9 ms of its 1.5 ms p50 (healthz: 0.4 ms);"
+            " its samples: HTTP stack 60%, database driver 25%, SGAM 15%",
+        ),
+        Target(
+            "context (named, evidence_k 0) p50 / GET fact p50",
+            1.667,
+            1.5,
+            "x",
+            "max",
+            False,
+            "context_named_k0 was not profiled",
+        ),
+        Target(
+            "context p50 / served baseline",
+            1.25,
+            1.1,
+            "x",
+            "max",
+            False,
+            "context_free was not profiled",
+        ),
         Target("evidence search p50 / served baseline", 1.0, 1.05, "x", "max", True),
         Target("candidate writes, 8 clients, spread keys", 1600, 1500, "assertions/s", "min", True),
         Target("8 writers / 1 writer throughput", 1.6, 1.5, "x", "min", True),
@@ -83,7 +119,7 @@ def test_the_targets_are_ratios_within_the_run_with_their_verdicts() -> None:
         Target(
             "GET fact p99 (worst of current, point in time, known at)", 4.5, 5, "ms", "max", True
         ),
-        Target("context p95", 50, 40, "ms", "max", False),
+        Target("context p95", 50, 40, "ms", "max", False, "context_free was not profiled"),
         Target("server peak RSS", 1150, 1144.4, "MiB", "max", False),
     ]
 
@@ -187,3 +223,34 @@ def test_sgam_bench_runs_end_to_end_and_writes_every_case(tmp_path: Path) -> Non
     assert len(results["targets"]) == 13
     assert results["server"]["peak_rss_mib"] > 0
     assert results["machine"]["postgres"]
+
+
+def test_a_profile_charges_each_sample_to_the_innermost_frame_of_a_known_layer() -> None:
+    site = "/venv/lib/python3.11/site-packages"
+    lines = [
+        (
+            "run (/usr/lib/python3.11/threading.py:1);read_at (/app/store/reads.py:9)"
+            f";execute ({site}/psycopg/cursor.py:113);copy (/usr/lib/python3.11/copy.py:5) 30"
+        ),
+        f"handle ({site}/litestar/routes/http.py:81);dump ({site}/pydantic/main.py:3) 20",
+        f"handle ({site}/litestar/routes/http.py:81);send ({site}/h11/_connection.py:2) 40",
+        "main (/work/tool.py:1) 10",
+        "not a sample line",
+    ]
+
+    assert summarize_samples(lines) == {
+        "samples": 100,
+        "layers": {
+            "HTTP stack": 0.4,
+            "database driver": 0.3,
+            "validation and JSON": 0.2,
+            "other": 0.1,
+        },
+        "top_frames": [
+            ["send (_connection.py)", 0.4],
+            ["copy (copy.py)", 0.3],
+            ["dump (main.py)", 0.2],
+            ["main (tool.py)", 0.1],
+        ],
+    }
+    assert summarize_samples([]) == {"samples": 0}

@@ -45,8 +45,11 @@ class Transactions:
         @with_retries
         def attempt() -> T:
             with self.pool.connection() as conn:
+                if not snapshot:
+                    with conn.transaction():
+                        return work(conn, now)
                 # Set before BEGIN, the level travels with it: no SET TRANSACTION round trip.
-                conn.isolation_level = IsolationLevel.REPEATABLE_READ if snapshot else None
+                conn.isolation_level = IsolationLevel.REPEATABLE_READ
                 try:
                     with conn.transaction():
                         return work(conn, now)
@@ -88,6 +91,6 @@ def _restore(conn: psycopg.Connection[Any], **settings: Any) -> None:
     A connection lost mid-call cannot take them (and the pool discards it): the call's own
     error is the one to report, not a complaint about the settings.
     """
-    if conn.info.transaction_status == TransactionStatus.IDLE:
+    if conn.pgconn.transaction_status == TransactionStatus.IDLE:
         for name, value in settings.items():
             setattr(conn, name, value)
