@@ -32,31 +32,36 @@ TOP_FRAMES = 6
 STOP_TIMEOUT_S = 30.0
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("encoder", ("/torch/", "/sentence_transformers/", "/transformers/", "/tokenizers/")),
-    ("database driver", ("/psycopg/", "/psycopg_pool/", "/psycopg_binary/")),
-    ("validation and JSON", ("/pydantic/", "/pydantic_core/", "/msgspec/")),
+    ("encoder", ("torch/", "sentence_transformers/", "transformers/", "tokenizers/")),
+    ("database driver", ("psycopg/", "psycopg_pool/", "psycopg_binary/")),
+    ("validation and JSON", ("pydantic/", "pydantic_core/", "msgspec/")),
     (
         "HTTP stack",
         (
-            "/uvicorn/",
-            "/h11/",
-            "/litestar/",
-            "/anyio/",
-            "/asyncio/",
-            "/prometheus_client/",
-            "/concurrent/futures/",
-            "/sniffio/",
+            "uvicorn/",
+            "h11/",
+            "litestar/",
+            "anyio/",
+            "asyncio/",
+            "prometheus_client/",
+            "concurrent/futures/",
+            "sniffio/",
             "threading.py",
             "selectors.py",
         ),
     ),
-    ("SGAM", ("/store/", "/retrieval/", "/server/")),
+    ("SGAM", ("store/", "retrieval/", "server/")),
 )
-"""Layers in the order a sample is tried against them (a frame's file path contains one)."""
+"""Layers in the order a sample is tried against them: a frame's file is under one of the
+folders (or is one of the files) named."""
 
 
 def _layer(path: str) -> str | None:
-    return next((name for name, marks in LAYERS if any(mark in path for mark in marks)), None)
+    # py-spy names files from their import root ("h11/_util.py", "threading.py"), or in full.
+    rooted = f"/{path}"
+    return next(
+        (name for name, marks in LAYERS if any(f"/{mark}" in rooted for mark in marks)), None
+    )
 
 
 def _frame_path(frame: str) -> str:
