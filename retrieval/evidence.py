@@ -35,14 +35,30 @@ Measured on 200,000 episodes (evals/results/evidence.json, 2 cores): an exact sc
 """
 HNSW_EF_SEARCH = 200
 
-_SCOPE = """
-    v.tenant_id = %(tenant_id)s AND v.model = {model} AND e.erased_at IS NULL
-    AND (%(subject)s::text IS NULL OR %(subject)s = ANY(e.subjects))
-    AND (%(session_id)s::text IS NULL OR e.session_id = %(session_id)s)
-    AND (%(occurred_from)s::timestamptz IS NULL OR e.occurred_at >= %(occurred_from)s)
-    AND (%(occurred_to)s::timestamptz IS NULL OR e.occurred_at < %(occurred_to)s)
-    AND (%(known_at)s::timestamptz IS NULL OR e.recorded_at <= %(known_at)s)
-"""
+_SCOPE_FILTERS = {
+    # The subject as containment, which the GIN index on episodes.subjects serves.
+    "subject": "e.subjects @> ARRAY[%(subject)s]::text[]",
+    "session_id": "e.session_id = %(session_id)s",
+    "occurred_from": "e.occurred_at >= %(occurred_from)s",
+    "occurred_to": "e.occurred_at < %(occurred_to)s",
+    "known_at": "e.recorded_at <= %(known_at)s",
+}
+"""The scope's optional filters: only those the scope sets are part of the statement, so each
+shape of scope gets a plan of its own (``x IS NULL OR ...`` conditions defeat the indexes once
+a prepared statement's plan turns generic)."""
+
+
+def scope_condition(model: str, scope: SearchScope) -> sql.Composable:
+    """The WHERE clause of a search over ``scope`` (episode_vectors v joined to episodes e)."""
+    conditions = ["v.tenant_id = %(tenant_id)s AND v.model = {model} AND e.erased_at IS NULL"]
+    conditions += [
+        condition
+        for field, condition in _SCOPE_FILTERS.items()
+        if getattr(scope, field) is not None
+    ]
+    return sql.SQL(" WHERE " + " AND ".join(conditions) + " ").format(model=sql.Literal(model))
+
+
 _FROM = """
     FROM episode_vectors AS v
     JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.id = v.episode_id
@@ -96,9 +112,8 @@ def scope_size(
     limit: int,
 ) -> int:
     """How many vectors the scope holds, counting no further than ``limit``."""
-    query = sql.SQL(
-        "SELECT count(*) FROM (SELECT 1" + _FROM + "WHERE" + _SCOPE + "LIMIT %(limit)s) AS s"
-    ).format(model=sql.Literal(model))
+    shape = sql.SQL("SELECT count(*) FROM (SELECT 1" + _FROM + "{scope} LIMIT %(limit)s) AS s")
+    query = shape.format(scope=scope_condition(model, scope))
     params = {**_params(tenant_id, scope, np.zeros(1), 0), "limit": limit}
     row = conn.execute(query, params).fetchone()
     return int(row[0]) if row else 0
@@ -128,8 +143,8 @@ def search_evidence(
         # Not the index's expression, so the planner scans the scope's rows exactly.
         distance: sql.Composable = sql.SQL("v.embedding <=> %(query)s")
         statement = sql.SQL(
-            columns + _FROM + "WHERE" + _SCOPE + "ORDER BY {distance}, v.episode_id LIMIT %(k)s"
-        ).format(distance=distance, model=sql.Literal(model))
+            columns + _FROM + "{scope} ORDER BY {distance}, v.episode_id LIMIT %(k)s"
+        ).format(distance=distance, scope=scope_condition(model, scope))
         method: Literal["exact", "hnsw"] = "exact"
     else:
         conn.execute(
@@ -144,11 +159,9 @@ def search_evidence(
             "WITH nearest AS MATERIALIZED ("
             + columns
             + _FROM
-            + "WHERE"
-            + _SCOPE
-            + "ORDER BY {distance} LIMIT %(k)s) SELECT * FROM nearest"
+            + "{scope} ORDER BY {distance} LIMIT %(k)s) SELECT * FROM nearest"
             " ORDER BY score DESC, episode_id"
-        ).format(distance=distance, model=sql.Literal(model))
+        ).format(distance=distance, scope=scope_condition(model, scope))
         method = "hnsw"
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(statement, params)

@@ -6,6 +6,7 @@ PostgreSQL: routing, evidence search and token counting are the ones the server 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 
 from retrieval.block import UNVERIFIED_HEADING
 from retrieval.embeddings import Embedder
+from retrieval.evidence import SearchScope, scope_condition
 from retrieval.models import ContextResult, SearchPlan
 from retrieval.reader import Reader
 from store.clock import ManualClock
@@ -767,3 +769,28 @@ def test_a_challenger_is_cited_with_its_time_even_without_evidence(reader: ReadP
         {"episode_id": "m1", "occurred_at": "2026-06-04T12:00:00Z", "role": "fact"},
         {"episode_id": "m2", "occurred_at": "2026-06-04T13:00:00Z", "role": "challenger"},
     ]
+
+
+def test_a_scoped_search_states_only_its_filters_each_in_a_form_an_index_serves(
+    pool: ConnectionPool,
+) -> None:
+    # "x IS NULL OR ..." filters defeat the indexes once a prepared plan turns generic, and
+    # "s = ANY(subjects)" is not a GIN operator: a scope states only what it sets, the subject
+    # as array containment, which the planner can serve from episodes_subjects.
+    scope = SearchScope(subject="mira", occurred_to=ts("2026-06-01T00:00:00Z"))
+    with pool.connection() as conn:
+        where = scope_condition("a-model", scope).as_string(conn)
+        conn.execute("SET enable_seqscan = off")
+        try:
+            [[plan]] = conn.execute(
+                "EXPLAIN (FORMAT JSON) SELECT 1 FROM episodes AS e"
+                " WHERE e.subjects @> ARRAY[%(subject)s]::text[]",
+                {"subject": "mira"},
+            ).fetchall()
+        finally:
+            conn.execute("RESET enable_seqscan")
+    assert "e.subjects @> ARRAY[%(subject)s]::text[]" in where
+    assert "e.occurred_at < %(occurred_to)s" in where
+    for absent in ("IS NULL OR", "session_id", "occurred_from", "recorded_at"):
+        assert absent not in where
+    assert "episodes_subjects" in json.dumps(plan)
