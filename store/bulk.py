@@ -9,78 +9,34 @@ candidates, one call at a time in file order, at a single system time would reco
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel, Field
 
-from store.errors import InvalidInput, StoreError
-from store.facts import Accepted, validate_candidate
-from store.inputs import check_identifier, parse_input
-from store.models import Episode, EpisodeInput, MemoryUpdate, UpdateStatus
+from store.bulk_lines import BadLine, ImportLine, at_line, parse_lines
+from store.facts import Accepted
+from store.models import Episode, UpdateStatus
 from store.results import UpdateResult
 from store.temporal import Version, plan_assert
 from store.values import JsonValue
-from store.versions import IdFactory, new_row
+from store.versions import IdFactory, Key
 
-
-class BadLine(InvalidInput):
-    """A line of an import file that is not an episode with candidates; nothing is written."""
-
-    def __init__(self, line: int, detail: str, *, field: str | None = None) -> None:
-        super().__init__(f"line {line}: {detail}", field=field)
-        self.line = line
-
-
-def at_line(line: int, error: StoreError) -> StoreError:
-    """``error`` (of the same class) with the line it concerns in front of its detail."""
-    return type(error)(f"line {line}: {error.detail}", field=error.field)
-
-
-@dataclass(frozen=True, slots=True)
-class ImportLine:
-    """One line of an import file: the episode to record and its candidates, validated."""
-
-    line: int
-    tenant_id: str
-    episode: EpisodeInput
-    updates: list[MemoryUpdate | UpdateResult]
-
-
-def parse_lines(texts: Iterable[str]) -> list[ImportLine]:
-    """The lines of an import file (blank ones skipped); the first bad one is a ``BadLine``.
-
-    A candidate of the wrong shape is not a bad line: it becomes an ``invalid`` outcome, as
-    it would over the API.
-    """
-    parsed = []
-    for line, text in enumerate(texts, start=1):
-        if not text.strip():
-            continue
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise BadLine(line, f"not JSON: {error}") from None
-        if not isinstance(data, dict):
-            raise BadLine(line, "not a JSON object")
-        tenant = data.pop("tenant", None)
-        updates = data.pop("updates", [])
-        if not isinstance(tenant, str):
-            raise BadLine(line, "tenant is required (a tenant id)", field="tenant")
-        if not isinstance(updates, list):
-            raise BadLine(line, "updates must be a list of candidates", field="updates")
-        try:
-            check_identifier(tenant, "tenant")
-            episode = parse_input(EpisodeInput, data)
-        except InvalidInput as error:
-            raise BadLine(line, error.detail, field=error.field) from None
-        candidates = [validate_candidate(item, index) for index, item in enumerate(updates)]
-        parsed.append(ImportLine(line, tenant, episode, candidates))
-    return parsed
+__all__ = [  # the file's lines are read in ``store.bulk_lines``; its names are used from here
+    "BadLine",
+    "Candidate",
+    "ImportLine",
+    "ImportResult",
+    "KeyWrites",
+    "Outcomes",
+    "RefusedCandidate",
+    "at_line",
+    "has_float",
+    "parse_lines",
+    "plan_key",
+]
 
 
 class RefusedCandidate(BaseModel):
@@ -146,14 +102,16 @@ class Candidate:
     episode: Episode
 
 
-@dataclass
+@dataclass(slots=True)
 class KeyWrites:
     """One key's writes for an import, planned in memory: what to retire and insert."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    key: Key
+    rows: list[tuple[UUID, Version]] = field(default_factory=list)
+    """The new versions in write order, each with its version id."""
     inserted: set[UUID] = field(default_factory=set)
-    retired_here: set[str] = field(default_factory=set)
-    """Version ids (as text) of rows this import inserts and retires again at once."""
+    retired_here: set[UUID] = field(default_factory=set)
+    """Version ids of rows this import inserts and retires again at once."""
     retire: list[UUID] = field(default_factory=list)
     """Stored versions to retire."""
     counts: Counter[str] = field(default_factory=Counter)
@@ -161,9 +119,10 @@ class KeyWrites:
 
 
 def plan_key(
+    key: Key,
     current: list[Version],
-    candidates: list[Candidate],
     *,
+    candidates: list[Candidate],
     new_id: IdFactory,
     stored: Callable[[JsonValue], JsonValue],
 ) -> KeyWrites | None:
@@ -174,11 +133,10 @@ def plan_key(
     does. None when a candidate starts a different value where one already starts: the
     attribute's equal-start policy then goes through the write path itself.
     """
-    writes = KeyWrites()
+    writes = KeyWrites(key)
     state = list(current)
     for position, candidate in enumerate(candidates, start=1):
-        item = candidate.item
-        plan = plan_assert(state, item.new_fact(candidate.episode, new_id()))
+        plan = plan_assert(state, candidate.item.new_fact(candidate.episode, new_id()))
         if plan.status == "conflict":
             return None
         writes.counts[plan.status] += 1
@@ -187,23 +145,17 @@ def plan_key(
         gone = {version.version_id for version in plan.retire}
         for version_id in gone:
             if version_id in writes.inserted:
-                writes.retired_here.add(str(version_id))
+                writes.retired_here.add(version_id)
             elif version_id is not None:
                 writes.retire.append(version_id)
-        inserted = []
-        subject, attribute = item.key
-        for version in plan.insert:
-            version_id = new_id()
-            writes.rows.append(
-                new_row(version, subject=subject, attribute=attribute, version_id=version_id)
-            )
-            writes.inserted.add(version_id)
-            inserted.append((version, version_id))
+        inserted = [(new_id(), version) for version in plan.insert]
+        writes.rows.extend(inserted)
+        writes.inserted.update(version_id for version_id, _ in inserted)
         if position < len(candidates):  # the key's state as the next candidate reads it
             state = [version for version in state if version.version_id not in gone]
             state.extend(
                 replace(version, version_id=version_id, value=stored(version.value))
-                for version, version_id in inserted
+                for version_id, version in inserted
             )
             state.sort(key=lambda version: version.valid_from)
     return writes

@@ -2,9 +2,11 @@
 
 One transaction for the whole file, holding each tenant's lock exclusively (so no key writer
 of those tenants runs meanwhile, and no lock per key is needed) and one system time read
-once those locks are held. Episodes new to the store and every fact version are written by
-COPY; a key whose candidates meet an equal-start disagreement goes through the write path's
-own resolution instead, since its policy may log a conflict or replace an incumbent.
+once those locks are held. Episodes new to the store are written by COPY, every fact version
+by COPY into a staging table and one insert from it (``store.bulk_copy``); a key whose
+candidates meet an equal-start disagreement goes through the write path's own resolution
+instead, since its policy may log a conflict or replace an incumbent. Keys are planned in
+memory: the database is asked once for the state of the keys whose subjects hold any.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from store.bulk import (
     has_float,
     plan_key,
 )
+from store.bulk_copy import copy_versions
 from store.clock import Clock
 from store.errors import InvalidInput, StoreError
 from store.facts import Accepted, check_candidate
@@ -104,9 +107,11 @@ class _TenantImport:
         self._write_episodes()
         # Keys with stored versions first: what they retire goes before any new row.
         touched = {
-            key: plan_key(current[key], ready[key], new_id=self.new_id, stored=stored)
+            key: plan_key(
+                key, current[key], candidates=ready[key], new_id=self.new_id, stored=stored
+            )
             for key in ready
-            if key in current
+            if current.get(key)
         }
         retire = [
             version_id for writes in touched.values() if writes for version_id in writes.retire
@@ -115,12 +120,13 @@ class _TenantImport:
         through_write_path = []
 
         def planned() -> Iterator[KeyWrites]:
-            # Planned while the COPY streams, so planning and the database's work overlap.
+            # The keys without stored versions are planned as the COPY asks for them, so each
+            # key's plan is let go once its rows are sent.
             for key, candidates in ready.items():
                 writes = (
                     touched[key]
                     if key in touched
-                    else plan_key([], candidates, new_id=self.new_id, stored=stored)
+                    else plan_key(key, [], candidates=candidates, new_id=self.new_id, stored=stored)
                 )
                 if writes is None:
                     through_write_path.append(candidates)
@@ -128,7 +134,7 @@ class _TenantImport:
                     self.outcomes.counts.update(writes.counts)
                     yield writes
 
-        _copy_versions(self.conn, self.tenant_id, planned(), now=self.now)
+        copy_versions(self.conn, self.tenant_id, planned=planned(), now=self.now)
         for candidates in through_write_path:
             self._through_write_path(candidates)
         return [(self.tenant_id, episode_id) for episode_id in self.new]
@@ -178,14 +184,16 @@ class _TenantImport:
     def _key_state(
         self, keys: Iterable[Key]
     ) -> tuple[dict[Key, list[Version]], dict[Key, InvalidInput]]:
-        """The keys' stored current knowledge, and the keys this system time may not write."""
-        params = {"tenant_id": self.tenant_id}
-        stored = self.conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM fact_versions WHERE tenant_id = %(tenant_id)s)"
-            " OR EXISTS (SELECT 1 FROM retractions WHERE tenant_id = %(tenant_id)s)",
-            params,
-        ).fetchone()
-        if not stored or not stored[0]:  # a tenant's first facts: nothing to read
+        """The keys' stored current knowledge, and the keys this system time may not write.
+
+        Only keys of subjects with a current version or a retraction can have either, so only
+        those are read (a key's state is its current versions and its retractions).
+        """
+        keys = list(keys)
+        params = {"tenant_id": self.tenant_id, "subjects": sorted({key[0] for key in keys})}
+        held = {subject for (subject,) in self.conn.execute(_HELD_SUBJECTS, params)}
+        keys = [key for key in keys if key[0] in held]
+        if not keys:  # the import's first facts on all its subjects: nothing to read
             return {}, {}
         facts = versions.load_current_keys(
             self.conn, tenant_id=self.tenant_id, keys=keys, now=self.now
@@ -226,6 +234,15 @@ class _TenantImport:
             self.outcomes.add(candidate.line, outcome)
 
 
+_HELD_SUBJECTS = """
+SELECT subject FROM fact_versions
+WHERE tenant_id = %(tenant_id)s AND retired_at IS NULL AND subject = ANY(%(subjects)s)
+UNION
+SELECT subject FROM retractions WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)
+"""
+"""Which of these subjects hold a current version or a retraction: their keys have a state."""
+
+
 def _refusal(candidate: Candidate, error: InvalidInput) -> UpdateResult:
     return UpdateResult(
         index=candidate.item.index, status="invalid", reason=error.detail, field=error.field
@@ -255,24 +272,3 @@ def _stored_values(
         return returned.get(canonical(value), value) if returned and has_float(value) else value
 
     return stored
-
-
-_COPY_VERSIONS = """
-COPY fact_versions (
-    tenant_id, recorded_at, retired_at, version_id, fact_id, subject, attribute, value,
-    valid_from, valid_to, supersedes, ended_by, ended_by_kind, source_episode_id, source_kind,
-    evidence, evidence_verified, schema_version
-) FROM STDIN
-"""
-
-
-def _copy_versions(
-    conn: psycopg.Connection[Any], tenant_id: str, planned: Iterable[KeyWrites], *, now: datetime
-) -> None:
-    """The planned rows in plan order (their ``write_order``); retired at once where planned."""
-    with conn.cursor() as cur, cur.copy(_COPY_VERSIONS) as copy:
-        for writes in planned:
-            for row in writes.rows:
-                retired = now if row["version_id"] in writes.retired_here else None
-                values = (row | {"value": Jsonb(row["value"])}).values()
-                copy.write_row((tenant_id, now, retired, *values))

@@ -5,19 +5,12 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-import psycopg
 import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
-from typer.testing import CliRunner
 
-from retrieval.embeddings import Embedder
-from server.cli import app
 from store.bulk import BadLine
 from store.clock import ManualClock
 from store.errors import Conflict, NotFound
@@ -27,14 +20,15 @@ from tests.conftest import ts
 _numbers = itertools.count(1)
 
 
-def _update(subject: str, attribute: str, value: str | None, **extra: Any) -> dict[str, Any]:
+def candidate(subject: str, attribute: str, value: str | None, **extra: Any) -> dict[str, Any]:
+    """A MemoryUpdate as an import line carries it."""
     return {"evidence": "", "subject": subject, "attribute": attribute, "change": "update"} | {
         "value": value,
         **extra,
     }
 
 
-def _line(
+def episode_line(
     episode_id: str, occurred_at: str, *updates: dict[str, Any], **extra: Any
 ) -> dict[str, Any]:
     return {
@@ -51,51 +45,51 @@ def _line(
 # equal start under each policy outcome (conflict, outranked, replaced), two candidates of
 # one key in one call, and an episode recorded twice.
 HISTORY = [
-    _line(
+    episode_line(
         "e1",
         "2026-06-01T09:00:00Z",
-        _update("mira", "deadline", "2026-07-15", evidence="the deadline is 2026-07-15"),
-        _update("mira", "tier", "gold"),
-        _update("mira", "balance", "1e20"),
-        _update("kai", "tier", "bronze"),
+        candidate("mira", "deadline", "2026-07-15", evidence="the deadline is 2026-07-15"),
+        candidate("mira", "tier", "gold"),
+        candidate("mira", "balance", "1e20"),
+        candidate("kai", "tier", "bronze"),
     ),
-    _line(
+    episode_line(
         "e2",
         "2026-06-03T10:00:00Z",
-        _update("mira", "deadline", "2026-06-30"),
-        _update("mira", "tier", "gold"),
-        _update("mira", "balance", "1e20"),
+        candidate("mira", "deadline", "2026-06-30"),
+        candidate("mira", "tier", "gold"),
+        candidate("mira", "balance", "1e20"),
     ),
-    _line(
+    episode_line(
         "e0",
         "2026-05-30T08:00:00Z",
-        _update("mira", "deadline", "2026-08-01"),
-        _update("mira", "nope", "x"),
-        _update("mira", "balance", "a lot"),
-        _update("mira", "deadline", None, change="no_change"),
+        candidate("mira", "deadline", "2026-08-01"),
+        candidate("mira", "nope", "x"),
+        candidate("mira", "balance", "a lot"),
+        candidate("mira", "deadline", None, change="no_change"),
         {"subject": "mira"},
     ),
-    _line(
+    episode_line(
         "e3",
         "2026-06-03T10:00:00Z",
-        _update("mira", "deadline", "2026-09-09"),
-        _update("mira", "tier", "silver", valid_from="2026-06-01T09:00:00Z"),
+        candidate("mira", "deadline", "2026-09-09"),
+        candidate("mira", "tier", "silver", valid_from="2026-06-01T09:00:00Z"),
         kind="tool_result",
     ),
-    _line(
+    episode_line(
         "e4",
         "2026-06-01T09:00:00Z",
-        _update("kai", "tier", "platinum"),
+        candidate("kai", "tier", "platinum"),
         kind="user_confirmation",
     ),
-    _line(
+    episode_line(
         "e5",
         "2026-06-05T00:00:00Z",
-        _update("zed", "balance", "10"),
-        _update("zed", "balance", "20", valid_from="2026-06-06T00:00:00Z"),
-        _update("zed", "balance", "15", valid_from="2026-06-04T00:00:00Z"),
+        candidate("zed", "balance", "10"),
+        candidate("zed", "balance", "20", valid_from="2026-06-06T00:00:00Z"),
+        candidate("zed", "balance", "15", valid_from="2026-06-04T00:00:00Z"),
     ),
-    _line("e1", "2026-06-01T09:00:00Z", _update("lee", "deadline", "2026-02-02")),
+    episode_line("e1", "2026-06-01T09:00:00Z", candidate("lee", "deadline", "2026-02-02")),
 ]
 
 
@@ -105,7 +99,8 @@ def clock() -> ManualClock:
     return ManualClock(ts("2026-06-10T00:00:00Z"))
 
 
-def _tenant(store: MemoryStore, prefix: str) -> str:
+def new_tenant(store: MemoryStore, prefix: str) -> str:
+    """A tenant with the history's attributes declared."""
     tenant = f"{prefix}-{next(_numbers)}"
     store.admin.create_tenant(tenant)
     store.admin.declare_attribute(tenant, "deadline", {"value_type": "date"})
@@ -116,12 +111,14 @@ def _tenant(store: MemoryStore, prefix: str) -> str:
     return tenant
 
 
-def _lines(tenant: str, history: list[dict[str, Any]]) -> list[str]:
+def import_text(tenant: str, history: list[dict[str, Any]]) -> list[str]:
+    """The history as the lines of an import file of ``tenant``."""
     return [json.dumps({"tenant": tenant, **line}) for line in history]
 
 
-def _stored(pool: ConnectionPool, tenant: str) -> dict[str, list[dict[str, Any]]]:
-    """Every row the tenant holds, fact ids replaced by a label of where each fact came from."""
+def stored_rows(pool: ConnectionPool, tenant: str) -> dict[str, list[dict[str, Any]]]:
+    """Every row the tenant holds, fact and expiry ids replaced by a label of where each came
+    from."""
     with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
         params = {"tenant_id": tenant}
         cur.execute(
@@ -133,6 +130,14 @@ def _stored(pool: ConnectionPool, tenant: str) -> dict[str, list[dict[str, Any]]
         label: dict[Any, Any] = {}
         for row in versions:  # a fact's first version names it
             label.setdefault(row["fact_id"], (row["source_episode_id"], str(row["valid_from"])))
+        cur.execute(
+            "SELECT * FROM expiries WHERE tenant_id = %(tenant_id)s ORDER BY write_order", params
+        )
+        expiries = cur.fetchall()
+        for row in expiries:  # an expiry by its source and instant
+            label[row["expiry_id"]] = ("expiry", row["source_episode_id"], str(row["at"]))
+            for name in ("tenant_id", "expiry_id", "write_order"):
+                del row[name]
         for row in versions:
             for name in ("fact_id", "supersedes", "ended_by"):
                 row[name] = label.get(row[name], row[name])
@@ -147,12 +152,20 @@ def _stored(pool: ConnectionPool, tenant: str) -> dict[str, list[dict[str, Any]]
         cur.execute("SELECT * FROM episodes WHERE tenant_id = %(tenant_id)s ORDER BY id", params)
         episodes = [{**row, "tenant_id": None} for row in cur.fetchall()]
     conflicts.sort(key=repr)
-    return {"versions": versions, "conflicts": conflicts, "episodes": episodes}
+    return {
+        "versions": versions,
+        "conflicts": conflicts,
+        "episodes": episodes,
+        "expiries": expiries,
+    }
 
 
-def _one_call_at_a_time(store: MemoryStore, tenant: str) -> list[tuple[int, Any]]:
+def one_call_at_a_time(
+    store: MemoryStore, tenant: str, history: list[dict[str, Any]] = HISTORY
+) -> list[tuple[int, Any]]:
+    """Each line's episode recorded, then its candidates applied: one call each, in order."""
     results = []
-    for number, line in enumerate(HISTORY, start=1):
+    for number, line in enumerate(history, start=1):
         episode = {name: value for name, value in line.items() if name != "updates"}
         store.episodes.record(tenant, episode)
         for result in store.facts.apply_updates(tenant, line["id"], line["updates"]):
@@ -163,11 +176,11 @@ def _one_call_at_a_time(store: MemoryStore, tenant: str) -> list[tuple[int, Any]
 def test_an_import_stores_what_one_call_at_a_time_stores(
     store: MemoryStore, pool: ConnectionPool
 ) -> None:
-    one_by_one, imported = _tenant(store, "calls"), _tenant(store, "import")
-    results = _one_call_at_a_time(store, one_by_one)
-    outcome = store.episodes.import_lines(_lines(imported, HISTORY))
+    one_by_one, imported = new_tenant(store, "calls"), new_tenant(store, "import")
+    results = one_call_at_a_time(store, one_by_one)
+    outcome = store.episodes.import_lines(import_text(imported, HISTORY))
 
-    assert _stored(pool, imported) == _stored(pool, one_by_one)
+    assert stored_rows(pool, imported) == stored_rows(pool, one_by_one)
     assert outcome.lines == len(HISTORY)
     assert outcome.episodes_recorded == 6
     assert outcome.candidates == dict(sorted(Counter(r.status for _, r in results).items()))
@@ -183,14 +196,14 @@ def test_an_import_stores_what_one_call_at_a_time_stores(
 def test_an_import_is_idempotent_and_needs_no_model_to_write_facts(
     store: MemoryStore, pool: ConnectionPool
 ) -> None:
-    tenant = _tenant(store, "again")
-    first = store.episodes.import_lines(_lines(tenant, HISTORY))
-    before = _stored(pool, tenant)
-    again = store.episodes.import_lines(_lines(tenant, HISTORY))
+    tenant = new_tenant(store, "again")
+    first = store.episodes.import_lines(import_text(tenant, HISTORY))
+    before = stored_rows(pool, tenant)
+    again = store.episodes.import_lines(import_text(tenant, HISTORY))
     assert first.episodes_recorded == 6
     assert again.episodes_recorded == 0
     assert again.candidates.get("written", 0) == 0
-    assert _stored(pool, tenant)["versions"] == before["versions"]
+    assert stored_rows(pool, tenant)["versions"] == before["versions"]
     with pool.connection() as conn:
         vectors = conn.execute(
             "SELECT count(*) FROM episode_vectors WHERE tenant_id = %s", [tenant]
@@ -216,111 +229,48 @@ def test_an_import_is_idempotent_and_needs_no_model_to_write_facts(
 def test_a_bad_line_is_reported_by_number_and_writes_nothing(
     store: MemoryStore, pool: ConnectionPool, bad: str, field: str | None
 ) -> None:
-    tenant = _tenant(store, "bad")
-    lines = [*_lines(tenant, HISTORY[:2]), "", bad.replace("{t}", tenant)]
+    tenant = new_tenant(store, "bad")
+    lines = [*import_text(tenant, HISTORY[:2]), "", bad.replace("{t}", tenant)]
     with pytest.raises(BadLine) as raised:
         store.episodes.import_lines(lines)
     assert (raised.value.line, raised.value.field) == (4, field)
     assert raised.value.detail.startswith("line 4: ")
-    assert _stored(pool, tenant) == {"versions": [], "conflicts": [], "episodes": []}
+    assert stored_rows(pool, tenant) == {
+        "versions": [],
+        "conflicts": [],
+        "episodes": [],
+        "expiries": [],
+    }
 
 
 def test_a_refused_episode_or_tenant_names_its_line_and_writes_nothing(
     store: MemoryStore, pool: ConnectionPool
 ) -> None:
-    tenant = _tenant(store, "refused")
+    tenant = new_tenant(store, "refused")
     store.episodes.record(tenant, {"id": "e2", "occurred_at": "2026-06-03T10:00:00Z", "text": "?"})
-    before = _stored(pool, tenant)
+    before = stored_rows(pool, tenant)
     with pytest.raises(Conflict, match=r"^line 2: episode 'e2' exists with different content"):
-        store.episodes.import_lines(_lines(tenant, HISTORY))
+        store.episodes.import_lines(import_text(tenant, HISTORY))
     with pytest.raises(NotFound, match=r"^line 3: tenant 'nobody-here' does not exist"):
         store.episodes.import_lines(
-            _lines(tenant, HISTORY[2:4]) + _lines("nobody-here", HISTORY[:1])
+            import_text(tenant, HISTORY[2:4]) + import_text("nobody-here", HISTORY[:1])
         )
-    assert _stored(pool, tenant) == before
+    assert stored_rows(pool, tenant) == before
 
 
 def test_each_line_writes_only_into_its_own_tenant(
     store: MemoryStore, pool: ConnectionPool
 ) -> None:
-    acme, globex = _tenant(store, "acme"), _tenant(store, "globex")
-    mine = _line("e1", "2026-06-01T09:00:00Z", _update("mira", "deadline", "2026-07-15"))
-    theirs = {**_line("e1", "2026-06-02T09:00:00Z", _update("mira", "deadline", "2026-12-24"))}
+    acme, globex = new_tenant(store, "acme"), new_tenant(store, "globex")
+    mine = episode_line("e1", "2026-06-01T09:00:00Z", candidate("mira", "deadline", "2026-07-15"))
+    theirs = {
+        **episode_line("e1", "2026-06-02T09:00:00Z", candidate("mira", "deadline", "2026-12-24"))
+    }
     theirs["text"] = "Globex's own e1."
-    outcome = store.episodes.import_lines(_lines(acme, [mine]) + _lines(globex, [theirs]))
+    outcome = store.episodes.import_lines(import_text(acme, [mine]) + import_text(globex, [theirs]))
     assert outcome.episodes_recorded == 2
     assert store.facts.current(acme, "mira", "deadline").value == "2026-07-15"
     assert store.facts.current(globex, "mira", "deadline").value == "2026-12-24"
     assert store.episodes.get(globex, "e1").text == "Globex's own e1."
     assert store.episodes.get(acme, "e1").text == mine["text"]
-    assert [r["value"] for r in _stored(pool, acme)["versions"]] == ["2026-07-15"]
-
-
-def test_embedding_after_the_import_gives_each_new_episode_one_vector(
-    pool: ConnectionPool, clock: ManualClock, embedder: Embedder
-) -> None:
-    store = MemoryStore(pool, clock=clock, embedder=embedder)
-    tenant = _tenant(store, "vectors")
-    outcome = store.episodes.import_lines(_lines(tenant, HISTORY))
-    assert store.episodes.embed(outcome.recorded, batch=4) == 6
-    assert store.episodes.embed(outcome.recorded) == 6  # again: each keeps its one vector
-    with pool.connection() as conn:
-        rows = conn.execute(
-            "SELECT episode_id, model FROM episode_vectors WHERE tenant_id = %s ORDER BY 1",
-            [tenant],
-        ).fetchall()
-    assert rows == [(e, embedder.model_id) for e in ("e0", "e1", "e2", "e3", "e4", "e5")]
-
-
-class _LengthModel:
-    """A stand-in model (vectors only move around here): a text's vector is its length."""
-
-    model_id = "text-length"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
-        return np.array([[len(text), 1.0, 0.0] for text in texts], dtype=np.float32)
-
-
-def test_large_embedding_batches_are_copied_in_and_keep_existing_vectors(
-    pool: ConnectionPool, clock: ManualClock
-) -> None:
-    store = MemoryStore(pool, clock=clock, embedder=_LengthModel())
-    tenant = _tenant(store, "copied")
-    history = [_line(f"e{n}", "2026-06-01T09:00:00Z", text="x" * n) for n in range(1, 81)]
-    outcome = store.episodes.import_lines(_lines(tenant, history))
-    assert store.episodes.embed(outcome.recorded[:40], batch=64) == 40
-    assert store.episodes.embed(outcome.recorded, batch=80) == 80
-    with pool.connection() as conn:
-        rows = conn.execute(
-            "SELECT episode_id, embedding::text FROM episode_vectors WHERE tenant_id = %s",
-            [tenant],
-        ).fetchall()
-    assert sorted(rows) == sorted((f"e{n}", f"[{n},1,0]") for n in range(1, 81))
-
-
-def test_sgam_import_reports_counts_and_refusals_by_line(
-    store: MemoryStore, conninfo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DATABASE_URL", conninfo)
-    tenant = _tenant(store, "cli")
-    good = tmp_path / "history.jsonl"
-    good.write_text("\n".join(_lines(tenant, HISTORY[:3])) + "\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["import", str(good), "--no-embed"])
-    assert result.exit_code == 0, result.output
-    assert "imported 3 lines in" in result.output
-    assert "3 new episodes; candidates: 1 ignored, 3 invalid, 1 unchanged, 7 written" in (
-        result.output
-    )
-    assert "line 3, candidate 1: invalid (attribute): attribute 'nope' is not declared" in (
-        result.output
-    )
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text(_lines(tenant, HISTORY[3:4])[0] + "\n{oops\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["import", str(bad), "--no-embed"])
-    assert result.exit_code == 1
-    assert "error: line 2: not JSON" in result.output
-    with psycopg.connect(conninfo) as conn:
-        found = conn.execute(
-            "SELECT count(*) FROM episodes WHERE tenant_id = %s AND id = 'e3'", [tenant]
-        ).fetchone()
-    assert found == (0,)
+    assert [r["value"] for r in stored_rows(pool, acme)["versions"]] == ["2026-07-15"]
