@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import psycopg
@@ -13,6 +14,7 @@ from retrieval.embeddings import Embedder
 from retrieval.hnsw import hnsw_index
 from store.database import temporary_database
 from store.migrate import available_migrations, migrate
+from store.models import IDENTIFIER_PATTERN
 from store.reads import FIND_SUBJECTS, find_subjects
 
 
@@ -291,3 +293,20 @@ def test_looking_up_a_subject_by_its_folded_name_uses_the_index(server_conninfo:
         assert plan is not None
         assert "fact_versions_subject_folded" in json.dumps(plan[0])
         assert find_subjects(conn, "acme", names=["SUBJECT7", "nobody"]) == ["Subject7"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a", "A-z_0.9:@", "x" * 200, "", "x" * 201, "a b", "é", "a\nb", "a\n", "a/b", "a'b"],
+)
+def test_the_identifier_domain_accepts_exactly_one_to_200_of_its_characters(
+    conninfo: str, text: str
+) -> None:
+    # The domain's check (0011) against the pattern every layer above it enforces.
+    with psycopg.connect(conninfo) as conn:
+        try:
+            conn.execute("SELECT %(text)s::sgam_identifier", {"text": text})
+            stored = True
+        except psycopg.errors.CheckViolation:
+            stored = False
+    assert stored == (re.fullmatch(IDENTIFIER_PATTERN, text) is not None)
