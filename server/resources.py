@@ -8,7 +8,9 @@ the listener and closes the pool on shutdown.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -93,6 +95,12 @@ def lifespan(
         await anyio.to_thread.run_sync(model.load)
         pool = make_pool(conninfo, max_size=settings.pool_max_size)
         await anyio.to_thread.run_sync(_open_pool, pool)
+        # Sync handlers run on the loop's default executor (min(32, CPUs + 4) threads unless
+        # set): give it a thread per pooled connection, so requests are not queued for a thread
+        # while connections sit idle.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(settings.pool_max_size, thread_name_prefix="sgam-handler")
+        )
         keys = KeyCache()
         listener = KeyChangeListener(conninfo, keys)
         listener.start()

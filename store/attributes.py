@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +48,26 @@ def find_attribute(
         )
         row = cur.fetchone()
     return Attribute.model_validate(row) if row else None
+
+
+def ask_attributes(
+    conn: psycopg.Connection[Any], tenant_id: str, names: Iterable[str]
+) -> Callable[[], dict[str, Attribute]]:
+    """The tenant's declarations among ``names``, by name: asked now, read when called (on a
+    pipelined connection the question travels with the statements sent beside it)."""
+    cur = conn.cursor(row_factory=dict_row)
+    cur.execute(
+        "SELECT" + _COLUMNS + "FROM attributes"
+        " WHERE tenant_id = %(tenant_id)s AND attribute = ANY(%(attributes)s)",
+        {"tenant_id": tenant_id, "attributes": sorted(set(names))},
+    )
+
+    def declared() -> dict[str, Attribute]:
+        with cur:
+            found = [Attribute.model_validate(row) for row in cur.fetchall()]
+        return {attribute.attribute: attribute for attribute in found}
+
+    return declared
 
 
 def list_attributes(conn: psycopg.Connection[Any], tenant_id: str) -> list[Attribute]:

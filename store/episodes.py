@@ -91,15 +91,28 @@ def check_same_episode(stored: Episode, episode: EpisodeInput) -> None:
 
 def get_episode(conn: psycopg.Connection[Any], tenant_id: str, episode_id: str) -> Episode:
     """One episode (or its stub after an erasure); NotFound if the tenant has no such id."""
-    with conn.cursor(row_factory=class_row(Episode)) as cur:
-        cur.execute(
-            "SELECT" + _COLUMNS + "FROM episodes WHERE tenant_id = %(tenant_id)s AND id = %(id)s",
-            {"tenant_id": tenant_id, "id": episode_id},
-        )
-        row = cur.fetchone()
-    if row is None:
-        raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
-    return row
+    return ask_episode(conn, tenant_id, episode_id)()
+
+
+def ask_episode(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_id: str
+) -> Callable[[], Episode]:
+    """Send ``get_episode``'s read now and read its answer when called (in pipeline mode, the
+    statements sent in between travel with it)."""
+    cur = conn.cursor(row_factory=class_row(Episode))
+    cur.execute(
+        "SELECT" + _COLUMNS + "FROM episodes WHERE tenant_id = %(tenant_id)s AND id = %(id)s",
+        {"tenant_id": tenant_id, "id": episode_id},
+    )
+
+    def episode() -> Episode:
+        with cur:
+            row = cur.fetchone()
+        if row is None:
+            raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
+        return row
+
+    return episode
 
 
 def add_subjects(

@@ -1,13 +1,14 @@
-"""The write path for facts: validate candidates, resolve each against its key, commit them.
+"""The write path's rules for facts: validate a candidate, resolve it against its key; expiries.
 
-The candidates of one call, and each expiry, are one transaction holding its keys' locks, so
-the temporal rules of ``store.temporal`` always see each key's latest committed state."""
+The candidates of one call (``store.candidates``), and each expiry, are one transaction holding
+its keys' locks, so the temporal rules of ``store.temporal`` always see each key's latest
+committed state."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
@@ -15,7 +16,7 @@ import psycopg
 from pydantic import ValidationError
 
 from store import conflicts, episodes, versions
-from store.attributes import find_attribute, get_attribute
+from store.attributes import get_attribute
 from store.clock import Clock
 from store.errors import InvalidInput
 from store.models import Attribute, Episode, Fact, MemoryUpdate
@@ -30,10 +31,17 @@ from store.versions import IdFactory, as_version
 def evidence_occurs(evidence: str, text: str | None) -> bool:
     """Whether the quoted evidence occurs in the episode text (whitespace folded)."""
     folded = one_line(evidence)
-    return bool(folded) and text is not None and folded in one_line(text)
+    return bool(folded) and text is not None and folded in _folded_text(text)
 
 
-def _invalid(index: int, reason: str, field: str | None) -> UpdateResult:
+@lru_cache(maxsize=16)
+def _folded_text(text: str) -> str:
+    # The candidates of one call cite one episode: its text is folded once, not per candidate.
+    return one_line(text)
+
+
+def invalid_result(index: int, reason: str, field: str | None) -> UpdateResult:
+    """The result refusing a candidate, saying why and naming the field at fault."""
     return UpdateResult(index=index, status="invalid", reason=reason, field=field)
 
 
@@ -44,7 +52,7 @@ def validate_candidate(candidate: object, index: int) -> MemoryUpdate | UpdateRe
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
         field = ".".join(str(part) for part in first["loc"]) or None
-        return _invalid(index, first["msg"], field)
+        return invalid_result(index, first["msg"], field)
 
 
 def check_candidate(
@@ -55,17 +63,17 @@ def check_candidate(
     if update.change == "no_change":
         return UpdateResult(index=index, status="ignored", reason="change is no_change")
     if update.strength == "weak":
-        return _invalid(index, "weak signals not supported yet", "strength")
+        return invalid_result(index, "weak signals not supported yet", "strength")
     if update.value is None:
-        return _invalid(index, "value is required unless change is no_change", "value")
+        return invalid_result(index, "value is required unless change is no_change", "value")
     if episode.erased_at is not None:
-        return _invalid(index, f"episode {episode.id!r} was erased", "episode")
+        return invalid_result(index, f"episode {episode.id!r} was erased", "episode")
     if attribute is None:
-        return _invalid(index, f"attribute {update.attribute!r} is not declared", "attribute")
+        return invalid_result(index, f"attribute {update.attribute!r} is not declared", "attribute")
     try:
         value = parse_value(update.value, attribute.value_type, enum_values=attribute.enum_values)
     except ValueParseError as error:
-        return _invalid(index, f"not a {attribute.value_type}: {error}", "value")
+        return invalid_result(index, f"not a {attribute.value_type}: {error}", "value")
     return attribute, value
 
 
@@ -96,101 +104,6 @@ class Accepted:
             evidence_verified=evidence_occurs(self.update.evidence, episode.text),
             schema_version=self.declared.schema_version,
         )
-
-
-def apply_candidates(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    *,
-    episode_id: str,
-    updates: Sequence[MemoryUpdate | UpdateResult],
-    clock: Clock,
-    new_id: IdFactory,
-) -> list[UpdateResult]:
-    """Apply candidates citing one episode (the caller's, never the model's) in one transaction.
-
-    ``updates`` are the candidates as ``validate_candidate`` left them. Every key to write is
-    locked (in lock-id order) before system time is read, once, so writers queued on a key
-    record in the order they commit. A refused candidate writes nothing and never undoes the
-    others: each is checked before anything of it is written. Results keep the candidates'
-    order, and a key's later candidates see what its earlier ones wrote.
-    """
-    episode = episodes.get_episode(conn, tenant_id, episode_id)
-    results: dict[int, UpdateResult] = {}
-    declared: dict[str, Attribute | None] = {}
-    accepted = []
-    for index, update in enumerate(updates):
-        if isinstance(update, UpdateResult):
-            results[index] = update
-            continue
-        if update.attribute not in declared:
-            declared[update.attribute] = find_attribute(conn, tenant_id, update.attribute)
-        checked = check_candidate(
-            update, index, episode=episode, attribute=declared[update.attribute]
-        )
-        if isinstance(checked, UpdateResult):
-            results[index] = checked
-        else:
-            accepted.append(Accepted(index, update, *checked))
-    if accepted:
-        _write_accepted(
-            conn, tenant_id, accepted, episode=episode, results=results, clock=clock, new_id=new_id
-        )
-    return [results[index] for index in range(len(updates))]
-
-
-def _write_accepted(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    accepted: list[Accepted],
-    *,
-    episode: Episode,
-    results: dict[int, UpdateResult],
-    clock: Clock,
-    new_id: IdFactory,
-) -> None:
-    now, current, refused = versions.hold_keys(
-        conn, clock, tenant_id=tenant_id, keys=[item.key for item in accepted]
-    )
-    for item in accepted:
-        if item.key in refused:
-            error = refused[item.key]
-            results[item.index] = _invalid(item.index, error.detail, error.field)
-    written = [item for item in accepted if item.key not in refused]
-    keys = [item.key for item in written]
-    writes = versions.PendingWrites(tenant_id=tenant_id, now=now, new_id=new_id)
-    planned: dict[int, tuple[Plan, UUID | None]] = {}
-    for position, item in enumerate(written):
-        if item.key in keys[:position]:  # an earlier candidate of this call may have changed it
-            writes.flush(conn)
-            current |= versions.load_current_keys(
-                conn, tenant_id=tenant_id, keys=[item.key], now=now
-            )
-        subject, attribute = item.key
-        outcome = resolve_candidate(
-            conn,
-            tenant_id,
-            item,
-            episode=episode,
-            current=current[item.key],
-            now=now,
-            new_id=new_id,
-        )
-        if isinstance(outcome, UpdateResult):
-            results[item.index] = outcome
-        else:
-            shown = writes.add(
-                outcome, subject=subject, attribute=attribute, current=current[item.key]
-            )
-            planned[item.index] = (outcome, shown)
-    writes.flush(conn)
-    for index, (plan, shown) in planned.items():
-        fact = None if shown is None else writes.fact(shown)
-        results[index] = UpdateResult(
-            index=index, status=plan.status, reason=plan.reason, fact=fact
-        )
-    if written:
-        episodes.add_subjects(conn, tenant_id, episode.id, [subject for subject, _ in keys])
 
 
 def resolve_candidate(

@@ -1,9 +1,8 @@
-"""Rows of ``fact_versions``: loading keys, retiring and inserting versions, shaping facts."""
+"""Rows of ``fact_versions``: loading keys, retiring and inserting versions, holding keys."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import fields
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -14,78 +13,71 @@ from psycopg.types.json import Jsonb
 
 from store.clock import Clock
 from store.errors import InvalidInput
+from store.fact_rows import (
+    COLUMNS,
+    KEYS,
+    STORED,
+    IdFactory,
+    Key,
+    as_version,
+    key_params,
+    new_row,
+    select_facts,
+    status_at,
+)
 from store.locks import lock_keys
 from store.models import Fact
-from store.temporal import Plan, Version
+from store.temporal import Plan
 
-IdFactory = Callable[[], UUID]
+__all__ = [  # the row shapes of ``store.fact_rows`` are used from here too
+    "COLUMNS",
+    "IdFactory",
+    "Key",
+    "KeyState",
+    "PendingWrites",
+    "apply_plan",
+    "as_version",
+    "ask_key_state",
+    "hold_key",
+    "hold_keys",
+    "last_system_times",
+    "load_current",
+    "load_current_keys",
+    "new_row",
+    "refused_keys",
+    "retire",
+    "select_facts",
+]
 
-Key = tuple[str, str]
-"""A key of one tenant: (subject, attribute)."""
-
-COLUMNS = """
-    version_id, fact_id, subject, attribute, value, valid_from, valid_to, recorded_at,
-    retired_at, supersedes, ended_by, ended_by_kind, source_episode_id, source_kind, evidence,
-    evidence_verified, schema_version,
-    CASE
-        WHEN retired_at IS NOT NULL AND retired_at <= %(now)s THEN 'retired'
-        WHEN valid_from > %(now)s THEN 'future'
-        WHEN valid_to IS NOT NULL AND valid_to <= %(now)s THEN 'past'
-        ELSE 'current'
-    END AS status
-"""
-"""A version's columns read as a ``Fact``; ``status`` is where it stands at ``%(now)s``."""
-
-_KEYS = """
-    tenant_id = %(tenant_id)s
-    AND (subject, attribute) IN (SELECT * FROM unnest(%(subjects)s::text[], %(attributes)s::text[]))
-"""
-
-
-def select_facts(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> list[Fact]:
-    """Rows of ``query`` (SQL of this package selecting ``COLUMNS``) as facts."""
-    with conn.cursor(row_factory=class_row(Fact)) as cur:
-        cur.execute(query.encode(), params)
-        return cur.fetchall()
-
-
-_VERSION_FIELDS = tuple(field.name for field in fields(Version))
-
-
-def as_version(fact: Fact) -> Version:
-    """A stored fact as the temporal rules see it: the fields a ``Version`` has, as stored."""
-    return Version(**{name: getattr(fact, name) for name in _VERSION_FIELDS})
+# ``subject = ANY`` lets the partial btree on current knowledge find the rows: probing the
+# exclusion constraint's GiST index key by key costs about three times as much.
+_CURRENT = """
+FROM fact_versions WHERE retired_at IS NULL AND subject = ANY(%(subjects)s) AND""" + (
+    KEYS + "ORDER BY subject, attribute, valid_from"
+)
+_RETRACTED = (
+    "SELECT subject, attribute, max(retracted_at) FROM retractions WHERE"
+    + KEYS
+    + "GROUP BY subject, attribute"
+)
 
 
-def _key_params(tenant_id: str, keys: Iterable[Key]) -> dict[str, Any]:
-    wanted = sorted(set(keys))
-    return {
-        "tenant_id": tenant_id,
-        "subjects": [subject for subject, _ in wanted],
-        "attributes": [attribute for _, attribute in wanted],
+def _by_key(params: dict[str, Any], facts: Iterable[Fact]) -> dict[Key, list[Fact]]:
+    found: dict[Key, list[Fact]] = {
+        key: [] for key in zip(params["subjects"], params["attributes"], strict=True)
     }
+    for fact in facts:
+        found[fact.subject, fact.attribute].append(fact)
+    return found
 
 
 def load_current_keys(
     conn: psycopg.Connection[Any], *, tenant_id: str, keys: Iterable[Key], now: datetime
 ) -> dict[Key, list[Fact]]:
     """Each key's versions in current knowledge, by valid_from: one statement for all keys."""
-    params = _key_params(tenant_id, keys)
-    found: dict[Key, list[Fact]] = {
-        key: [] for key in zip(params["subjects"], params["attributes"], strict=True)
-    }
-    # ``subject = ANY`` lets the partial btree on current knowledge find the rows: probing the
-    # exclusion constraint's GiST index key by key costs about three times as much.
-    query = (
-        "SELECT"
-        + COLUMNS
-        + "FROM fact_versions WHERE retired_at IS NULL AND subject = ANY(%(subjects)s) AND"
-        + _KEYS
-        + "ORDER BY subject, attribute, valid_from"
-    )
-    for fact in select_facts(conn, query, {**params, "now": now}):
-        found[fact.subject, fact.attribute].append(fact)
-    return found
+    params = key_params(tenant_id, keys)
+    query = "SELECT" + COLUMNS + _CURRENT
+    return _by_key(params, select_facts(conn, query, {**params, "now": now}))
 
 
 def load_current(
@@ -112,46 +104,47 @@ def last_system_times(
     nothing to rebuild, which the retractions log records. So no scan of retired versions (the
     exclusion constraint's GiST index, the only one holding them by key) is needed.
     """
+    retracted = conn.execute(_RETRACTED, key_params(tenant_id, current)).fetchall()
+    return _last_changes(current, retracted)
+
+
+def _last_changes(
+    current: dict[Key, list[Fact]], retracted: Iterable[tuple[str, str, datetime]]
+) -> dict[Key, datetime]:
     last = {key: max(fact.recorded_at for fact in facts) for key, facts in current.items() if facts}
-    retracted = conn.execute(
-        "SELECT subject, attribute, max(retracted_at) FROM retractions"
-        " WHERE" + _KEYS + "GROUP BY subject, attribute",
-        _key_params(tenant_id, current),
-    ).fetchall()
     for subject, attribute, at in retracted:
         key = (subject, attribute)
         last[key] = max(last.get(key, at), at)
     return last
 
 
-def new_row(version: Version, *, subject: str, attribute: str, version_id: UUID) -> dict[str, Any]:
-    """A new version of the key as JSON: what ``_INSERT`` reads (tenant and system time aside).
+KeyState = Callable[[datetime], tuple[dict[Key, list[Fact]], dict[Key, datetime]]]
+"""Given system time: the keys' current knowledge and when each last changed."""
 
-    One JSON parameter for all rows costs a fraction of binding each column as an array.
+
+def ask_key_state(
+    conn: psycopg.Connection[Any], *, tenant_id: str, keys: Iterable[Key]
+) -> KeyState:
+    """Send the reads of ``load_current_keys`` and ``last_system_times`` for the keys, both at
+    once; read them once system time is known.
+
+    Sent after the keys' locks, they see each key's last committed writer, as when the clock is
+    read first; each status is then set as ``COLUMNS`` would set it at that time.
     """
-    return {
-        "version_id": str(version_id),
-        "fact_id": str(version.fact_id),
-        "subject": subject,
-        "attribute": attribute,
-        "value": version.value,
-        "valid_from": version.valid_from.isoformat(),
-        "valid_to": _text(version.valid_to),
-        "supersedes": _text(version.supersedes),
-        "ended_by": _text(version.ended_by),
-        "ended_by_kind": version.ended_by_kind,
-        "source_episode_id": version.source_episode_id,
-        "source_kind": version.source_kind,
-        "evidence": version.evidence,
-        "evidence_verified": version.evidence_verified,
-        "schema_version": version.schema_version,
-    }
+    params = key_params(tenant_id, keys)
+    facts = conn.cursor(row_factory=class_row(Fact))
+    facts.execute(("SELECT" + STORED + " 'current' AS status" + _CURRENT).encode(), params)
+    retracted = conn.cursor()
+    retracted.execute(_RETRACTED.encode(), params)
 
+    def state(now: datetime) -> tuple[dict[Key, list[Fact]], dict[Key, datetime]]:
+        with facts, retracted:
+            current = _by_key(params, facts.fetchall())
+            for fact in (fact for found in current.values() for fact in found):
+                fact.status = status_at(fact, now)
+            return current, _last_changes(current, retracted.fetchall())
 
-def _text(value: UUID | datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.isoformat() if isinstance(value, datetime) else str(value)
+    return state
 
 
 def retire(
@@ -199,6 +192,7 @@ class PendingWrites:
         self._retire: list[UUID] = []
         self._rows: list[dict[str, Any]] = []
         self._facts: dict[UUID | None, Fact] = {}
+        self._inserted: list[psycopg.Cursor[Fact]] = []
 
     def add(
         self, plan: Plan, *, subject: str, attribute: str, current: Sequence[Fact]
@@ -220,16 +214,25 @@ class PendingWrites:
         return shown
 
     def flush(self, conn: psycopg.Connection[Any]) -> None:
-        """Retire, then insert, everything queued: two statements at most."""
+        """Retire, then insert, everything queued: two statements at most.
+
+        The inserted rows are read only when ``fact`` first needs them, so in pipeline mode the
+        statements can travel with the ones after them (the commit, say).
+        """
         params = {"tenant_id": self.tenant_id, "now": self.now}
         retire(conn, tenant_id=self.tenant_id, version_ids=self._retire, at=self.now)
         if self._rows:
-            inserted = select_facts(conn, _INSERT, params | {"rows": Jsonb(self._rows)})
-            self._facts.update((fact.version_id, fact) for fact in inserted)
+            inserted = conn.cursor(row_factory=class_row(Fact))
+            inserted.execute(_INSERT.encode(), params | {"rows": Jsonb(self._rows)})
+            self._inserted.append(inserted)
         self._retire, self._rows = [], []
 
     def fact(self, version_id: UUID) -> Fact:
         """A fact queued or shown before the last flush, by version id."""
+        for inserted in self._inserted:
+            with inserted:
+                self._facts.update((fact.version_id, fact) for fact in inserted.fetchall())
+        self._inserted = []
         return self._facts[version_id]
 
 

@@ -9,6 +9,7 @@ from uuid import UUID
 
 import psycopg
 
+from store import candidates as candidates_
 from store import episodes, facts, reads, retraction
 from store.api.transactions import Transactions
 from store.errors import InvalidInput, NotFound
@@ -35,15 +36,15 @@ class FactCalls:
         check_identifier(episode_id, "episode_id")
         updates = [facts.validate_candidate(item, index) for index, item in enumerate(candidates)]
         transactions = self._transactions
-        return transactions.run(
-            lambda conn, _: facts.apply_candidates(
+        return transactions.pipelined(
+            lambda conn, _: candidates_.send_candidates(
                 conn,
                 tenant_id,
                 episode_id=episode_id,
                 updates=updates,
                 clock=transactions.clock,
                 new_id=transactions.new_id,
-            )
+            ),
         )
 
     def expire(
@@ -134,7 +135,7 @@ class FactCalls:
         check_identifier(subject, "subject")
         check_identifier(attribute, "attribute")
         valid, known = read_times(valid_at, known_at)
-        return self._transactions.run(
+        return self._transactions.read(
             lambda conn, now: reads.read_at(
                 conn,
                 tenant_id,
@@ -150,7 +151,7 @@ class FactCalls:
         """Every version of a key, by valid_from then recorded_at."""
         check_identifier(subject, "subject")
         check_identifier(attribute, "attribute")
-        return self._transactions.run(
+        return self._transactions.read(
             lambda conn, now: reads.read_history(
                 conn, tenant_id, subject=subject, attribute=attribute, now=now
             )

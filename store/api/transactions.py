@@ -77,6 +77,37 @@ class Transactions:
 
         return self._translated(attempt)
 
+    def pipelined(self, work: Callable[[psycopg.Connection[Any], datetime], Callable[[], T]]) -> T:
+        """Run ``work`` in one transaction in pipeline mode, retried and translated as ``run``.
+
+        ``work`` sends its statements and returns what reads their answers: that is called
+        once the transaction committed, on the same connection. A statement's answer is awaited
+        only when the work reads it, and the last statements travel with the COMMIT. Any error
+        rolls the whole of it back.
+        """
+        now = self.clock()
+
+        @with_retries
+        def attempt() -> T:
+            with self.pool.connection() as conn:
+                # BEGIN and COMMIT go as statements: psycopg's transaction() would sync the
+                # pipeline at each, a round trip apiece.
+                conn.autocommit = True
+                try:
+                    with conn.pipeline():
+                        conn.execute("BEGIN")
+                        answers = work(conn, now)
+                        conn.execute("COMMIT")
+                    return answers()
+                except BaseException:
+                    if not conn.broken:
+                        conn.rollback()
+                    raise
+                finally:
+                    _restore(conn, autocommit=False)
+
+        return self._translated(attempt)
+
     @staticmethod
     def _translated(attempt: Callable[[], T]) -> T:
         try:
@@ -86,11 +117,14 @@ class Transactions:
 
 
 def _restore(conn: psycopg.Connection[Any], **settings: Any) -> None:
-    """Put a pooled connection's session settings back, if it is still usable.
+    """Hand a pooled connection back with the session settings the pool lent it with.
 
-    A connection lost mid-call cannot take them (and the pool discards it): the call's own
-    error is the one to report, not a complaint about the settings.
+    One in an unknown state (lost, or still in a transaction after a failed rollback) cannot
+    take them: it is closed instead, so the pool replaces it, and the call's own error is the
+    one reported.
     """
     if conn.pgconn.transaction_status == TransactionStatus.IDLE:
         for name, value in settings.items():
             setattr(conn, name, value)
+    elif not conn.closed:
+        conn.close()

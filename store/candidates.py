@@ -1,0 +1,156 @@
+"""One call's candidates written against their keys, in as few round trips as the rules allow.
+
+Everything the call reads is sent at once, behind its keys' locks: the episode, the
+declarations, the keys' current knowledge. Everything it writes is sent after the plans, and
+what the writes return is read last. On a connection in pipeline mode, with the transaction's
+BEGIN before and its COMMIT after (``Transactions.pipelined``), that is two round trips for a call
+of distinct keys; on a plain connection the same statements run one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+from store import episodes, versions
+from store.attributes import ask_attributes
+from store.clock import Clock
+from store.facts import Accepted, check_candidate, invalid_result, resolve_candidate
+from store.locks import lock_keys
+from store.models import Episode, MemoryUpdate
+from store.results import UpdateResult
+from store.temporal import Plan
+from store.versions import IdFactory, Key
+
+Results = Callable[[], list[UpdateResult]]
+"""Reads back what a call wrote and gives one result per candidate, in the candidates' order."""
+
+
+def send_candidates(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    episode_id: str,
+    updates: Sequence[MemoryUpdate | UpdateResult],
+    clock: Clock,
+    new_id: IdFactory,
+) -> Results:
+    """Send the statements of candidates citing one episode (the caller's, never the model's);
+    the returned call gives their results once those statements ran.
+
+    ``updates`` are the candidates as ``validate_candidate`` left them. Every key a candidate
+    may write is locked (in lock-id order) before system time is read, once, so writers queued
+    on a key record in the order they commit. A refused candidate writes nothing and never
+    undoes the others: each is checked before anything of it is written. A key's later
+    candidates see what its earlier ones wrote.
+    """
+    results: dict[int, UpdateResult] = {}
+    proposed: list[tuple[int, MemoryUpdate]] = []
+    for index, update in enumerate(updates):
+        if isinstance(update, UpdateResult):
+            results[index] = update
+        else:
+            proposed.append((index, update))
+    keys = sorted({(u.subject, u.attribute) for _, u in proposed if u.change != "no_change"})
+    if keys:
+        lock_keys(conn, tenant_id=tenant_id, keys=keys)
+    episode_of = episodes.ask_episode(conn, tenant_id, episode_id)
+    declared_of = ask_attributes(conn, tenant_id, {update.attribute for _, update in proposed})
+    state_of = versions.ask_key_state(conn, tenant_id=tenant_id, keys=keys) if keys else None
+    episode, declared = episode_of(), declared_of()
+    accepted = []
+    for index, update in proposed:
+        checked = check_candidate(
+            update, index, episode=episode, attribute=declared.get(update.attribute)
+        )
+        if isinstance(checked, UpdateResult):
+            results[index] = checked
+        else:
+            accepted.append(Accepted(index, update, *checked))
+    finish = None
+    if accepted and state_of is not None:
+        finish = _send_writes(
+            conn,
+            tenant_id,
+            accepted,
+            episode=episode,
+            state_of=state_of,
+            results=results,
+            clock=clock,
+            new_id=new_id,
+        )
+
+    def shaped() -> list[UpdateResult]:
+        if finish is not None:
+            finish()
+        return [results[index] for index in range(len(updates))]
+
+    return shaped
+
+
+def _send_writes(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    accepted: list[Accepted],
+    *,
+    episode: Episode,
+    state_of: versions.KeyState,
+    results: dict[int, UpdateResult],
+    clock: Clock,
+    new_id: IdFactory,
+) -> Callable[[], None]:
+    """Plan and send the accepted candidates' writes at the system time read under their
+    locks; the returned call sets their results from what the writes returned."""
+    now = clock()
+    current, last = state_of(now)
+    refused = versions.refused_keys(now, last)
+    for item in accepted:
+        if item.key in refused:
+            error = refused[item.key]
+            results[item.index] = invalid_result(item.index, error.detail, error.field)
+    written = [item for item in accepted if item.key not in refused]
+    writes = versions.PendingWrites(tenant_id=tenant_id, now=now, new_id=new_id)
+    planned: dict[int, tuple[Plan, UUID | None]] = {}
+    seen: set[Key] = set()
+    for item in written:
+        if item.key in seen:  # an earlier candidate of this call may have changed it
+            writes.flush(conn)
+            current |= versions.load_current_keys(
+                conn, tenant_id=tenant_id, keys=[item.key], now=now
+            )
+        seen.add(item.key)
+        subject, attribute = item.key
+        outcome = resolve_candidate(
+            conn,
+            tenant_id,
+            item,
+            episode=episode,
+            current=current[item.key],
+            now=now,
+            new_id=new_id,
+        )
+        if isinstance(outcome, UpdateResult):
+            results[item.index] = outcome
+        else:
+            shown = writes.add(
+                outcome, subject=subject, attribute=attribute, current=current[item.key]
+            )
+            planned[item.index] = (outcome, shown)
+    writes.flush(conn)
+    if written:
+        # Last, so the episode's row, which every call citing it updates, is locked only until
+        # the COMMIT that follows.
+        subjects = [item.update.subject for item in written]
+        episodes.add_subjects(conn, tenant_id, episode.id, subjects)
+
+    def finish() -> None:
+        for index, (plan, shown) in planned.items():
+            fact = None if shown is None else writes.fact(shown)
+            results[index] = UpdateResult(
+                index=index, status=plan.status, reason=plan.reason, fact=fact
+            )
+
+    return finish
