@@ -40,23 +40,20 @@ class Transactions:
         With ``snapshot``, every statement of ``work`` sees the database as of its first one
         (REPEATABLE READ) rather than each its own (READ COMMITTED).
         """
-        now = self.clock()
 
-        @with_retries
-        def attempt() -> T:
-            with self.pool.connection() as conn:
-                if not snapshot:
-                    with conn.transaction():
-                        return work(conn, now)
-                # Set before BEGIN, the level travels with it: no SET TRANSACTION round trip.
-                conn.isolation_level = IsolationLevel.REPEATABLE_READ
-                try:
-                    with conn.transaction():
-                        return work(conn, now)
-                finally:
-                    _restore(conn, isolation_level=None)
+        def body(conn: psycopg.Connection[Any], now: datetime) -> T:
+            if not snapshot:
+                with conn.transaction():
+                    return work(conn, now)
+            # Set before BEGIN, the level travels with it: no SET TRANSACTION round trip.
+            conn.isolation_level = IsolationLevel.REPEATABLE_READ
+            try:
+                with conn.transaction():
+                    return work(conn, now)
+            finally:
+                _restore(conn, isolation_level=None)
 
-        return self._translated(attempt)
+        return self._call(body)
 
     def read(self, work: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
         """Run ``work``, a single statement, on its own: it is its own snapshot at one time.
@@ -64,18 +61,15 @@ class Transactions:
         No BEGIN and no COMMIT: one round trip instead of three on the hot read paths. Only
         for work of one statement that writes nothing (several would each see their own).
         """
-        now = self.clock()
 
-        @with_retries
-        def attempt() -> T:
-            with self.pool.connection() as conn:
-                conn.autocommit = True
-                try:
-                    return work(conn, now)
-                finally:
-                    _restore(conn, autocommit=False)
+        def body(conn: psycopg.Connection[Any], now: datetime) -> T:
+            conn.autocommit = True
+            try:
+                return work(conn, now)
+            finally:
+                _restore(conn, autocommit=False)
 
-        return self._translated(attempt)
+        return self._call(body)
 
     def pipelined(self, work: Callable[[psycopg.Connection[Any], datetime], Callable[[], T]]) -> T:
         """Run ``work`` in one transaction in pipeline mode, retried and translated as ``run``.
@@ -85,31 +79,36 @@ class Transactions:
         only when the work reads it, and the last statements travel with the COMMIT. Any error
         rolls the whole of it back.
         """
+
+        def body(conn: psycopg.Connection[Any], now: datetime) -> T:
+            # BEGIN and COMMIT go as statements: psycopg's transaction() would sync the
+            # pipeline at each, a round trip apiece.
+            conn.autocommit = True
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    answers = work(conn, now)
+                    conn.execute("COMMIT")
+                return answers()
+            except BaseException:
+                if not conn.broken:
+                    conn.rollback()
+                raise
+            finally:
+                _restore(conn, autocommit=False)
+
+        return self._call(body)
+
+    def _call(self, body: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
+        """``body`` on a pooled connection at one system time: retried when safe, its
+        database errors translated into the store's."""
         now = self.clock()
 
         @with_retries
         def attempt() -> T:
             with self.pool.connection() as conn:
-                # BEGIN and COMMIT go as statements: psycopg's transaction() would sync the
-                # pipeline at each, a round trip apiece.
-                conn.autocommit = True
-                try:
-                    with conn.pipeline():
-                        conn.execute("BEGIN")
-                        answers = work(conn, now)
-                        conn.execute("COMMIT")
-                    return answers()
-                except BaseException:
-                    if not conn.broken:
-                        conn.rollback()
-                    raise
-                finally:
-                    _restore(conn, autocommit=False)
+                return body(conn, now)
 
-        return self._translated(attempt)
-
-    @staticmethod
-    def _translated(attempt: Callable[[], T]) -> T:
         try:
             return attempt()
         except psycopg.Error as error:
