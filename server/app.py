@@ -9,7 +9,6 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.prometheus import PrometheusConfig
-
 from pydantic import BaseModel
 
 from retrieval.embeddings import Embedder
