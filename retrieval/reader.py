@@ -181,14 +181,17 @@ class Reader:
                 return plan, None, query
             reason = "No subject is known for the question, so no key was read."
             return _with_attributes(plan, (), routed=False, reason=reason), None, query
-        # Named keys need no routing (no schema); no evidence needs no stale check (no history).
+        # Named keys need no routing (no schema); no evidence needs no stale check (no history),
+        # and then only the named keys are read.
         named = bool(request.attributes)
+        history = bool(wanted) or not named
         memory = snapshot.subject_memory(
             plan.subject,
             valid_at=plan.valid_at,
             known_at=plan.known_at,
-            history=bool(wanted) or not named,
+            history=history,
             schema=not named,
+            attributes=None if history else plan.attributes,
         )
         if named:
             return plan, memory, self._embed(wanted)

@@ -54,15 +54,19 @@ def _select(
     tenant_id: str,
     *,
     subject: str,
-    attribute: str | None,
+    attributes: Sequence[str] | None,
     window: str,
     order: str,
     times: dict[str, datetime],
     disputes_at: datetime | None,
 ) -> list[Fact]:
-    """The subject's versions (of one ``attribute``, or all) in ``window``, as facts; with
+    """The subject's versions (of ``attributes``, or all) in ``window``, as facts; with
     ``disputes_at``, each marked with the disputes open then (one statement either way)."""
-    key = " AND attribute = %(attribute)s" if attribute is not None else ""
+    key = ""
+    if attributes is not None:
+        # One attribute as plain equality: the exact read's plan stays the simplest.
+        many = len(attributes) != 1
+        key = " AND attribute = ANY(%(attributes)s)" if many else " AND attribute = %(attribute)s"
     source = _DISPUTES if disputes_at is not None else " FROM fact_versions"
     return select_facts(
         conn,
@@ -76,7 +80,8 @@ def _select(
         {
             "tenant_id": tenant_id,
             "subject": subject,
-            "attribute": attribute,
+            "attribute": attributes[0] if attributes else None,
+            "attributes": list(attributes or ()),
             "disputes_at": disputes_at,
             **times,
         },
@@ -98,7 +103,7 @@ def read_at(
         conn,
         tenant_id,
         subject=subject,
-        attribute=attribute,
+        attributes=[attribute],
         valid_at=valid_at,
         known_at=known_at,
         now=now,
@@ -113,13 +118,14 @@ def read_profile(
     tenant_id: str,
     *,
     subject: str,
-    attribute: str | None = None,
+    attributes: Sequence[str] | None = None,
     valid_at: datetime,
     known_at: datetime,
     now: datetime,
     conflicts: Sequence[ConflictRecord] | None = None,
 ) -> list[Fact]:
-    """Every attribute of ``subject`` (or one) valid at ``valid_at`` as known at ``known_at``.
+    """Every attribute of ``subject`` (or those named) valid at ``valid_at`` as known at
+    ``known_at``.
 
     Disputes are marked from ``conflicts`` when the caller has read the subject's already.
     """
@@ -127,7 +133,7 @@ def read_profile(
         conn,
         tenant_id,
         subject=subject,
-        attribute=attribute,
+        attributes=attributes,
         window=_KNOWN_AND_VALID,
         order=" ORDER BY attribute",
         times={"valid_at": valid_at, "known_at": known_at, "now": now},
@@ -151,7 +157,7 @@ def read_history(
         conn,
         tenant_id,
         subject=subject,
-        attribute=attribute,
+        attributes=None if attribute is None else [attribute],
         window=_BELIEVED,
         order=" ORDER BY attribute, valid_from, recorded_at, version_id",
         times={"now": now},

@@ -39,6 +39,7 @@ class ReadSnapshot:
         known_at: datetime,
         history: bool = True,
         schema: bool = True,
+        attributes: Sequence[str] | None = None,
     ) -> SubjectMemory:
         """The subject's facts at (``valid_at``, ``known_at``) with its whole history
         (``read_subject_memory``)."""
@@ -51,4 +52,5 @@ class ReadSnapshot:
             now=self.now,
             history=history,
             schema=schema,
+            attributes=attributes,
         )

@@ -8,6 +8,7 @@ conflict, the episodes the shown facts cite and the attribute schema.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -82,22 +83,39 @@ def read_subject_memory(
     now: datetime,
     history: bool = True,
     schema: bool = True,
+    attributes: Sequence[str] | None = None,
 ) -> SubjectMemory:
     """Everything a context read needs about ``subject``, from one transaction.
 
     A read that checks no evidence needs no ``history``; one that routes no question needs no
-    ``schema``: left out, ``versions`` and ``attributes`` are empty.
+    ``schema``: left out, ``versions`` and ``attributes`` are empty. A read of named keys
+    without history needs only those: given ``attributes``, only their facts are read, each
+    with its open disputes, and ``conflicts`` is empty.
     """
-    conflicts = subject_conflicts(conn, tenant_id, subject=subject)
-    facts = read_profile(
-        conn,
-        tenant_id,
-        subject=subject,
-        valid_at=valid_at,
-        known_at=known_at,
-        now=now,
-        conflicts=conflicts,
-    )
+    if attributes is not None:
+        if history:
+            raise ValueError("a read of named keys only cannot read the subject's history")
+        facts = read_profile(
+            conn,
+            tenant_id,
+            subject=subject,
+            attributes=attributes,
+            valid_at=valid_at,
+            known_at=known_at,
+            now=now,
+        )
+        conflicts: list[ConflictRecord] = []
+    else:
+        conflicts = subject_conflicts(conn, tenant_id, subject=subject)
+        facts = read_profile(
+            conn,
+            tenant_id,
+            subject=subject,
+            valid_at=valid_at,
+            known_at=known_at,
+            now=now,
+            conflicts=conflicts,
+        )
     cited = {fact.source_episode_id for fact in facts}
     cited |= {c.source_episode_id for fact in facts for c in fact.challengers}
     return SubjectMemory(

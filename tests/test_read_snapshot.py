@@ -8,6 +8,7 @@ asks for no evidence; the attribute vectors are cached across the server's reque
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -28,6 +29,7 @@ from store.errors import DatabaseUnavailable
 from store.models import Fact
 from store.service import MemoryStore
 from store.snapshot import ReadSnapshot
+from store.subject_reads import SubjectMemory
 from tests.conftest import ApiTenant, ts
 from tests.http_helpers import candidate, declare, record
 from tests.read_helpers import ReadPath, read_path
@@ -217,3 +219,49 @@ def test_a_snapshots_disputes_are_the_stores(reader: ReadPath) -> None:
     [fact] = reader.store.subjects.profile(reader.tenant, "mira").facts
     assert fact.disputed
     assert [challenger.value for challenger in fact.challengers] == ["Porto"]
+
+
+def test_a_read_of_named_keys_holds_exactly_the_whole_reads_facts_of_those_keys(
+    reader: ReadPath,
+) -> None:
+    # A context naming its keys and asking no evidence reads only those keys: their facts,
+    # disputes and cited episodes are the ones the whole subject's read holds for them.
+    _mira(reader)
+    reader.declare(
+        "nickname", "What the person likes to be called", on_equal_start="source_precedence"
+    )
+    reader.record("n1", "2026-06-01T09:40:00Z", "Call her Mimi.")
+    reader.record("n2", "2026-06-01T09:40:00Z", "Call her Ra.")
+    reader.assert_value("n1", "mira", "nickname", "Mimi", "2026-06-01T09:40:00Z")
+    assert reader.assert_value("n2", "mira", "nickname", "Ra", "2026-06-01T09:40:00Z").status == (
+        "conflict"
+    )
+    reader.tick()
+
+    def both(snapshot: ReadSnapshot, names: list[str]) -> tuple[SubjectMemory, SubjectMemory]:
+        now = snapshot.now
+        whole = snapshot.subject_memory("mira", valid_at=now, known_at=now)
+        named = snapshot.subject_memory(
+            "mira", valid_at=now, known_at=now, history=False, schema=False, attributes=names
+        )
+        return whole, named
+
+    for names in (["nickname"], ["passport_deadline", "nickname"], ["unknown_key"]):
+        whole, named = reader.store.snapshots.read(
+            reader.tenant, functools.partial(both, names=names)
+        )
+        assert named.facts == [fact for fact in whole.facts if fact.attribute in names], names
+        cited = {fact.source_episode_id for fact in named.facts} | {
+            challenger.source_episode_id for fact in named.facts for challenger in fact.challengers
+        }
+        assert named.episodes == {key: whole.episodes[key] for key in cited}, names
+        assert (named.versions, named.conflicts, named.attributes) == ([], [], [])
+    [nickname] = [fact for fact in whole.facts if fact.attribute == "nickname"]
+    assert nickname.disputed is True
+
+    def named_with_history(snapshot: ReadSnapshot) -> SubjectMemory:
+        now = snapshot.now
+        return snapshot.subject_memory("mira", valid_at=now, known_at=now, attributes=["nickname"])
+
+    with pytest.raises(ValueError, match="history"):
+        reader.store.snapshots.read(reader.tenant, named_with_history)
