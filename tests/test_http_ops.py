@@ -8,6 +8,7 @@ metric tests read values before and after and compare the difference.
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -552,3 +553,22 @@ def test_the_store_error_handler_maps_each_kind_and_hides_unmapped_ones(http: Cl
     assert unmapped.status_code == 500
     assert unmapped.content["code"] == "internal"
     assert "secret" not in unmapped.content["detail"]
+
+
+def test_handlers_run_on_the_servers_threads_one_per_pooled_connection(
+    http: Client, api_tenant: ApiTenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loop's default executor is sized to the pool (min(32, CPUs + 4) threads otherwise,
+    # 6 on 2 cores), so requests do not queue for a thread while connections sit idle.
+    store = resources_of(http.app).store
+    seen: list[str] = []
+    real = store.subjects.list
+
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        seen.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store.subjects, "list", noting)
+    assert http.get("/v1/subjects", headers=api_tenant.headers).status_code == 200
+    assert len(seen) == 1
+    assert seen[0].startswith("sgam-handler")
