@@ -310,3 +310,48 @@ def test_the_identifier_domain_accepts_exactly_one_to_200_of_its_characters(
         except psycopg.errors.CheckViolation:
             stored = False
     assert stored == (re.fullmatch(IDENTIFIER_PATTERN, text) is not None)
+
+
+_TENANT_CONSTRAINTS = """
+SELECT c.conrelid::regclass::text AS table_name, c.conname, c.contype,
+       EXISTS (
+           SELECT 1 FROM unnest(c.conkey) AS k(attnum)
+           JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+           WHERE a.attname = 'tenant_id'
+       ) AS keyed,
+       c.contype <> 'f' OR EXISTS (
+           SELECT 1 FROM unnest(c.confkey) AS k(attnum)
+           JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.attnum
+           WHERE a.attname = 'tenant_id'
+       ) AS references_keyed
+FROM pg_constraint c
+JOIN pg_class t ON t.oid = c.conrelid
+JOIN pg_namespace n ON n.oid = t.relnamespace
+WHERE n.nspname = 'public' AND c.contype IN ('p', 'u', 'x', 'f')
+  AND EXISTS (
+      SELECT 1 FROM pg_attribute a
+      WHERE a.attrelid = c.conrelid AND a.attname = 'tenant_id' AND NOT a.attisdropped
+  )
+ORDER BY 1, 2
+"""
+
+
+REFERENCE_TABLES = {"tenants", "api_keys"}
+"""Read before a tenant is known (a key is found by its id alone): distributed by tenant_id,
+they would be reference tables, copied whole to every node."""
+
+
+def test_every_key_and_reference_of_a_tenant_table_includes_the_tenant(conninfo: str) -> None:
+    # Distributed by tenant_id (Citus), a primary key, unique or exclusion constraint or
+    # foreign key must include the distribution column; so must it here, for every table that
+    # has one, including tables added later.
+    with psycopg.connect(conninfo) as conn:
+        rows = conn.execute(_TENANT_CONSTRAINTS).fetchall()
+    tables = {row[0] for row in rows}
+    assert {"episodes", "fact_versions", "conflicts", "expiries", "retractions"} <= tables
+    outside = [
+        (table, name)
+        for table, name, _, keyed, references_keyed in rows
+        if table not in REFERENCE_TABLES and not (keyed and references_keyed)
+    ]
+    assert outside == []
