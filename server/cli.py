@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -51,22 +53,60 @@ def serve(
     restarts; on its first start it creates a `default` tenant and prints that tenant's API
     key, once. Pending migrations are applied before the first request unless
     SGAM_MIGRATE_ON_START=false (then /readyz answers 503 until `sgam migrate` has run).
+    One server per SGAM_DATA_DIR (a second is refused); SIGTERM and Ctrl-C stop the embedded
+    database with the server.
     """
+    from server.shutdown import unwinding_on_stop_signals  # noqa: PLC0415 - keep --help fast
+
+    settings = Settings()
+    with unwinding_on_stop_signals(), ExitStack() as owned:
+        if settings.database_url is None:
+            conninfo = owned.enter_context(_own_embedded_database(settings.data_dir))
+        else:
+            from store.database import resolve_conninfo  # noqa: PLC0415
+
+            conninfo = resolve_conninfo(settings.database_url)
+        _serve(
+            conninfo,
+            settings=settings,
+            host=host or settings.host,
+            port=port or settings.port,
+            workers=workers or settings.workers,
+            log_level=log_level,
+        )
+
+
+@contextmanager
+def _own_embedded_database(data_dir: Path) -> Iterator[str]:
+    """Lock the data directory for this process's life and run its database until the end.
+
+    A data directory already served by another process ends the command with exit code 1.
+    """
+    from store.database import embedded_database  # noqa: PLC0415 - keep --help fast
+    from store.datadir import DataDirInUse, hold_data_dir  # noqa: PLC0415
+
+    with ExitStack() as owned:
+        try:
+            owned.enter_context(hold_data_dir(data_dir))
+        except DataDirInUse as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from error
+        yield owned.enter_context(embedded_database(data_dir))
+
+
+def _serve(
+    conninfo: str, *, settings: Settings, host: str, port: int, workers: int, log_level: str
+) -> None:
     import os  # noqa: PLC0415 - keep --help fast
 
     import uvicorn  # noqa: PLC0415
 
     from server.bootstrap import DEFAULT_TENANT, prepare_database  # noqa: PLC0415
-    from store.database import resolve_conninfo  # noqa: PLC0415
 
-    settings = Settings()
-    host = host or settings.host
-    port = port or settings.port
-    workers = workers or settings.workers
-    embedded = settings.database_url is None
-    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
     prepared = prepare_database(
-        conninfo, apply_migrations=settings.migrate_on_start, create_default_tenant=embedded
+        conninfo,
+        apply_migrations=settings.migrate_on_start,
+        create_default_tenant=settings.database_url is None,
     )
     base_url = f"http://{host}:{port}"
     if prepared.first_key is not None:
@@ -77,7 +117,7 @@ def serve(
         )
     typer.echo(f"SGAM on {base_url} (docs: {base_url}/schema)")
     # Workers (and this process) read the database from the environment; the embedded server
-    # stays owned by this process and stops when it exits.
+    # stays owned by this process and stops when it ends, by a signal too.
     os.environ["DATABASE_URL"] = conninfo
     uvicorn.run(
         "server.asgi:app",

