@@ -20,6 +20,7 @@ from server.auth import (
     provide_tenant_store,
     tenant_guard,
 )
+from server.json_bodies import check_json_body
 from server.problems import EXCEPTION_HANDLERS
 from server.resources import lifespan, provide_reader, provide_resources
 from server.routes.admin import admin_routes
@@ -91,6 +92,8 @@ def create_app(
         route_handlers=[tenant_api, admin_api, *health_routes],
         dependencies={"resources": Provide(provide_resources, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
+        # After the guards, before a body is decoded: a body must be JSON, each key once.
+        before_request=check_json_body,
         type_encoders={BaseModel: pydantic_json},
         lifespan=[lifespan(settings, embedder=embedder, clock=clock)],
         middleware=[prometheus.middleware],

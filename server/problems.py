@@ -17,6 +17,7 @@ from litestar.types import ExceptionHandlersMap
 
 from server.wire import HTTP_STATUS_CODE, PROBLEM_MEDIA_TYPE, TITLES, Problem
 from store.errors import Conflict, DatabaseUnavailable, InvalidInput, NotFound, StoreError
+from store.inputs import user_reason
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def problem_response(
         type=f"urn:sgam:problem:{code}",
         title=TITLES.get(code, TITLES["internal"]),
         status=status,
-        detail=detail,
+        detail=user_reason(detail),
         code=code,
         field=field,
     ).model_dump(exclude_none=True)
@@ -131,7 +132,8 @@ def http_error_handler(request: Request[Any, Any, Any], error: HTTPException) ->
     """An error raised by the HTTP layer (routing, parsing, auth, size): code by status."""
     if (misfiled := _body_error_named_like_a_dependency(error)) is not None:
         return validation_error_handler(request, misfiled)
-    code = HTTP_STATUS_CODE.get(error.status_code, "internal")
+    # An error of this server's own (``server.json_bodies``) carries its code.
+    code = getattr(error, "code", None) or HTTP_STATUS_CODE.get(error.status_code, "internal")
     status = error.status_code if code != "internal" else 500
     field = getattr(error, "field", None)
     if status == 413:

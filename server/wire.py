@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
 CLOCK_HEADER: Final = "X-SGAM-Now"
 """Sets a request's system time where the server allows it (evaluations only)."""
+UNSUPPORTED_MEDIA_TYPE: Final = "unsupported_media_type"
+"""A body sent to a JSON route as something else (415): the code its problem carries."""
 
 HTTP_STATUS_CODE: Final[dict[int, str]] = {
     400: "invalid",
@@ -34,6 +36,7 @@ TITLES: Final[dict[str, str]] = {
     "unauthorized": "Missing or unknown credentials",
     "forbidden": "Not allowed",
     "too_large": "The request is too large",
+    UNSUPPORTED_MEDIA_TYPE: "The body is not sent as JSON",
     "unavailable": "A dependency is unavailable",
     "internal": "Internal error",
 }
@@ -48,7 +51,7 @@ class Problem(BaseModel):
     detail: str
     code: str = Field(
         description="Stable: invalid, not_found, conflict, unauthorized, forbidden, too_large,"
-        " unavailable or internal."
+        " unsupported_media_type, unavailable or internal."
     )
     field: str | None = Field(default=None, description="The body path, parameter or header.")
 

@@ -136,13 +136,18 @@ LINKED_TO_SUBJECT = """
     (%(subject)s = ANY(subjects)
      OR id IN (SELECT source_episode_id FROM fact_versions
                        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
-     OR id IN (SELECT source_episode_id FROM expiries
-                       WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
+     OR id IN (SELECT e.source_episode_id FROM expiries AS e
+                       JOIN fact_versions AS v
+                         ON v.tenant_id = e.tenant_id AND v.subject = e.subject
+                        AND v.attribute = e.attribute AND v.ended_by = e.expiry_id
+                       WHERE e.tenant_id = %(tenant_id)s AND e.subject = %(subject)s)
      OR id IN (SELECT source_episode_id FROM conflicts
                        WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s))
 """
-"""Episodes linked to ``%(subject)s``: naming it, or sourcing a version, an expiry or a conflict
-challenger of its keys. Export lists them and erasure deletes them: one condition for both."""
+"""Episodes linked to ``%(subject)s``: naming it, or sourcing a version, an expiry that ended one
+of its versions, or a conflict challenger of its keys. Export lists them and erasure deletes
+them: one condition for both. An expiry that ended nothing is kept for retraction's replay
+only: it links no episode to the subject."""
 
 
 def subject_episodes(conn: psycopg.Connection[Any], tenant_id: str, subject: str) -> list[Episode]:

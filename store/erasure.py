@@ -39,6 +39,19 @@ WHERE episode_id = ANY(%(episode_ids)s)
 """
 
 
+# Anything at all about the subject, bookkeeping included: erasing must leave none of it.
+_HELD = """
+SELECT EXISTS (SELECT FROM fact_versions AS t WHERE t.tenant_id = %(tenant_id)s
+                                              AND t.subject = %(subject)s)
+    OR EXISTS (SELECT FROM conflicts AS t WHERE t.tenant_id = %(tenant_id)s
+                                          AND t.subject = %(subject)s)
+    OR EXISTS (SELECT FROM expiries AS t WHERE t.tenant_id = %(tenant_id)s
+                                         AND t.subject = %(subject)s)
+    OR EXISTS (SELECT FROM retractions AS t WHERE t.tenant_id = %(tenant_id)s
+                                            AND t.subject = %(subject)s)
+"""
+
+
 def _count(conn: psycopg.Connection[Any], query: LiteralString, params: dict[str, Any]) -> int:
     return conn.execute(query, params).rowcount
 
@@ -51,7 +64,11 @@ def erase_subject(
     now: datetime,
     new_id: IdFactory,
 ) -> ErasureResult:
-    """Physically remove everything held about ``subject``; record a tombstone."""
+    """Physically remove everything held about ``subject``; record a tombstone.
+
+    A subject with nothing held (never seen, or already erased) is NotFound, as for export:
+    no tombstone records an erasure that erased nothing.
+    """
     attributes = [
         row[0]
         for row in conn.execute(
@@ -62,6 +79,9 @@ def erase_subject(
     lock_keys(conn, tenant_id=tenant_id, keys=[(subject, name) for name in attributes])
     params: dict[str, Any] = {"tenant_id": tenant_id, "subject": subject}
     linked = conn.execute(_LINKED_EPISODES, params).fetchall()
+    held = conn.execute(_HELD, params).fetchone()
+    if not linked and not (held and held[0]):
+        raise NotFound(f"subject {subject!r} is not known", field="subject")
 
     by_subject = "WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
     # The retraction log is internal bookkeeping: it goes, but the tombstone does not count it.

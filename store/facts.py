@@ -19,6 +19,7 @@ from store import conflicts, episodes, versions
 from store.attributes import get_attribute
 from store.clock import Clock
 from store.errors import InvalidInput
+from store.inputs import first_error
 from store.models import Attribute, Episode, Fact, MemoryUpdate
 from store.policies import equal_start_outcome
 from store.results import ExpireResult, UpdateResult
@@ -50,9 +51,8 @@ def validate_candidate(candidate: object, index: int) -> MemoryUpdate | UpdateRe
     try:
         return MemoryUpdate.model_validate(candidate)
     except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
-        return invalid_result(index, first["msg"], field)
+        reason, field = first_error(error)
+        return invalid_result(index, reason, field)
 
 
 def check_candidate(
@@ -187,8 +187,14 @@ def expire(
     plan = plan_expire([as_version(row) for row in current], at=at, expiry_id=expiry_id)
     if plan.status == "invalid":
         raise InvalidInput(plan.reason or "invalid expiry", field="at")
+    if plan.status == "unchanged" and not current:
+        # The key holds no value: every fact a replay could see arrived before this expiry and
+        # was withdrawn, and those asserted later replay after it. Nothing to log, nothing to
+        # tie the episode to the subject by.
+        return ExpireResult(status="unchanged")
     # Logged even when it changes nothing now: a later retraction replays the key's log, and
-    # without the retracted fact this expiry may end another value.
+    # without the retracted fact this expiry may end another value. An unchanged expiry is
+    # still no link between the episode and the subject (``episodes.LINKED_TO_SUBJECT``).
     conn.execute(
         """
         INSERT INTO expiries (tenant_id, expiry_id, subject, attribute, at, source_episode_id,
@@ -204,8 +210,8 @@ def expire(
             "now": now,
         },
     )
-    episodes.add_subjects(conn, tenant_id, source_episode.id, [subject])
     if plan.status == "unchanged":
         return ExpireResult(status="unchanged", expiry_id=expiry_id)
     fact = versions.apply_plan(conn, plan, current=current, now=now, new_id=new_id, **key)
+    episodes.add_subjects(conn, tenant_id, source_episode.id, [subject])
     return ExpireResult(status="expired", expiry_id=expiry_id, fact=fact)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TypeVar
@@ -12,9 +13,30 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from store.errors import InvalidInput
 from store.models import Identifier
 from store.times import TimestampError, parse_timestamp
+from store.values import MAX_QUOTE, quote
 
 M = TypeVar("M", bound=BaseModel)
 _IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
+
+MAX_REASON = 200
+"""The longest reason or detail a client gets: it says what is wrong, not what was sent."""
+_LONG_RUN = re.compile(rf"\S{{{MAX_QUOTE + 1},}}")
+
+
+def user_reason(message: str, given: object = None) -> str:
+    """``message`` as a client reads it: the input it echoes (``given``) cut, and short."""
+    if isinstance(given, str) and len(given) > MAX_QUOTE:
+        cut = given[: MAX_QUOTE - 1] + "…"
+        message = message.replace(repr(given), quote(given)).replace(given, cut)
+    message = _LONG_RUN.sub(lambda run: run.group()[: MAX_QUOTE - 1] + "…", message)
+    return message if len(message) <= MAX_REASON else message[: MAX_REASON - 1] + "…"
+
+
+def first_error(error: ValidationError) -> tuple[str, str | None]:
+    """The first failure of a validation: its reason for a client, and the dotted field."""
+    first = error.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in first["loc"]) or None
+    return user_reason(first["msg"], first.get("input")), field
 
 
 def parse_input(model: type[M], data: M | Mapping[str, Any], *, field_prefix: str = "") -> M:
@@ -24,9 +46,10 @@ def parse_input(model: type[M], data: M | Mapping[str, Any], *, field_prefix: st
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise InvalidInput(first["msg"], field=(field_prefix + field).strip(".") or None) from None
+        reason, field = first_error(error)
+        raise InvalidInput(
+            reason, field=(field_prefix + (field or "")).strip(".") or None
+        ) from None
 
 
 def check_identifier(value: str, field: str) -> str:
@@ -46,7 +69,7 @@ def parse_instant(value: datetime | str | None, field: str) -> datetime | None:
     try:
         return parse_timestamp(value)
     except TimestampError as error:
-        raise InvalidInput(str(error), field=field) from None
+        raise InvalidInput(user_reason(str(error), value), field=field) from None
 
 
 def read_times(

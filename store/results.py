@@ -52,7 +52,9 @@ class ResolveResult(BaseModel):
 class ExpireResult(BaseModel):
     """The outcome of an expiry: ``expired`` with the closed version, or ``unchanged``.
 
-    Either way the expiry is logged under ``expiry_id`` (a later retraction replays it).
+    An expiry of a key that holds values is logged under ``expiry_id`` either way (a later
+    retraction replays it); one of a key with no value at all is not, and ``expiry_id`` is
+    null: it can never end anything.
     """
 
     status: Literal["expired", "unchanged"]

@@ -21,6 +21,10 @@ JsonValue = Any  # str | int | float | bool | None | list[JsonValue] | dict[str,
 
 MAX_DIGITS = 100
 MAX_JSON_DEPTH = 32
+MAX_JSON_INTEGER_DIGITS = 4_000
+"""Python converts at most 4,300 digits of an integer by default; stay under it."""
+MAX_QUOTE = 80
+"""How much of an input a reason quotes; longer inputs are cut with an ellipsis."""
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -64,22 +68,38 @@ def display(value: JsonValue) -> str:
     return value if isinstance(value, str) else canonical(value)
 
 
+def quote(text: str) -> str:
+    """``text`` quoted for a reason, cut to ``MAX_QUOTE`` characters with an ellipsis."""
+    if len(text) <= MAX_QUOTE:
+        return repr(text)
+    return repr(text[: MAX_QUOTE - 1]) + "…"
+
+
 def _string(text: str, _: Sequence[str]) -> JsonValue:
     if not text:
         raise ValueParseError("a string value must not be empty")
+    _refuse_unstorable_text(text)
+    return text
+
+
+def _refuse_unstorable_text(text: str) -> None:
+    # PostgreSQL text and jsonb hold neither NUL nor a surrogate without its pair.
     if "\x00" in text:
         raise ValueParseError("a value must not contain NUL characters")
-    return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueParseError("a value must not contain an unpaired surrogate") from None
 
 
 def _date(text: str, _: Sequence[str]) -> JsonValue:
     stripped = text.strip()
     if not _DATE.fullmatch(stripped):
-        raise ValueParseError(f"{text!r} is not a date in YYYY-MM-DD form")
+        raise ValueParseError(f"{quote(text)} is not a date in YYYY-MM-DD form")
     try:
         return date.fromisoformat(stripped).isoformat()
     except ValueError:
-        raise ValueParseError(f"{text!r} is not a calendar date") from None
+        raise ValueParseError(f"{quote(text)} is not a calendar date") from None
 
 
 def _datetime(text: str, _: Sequence[str]) -> JsonValue:
@@ -92,7 +112,7 @@ def _datetime(text: str, _: Sequence[str]) -> JsonValue:
 def _integer(text: str, _: Sequence[str]) -> JsonValue:
     stripped = text.strip()
     if not _INTEGER.fullmatch(stripped):
-        raise ValueParseError(f"{text!r} is not an integer")
+        raise ValueParseError(f"{quote(text)} is not an integer")
     if len(stripped.lstrip("+-")) > MAX_DIGITS:
         raise ValueParseError(f"an integer value has at most {MAX_DIGITS} digits")
     return int(stripped)
@@ -102,10 +122,14 @@ def _number(text: str, _: Sequence[str]) -> JsonValue:
     try:
         number = Decimal(text.strip())
     except InvalidOperation:
-        raise ValueParseError(f"{text!r} is not a number") from None
+        raise ValueParseError(f"{quote(text)} is not a number") from None
+    if not number.is_finite():
+        raise ValueParseError(f"{quote(text)} is not a finite number")
     as_float = float(number)
     if not math.isfinite(as_float):
-        raise ValueParseError(f"{text!r} is not a finite number")
+        raise ValueParseError(f"{quote(text)} is out of range for a number")
+    if as_float == 0.0 and number != 0:
+        raise ValueParseError(f"{quote(text)} is too small for a number: it would be 0")
     if number == number.to_integral_value() and abs(number) < 2**53:
         return int(number)
     return as_float
@@ -114,27 +138,54 @@ def _number(text: str, _: Sequence[str]) -> JsonValue:
 def _boolean(text: str, _: Sequence[str]) -> JsonValue:
     lowered = text.strip().lower()
     if lowered not in {"true", "false"}:
-        raise ValueParseError(f"{text!r} is not a boolean (true or false)")
+        raise ValueParseError(f"{quote(text)} is not a boolean (true or false)")
     return lowered == "true"
 
 
 def _enum(text: str, enum_values: Sequence[str]) -> JsonValue:
     if text not in enum_values:
-        raise ValueParseError(f"{text!r} is not one of {', '.join(enum_values)}")
+        raise ValueParseError(f"{quote(text)} is not one of {', '.join(enum_values)}")
     return text
 
 
 def _json(text: str, _: Sequence[str]) -> JsonValue:
     try:
-        # int() refuses over 4,300 digits with a ValueError; deep nesting recurses.
-        value: JsonValue = json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as error:
-        raise ValueParseError(f"not a JSON text this server keeps: {error}") from None
+        value: JsonValue = json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_float=_json_float,
+            parse_int=_json_integer,
+        )
+    except ValueParseError:
+        raise
+    except json.JSONDecodeError as error:
+        raise ValueParseError(
+            f"{quote(text)} is not JSON: {error.msg} at character {error.pos}"
+        ) from None
+    except RecursionError:
+        raise ValueParseError(f"a JSON value nests at most {MAX_JSON_DEPTH} levels") from None
     if json_depth(value) > MAX_JSON_DEPTH:
         raise ValueParseError(f"a JSON value nests at most {MAX_JSON_DEPTH} levels")
     if has_nul(value):
         raise ValueParseError("a value must not contain NUL characters")
+    _refuse_unstorable_text(canonical(value))
     return value
+
+
+def _json_float(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise ValueParseError(f"the number {quote(literal)} is out of range")
+    mantissa = literal.lower().partition("e")[0]
+    if number == 0.0 and mantissa.strip("-+0.") != "":
+        raise ValueParseError(f"the number {quote(literal)} is too small: it would be 0")
+    return number
+
+
+def _json_integer(literal: str) -> int:
+    if len(literal.lstrip("-")) > MAX_JSON_INTEGER_DIGITS:
+        raise ValueParseError(f"a JSON integer has at most {MAX_JSON_INTEGER_DIGITS} digits")
+    return int(literal)
 
 
 def has_nul(value: JsonValue) -> bool:

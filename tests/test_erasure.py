@@ -297,7 +297,6 @@ MIRA_COUNTS = {
     "expiries_deleted": 1,
     "facts_retracted": 0,  # a subject's erasure deletes; only an episode's retracts
 }
-ZERO_COUNTS = dict.fromkeys(MIRA_COUNTS, 0)
 
 
 def mira_tombstone(tenant: str, result: ErasureResult) -> dict[str, Any]:
@@ -403,7 +402,7 @@ def test_no_column_of_any_table_keeps_anything_of_mira(
     assert tombstone == mira_tombstone(tenant, result)
 
 
-def test_erasing_a_subject_without_data_leaves_only_a_zero_count_tombstone(
+def test_erasing_a_subject_without_data_is_not_found_and_writes_no_tombstone(
     store: MemoryStore, clock: ManualClock, conninfo: str
 ) -> None:
     tenant = build_world(store, clock, new_tenant(store, "erase-nobody")).tenant
@@ -411,21 +410,11 @@ def test_erasing_a_subject_without_data_leaves_only_a_zero_count_tombstone(
     assert before["tombstones"] == []
 
     clock.set(ts(ERASED_AT))
-    result = store.erasure.erase_subject(tenant, "nobody")
+    with pytest.raises(NotFound) as raised:
+        store.erasure.erase_subject(tenant, "nobody")
 
-    assert result == ErasureResult(tombstone_id=result.tombstone_id, **ZERO_COUNTS)
-    assert tombstones(conninfo, tenant) == [
-        expected_tombstone(
-            tenant,
-            result,
-            subject="nobody",
-            erased_at=ERASED_AT,
-            episode_texts=[],
-            counts=ZERO_COUNTS,
-        )
-    ]
-    after = tenant_rows(conninfo, tenant)
-    assert {**after, "tombstones": []} == before
+    assert raised.value.field == "subject"
+    assert tenant_rows(conninfo, tenant) == before
     assert [fact.value for fact in store.subjects.profile(tenant, "mira").facts] == [
         "Quillhaven",
         "2038-03-14",
@@ -440,26 +429,13 @@ def test_erasing_mira_twice_finds_nothing_the_second_time(
     after_first = tenant_rows(conninfo, tenant)
 
     clock.set(ts("2026-06-03T00:00:00Z"))
-    second = store.erasure.erase_subject(tenant, "mira")
+    with pytest.raises(NotFound) as raised:
+        store.erasure.erase_subject(tenant, "mira")
 
-    assert second == ErasureResult(tombstone_id=second.tombstone_id, **ZERO_COUNTS)
-    assert second.tombstone_id != first.tombstone_id
-    assert tombstones(conninfo, tenant) == [
-        mira_tombstone(tenant, first),
-        expected_tombstone(
-            tenant,
-            second,
-            subject="mira",
-            erased_at="2026-06-03T00:00:00Z",
-            episode_texts=[],
-            counts=ZERO_COUNTS,
-        ),
-    ]
-    # The stub keeps its first erasure time; nothing else moved.
-    assert {**tenant_rows(conninfo, tenant), "tombstones": []} == {
-        **after_first,
-        "tombstones": [],
-    }
+    assert raised.value.field == "subject"
+    assert tombstones(conninfo, tenant) == [mira_tombstone(tenant, first)]
+    # The stub keeps its first erasure time; nothing moved.
+    assert tenant_rows(conninfo, tenant) == after_first
     assert store.episodes.get(tenant, SHARED).erased_at == ts(ERASED_AT)
 
 

@@ -83,7 +83,7 @@ INVALID_INPUT_ROUTES = {(method, path) for method, path in DESIGN_ROUTES if path
 parameter, or the ``X-SGAM-Now`` header (every tenant call). Only the health calls have none.
 """
 
-PROBLEM_STATUSES = {"400", "401", "403", "404", "409", "413", "422", "500", "503"}
+PROBLEM_STATUSES = {"400", "401", "403", "404", "409", "413", "415", "422", "500", "503"}
 
 GeneratedCase = schemathesis.Case[Any]
 

@@ -99,6 +99,7 @@ PROBLEM_RESPONSES: Final[dict[int, ResponseSpec]] = {
     404: _problem("Nothing of that name for this tenant (code not_found)"),
     409: _problem("Contradicts stored state (code conflict)"),
     413: _problem("The body is over the size limit (code too_large)"),
+    415: _problem("A body that is not JSON by its Content-Type (code unsupported_media_type)"),
     422: _problem("A field is not valid (code invalid, field names it)"),
     500: _problem("A server bug; the detail reveals nothing, the log has it (code internal)"),
     503: _problem("The database is unavailable (code unavailable)"),

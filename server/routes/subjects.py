@@ -42,7 +42,10 @@ def export_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> Sub
     "/v1/subjects/{subject:str}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES
 )
 def erase_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> ErasureResult:
-    """Erase everything held about the subject; leave a content-free tombstone."""
+    """Erase everything held about the subject; leave a content-free tombstone.
+
+    A subject with nothing held (never seen, or already erased) is 404, as for export.
+    """
     return store.erasure.erase_subject(tenant_id, subject)
 
 

@@ -20,7 +20,10 @@ class ErasureCalls:
         self._transactions = transactions
 
     def erase_subject(self, tenant_id: str, subject: str) -> ErasureResult:
-        """Delete everything held about a subject; leave a content-free tombstone."""
+        """Delete everything held about a subject; leave a content-free tombstone.
+
+        NotFound (``subject``) when nothing is held about it: no tombstone is written.
+        """
         check_identifier(subject, "subject")
         new_id = self._transactions.new_id
 
