@@ -16,14 +16,10 @@ from server.bodies import (
 from server.metrics import count_results
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from store.models import Episode
-from store.results import ErasureResult
-from store.service import MemoryStore
+from store.results import ErasureResult, UpdateResult
 
 
-def _with_results(
-    store: MemoryStore, tenant_id: str, episode: Episode, body: EpisodeBody
-) -> EpisodeRecorded:
-    results = store.facts.apply_updates(tenant_id, episode.id, body.updates) if body.updates else []
+def _recorded(episode: Episode, results: list[UpdateResult]) -> EpisodeRecorded:
     count_results(results)
     return EpisodeRecorded(**episode.model_dump(), results=results)
 
@@ -32,22 +28,23 @@ def _with_results(
 def record_episode(
     *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBody]
 ) -> EpisodeRecorded:
-    """Record an episode (idempotent on ``id``), then apply its candidates in one transaction."""
-    [episode] = store.episodes.record_batch(tenant_id, [data.episode()], field_prefix="")
-    return _with_results(store, tenant_id, episode, data)
+    """Record an episode (idempotent on ``id``) and apply its candidates, in one transaction."""
+    [(episode, results)] = store.episodes.record_with_updates(
+        tenant_id, [(data.episode(), data.updates)], field_prefix=""
+    )
+    return _recorded(episode, results)
 
 
 @post("/v1/episodes/batch", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def record_batch(
     *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBatch]
 ) -> EpisodeBatchRecorded:
-    """Record several episodes in one transaction, then apply each one's candidates."""
-    recorded = store.episodes.record_batch(tenant_id, [body.episode() for body in data.episodes])
+    """Record several episodes and apply each one's candidates, all in one transaction."""
+    recorded = store.episodes.record_with_updates(
+        tenant_id, [(body.episode(), body.updates) for body in data.episodes]
+    )
     return EpisodeBatchRecorded(
-        episodes=[
-            _with_results(store, tenant_id, episode, body)
-            for episode, body in zip(recorded, data.episodes, strict=True)
-        ]
+        episodes=[_recorded(episode, results) for episode, results in recorded]
     )
 
 

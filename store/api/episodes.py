@@ -13,9 +13,12 @@ import psycopg
 from store import bulk, bulk_write, episodes, tenants
 from store.api.transactions import Transactions
 from store.bulk import ImportResult
+from store.candidates import send_candidates
 from store.errors import InvalidInput, StoreError
+from store.facts import validate_candidate
 from store.inputs import check_identifier, parse_input
-from store.models import Episode, EpisodeInput
+from store.models import Episode, EpisodeInput, MemoryUpdate
+from store.results import UpdateResult
 from store.vectors import EpisodeEmbedder, SharedBatches, insert_vectors
 
 
@@ -43,21 +46,47 @@ class EpisodeCalls:
 
         One invalid or conflicting episode fails the whole batch, naming it by index.
         """
+        recorded = self.record_with_updates(
+            tenant_id, [(item, ()) for item in batch], field_prefix=field_prefix
+        )
+        return [episode for episode, _ in recorded]
+
+    def record_with_updates(
+        self,
+        tenant_id: str,
+        batch: Sequence[tuple[EpisodeInput | Mapping[str, Any], Sequence[object]]],
+        *,
+        field_prefix: str = "episodes",
+    ) -> list[tuple[Episode, list[UpdateResult]]]:
+        """Record episodes with the candidates each one carries, all in one transaction.
+
+        The request is all or nothing: an episode refused, or a database error while applying
+        a candidate, writes none of it. A candidate refused by the rules is an ``invalid`` (or
+        other) result, as ``facts.apply_updates`` gives, and the rest proceed.
+        """
         parsed = []
-        for index, item in enumerate(batch):
+        for index, (item, _) in enumerate(batch):
             prefix = f"{field_prefix}.{index}." if field_prefix else ""
             parsed.append(parse_input(EpisodeInput, item, field_prefix=prefix))
+        checked = [
+            [validate_candidate(candidate, n) for n, candidate in enumerate(candidates)]
+            for _, candidates in batch
+        ]
         embedder = self._embedder
         vectors = embedder.embed([item.text for item in parsed]) if embedder else None
-        new_id = self._transactions.new_id
+        transactions = self._transactions
 
-        def work(conn: psycopg.Connection[Any], now: datetime) -> list[Episode]:
+        def work(
+            conn: psycopg.Connection[Any], now: datetime
+        ) -> list[tuple[Episode, list[UpdateResult]]]:
             tenants.require_tenant(conn, tenant_id)
             recorded = []
             for index, item in enumerate(parsed):
                 try:
                     recorded.append(
-                        episodes.record_episode(conn, tenant_id, item, now=now, new_id=new_id)
+                        episodes.record_episode(
+                            conn, tenant_id, item, now=now, new_id=transactions.new_id
+                        )
                     )
                 except StoreError as error:
                     if field_prefix and error.field:  # name the episode of the batch at fault
@@ -68,9 +97,12 @@ class EpisodeCalls:
                     (episode.id, vector) for episode, vector in zip(recorded, vectors, strict=True)
                 ]
                 insert_vectors(conn, tenant_id, model=embedder.model_id, rows=rows, now=now)
-            return recorded
+            return [
+                (episode, _apply(conn, tenant_id, episode, updates, transactions))
+                for episode, updates in zip(recorded, checked, strict=True)
+            ]
 
-        return self._transactions.run(work)
+        return transactions.run(work)
 
     def import_lines(self, texts: Iterable[str]) -> ImportResult:
         """Import an episode file (``store.bulk``): every line in one transaction, by COPY.
@@ -147,3 +179,23 @@ def _store_vectors(
         by_tenant.setdefault(tenant_id, []).append((episode_id, vector))
     for tenant_id, rows in by_tenant.items():
         insert_vectors(conn, tenant_id, model=model, rows=rows, now=now)
+
+
+def _apply(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    episode: Episode,
+    updates: Sequence[MemoryUpdate | UpdateResult],
+    transactions: Transactions,
+) -> list[UpdateResult]:
+    if not updates:
+        return []
+    results = send_candidates(
+        conn,
+        tenant_id,
+        episode_id=episode.id,
+        updates=updates,
+        clock=transactions.clock,
+        new_id=transactions.new_id,
+    )
+    return results()
