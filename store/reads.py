@@ -147,17 +147,17 @@ def read_history(
     tenant_id: str,
     *,
     subject: str,
-    attribute: str | None = None,
+    attributes: Sequence[str] | None = None,
     now: datetime,
     conflicts: Sequence[ConflictRecord] | None = None,
 ) -> list[Fact]:
-    """Every version ever believed of the key (or of every key of ``subject``): by attribute,
+    """Every version ever believed of the keys (or of every key of ``subject``): by attribute,
     then valid_from, then recorded_at (disputes marked as in ``read_profile``)."""
     facts = _select(
         conn,
         tenant_id,
         subject=subject,
-        attributes=None if attribute is None else [attribute],
+        attributes=attributes,
         window=_BELIEVED,
         order=" ORDER BY attribute, valid_from, recorded_at, version_id",
         times={"now": now},

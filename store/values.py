@@ -166,9 +166,10 @@ def _json(text: str, _: Sequence[str]) -> JsonValue:
         raise ValueParseError(f"a JSON value nests at most {MAX_JSON_DEPTH} levels") from None
     if json_depth(value) > MAX_JSON_DEPTH:
         raise ValueParseError(f"a JSON value nests at most {MAX_JSON_DEPTH} levels")
-    if has_nul(value):
+    stored = canonical(value)  # the text jsonb receives, built once for both checks
+    if "\\u0000" in stored:
         raise ValueParseError("a value must not contain NUL characters")
-    _refuse_unstorable_text(canonical(value))
+    _refuse_unstorable_text(stored)
     return value
 
 

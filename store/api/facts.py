@@ -153,6 +153,6 @@ class FactCalls:
         check_identifier(attribute, "attribute")
         return self._transactions.read(
             lambda conn, now: reads.read_history(
-                conn, tenant_id, subject=subject, attribute=attribute, now=now
+                conn, tenant_id, subject=subject, attributes=[attribute], now=now
             )
         )
