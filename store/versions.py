@@ -167,7 +167,11 @@ INSERT INTO fact_versions (
     valid_to, supersedes, ended_by, ended_by_kind, source_episode_id, source_kind, evidence,
     evidence_verified, schema_version
 )
-SELECT %(tenant_id)s, %(now)s, * FROM jsonb_to_recordset(%(rows)s) AS row(
+SELECT %(tenant_id)s, %(now)s, version_id, fact_id, subject, attribute,
+    -- jsonb_to_recordset reads a JSON null as SQL NULL: a value is never absent, so it is one.
+    coalesce(value, 'null'::jsonb), valid_from, valid_to, supersedes, ended_by, ended_by_kind,
+    source_episode_id, source_kind, evidence, evidence_verified, schema_version
+FROM jsonb_to_recordset(%(rows)s) AS row(
     version_id uuid, fact_id uuid, subject text, attribute text, value jsonb,
     valid_from timestamptz, valid_to timestamptz, supersedes uuid, ended_by uuid,
     ended_by_kind text, source_episode_id text, source_kind text, evidence text,

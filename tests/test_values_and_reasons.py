@@ -75,6 +75,25 @@ def assert_invalid_value(result: dict[str, Any], *words: str) -> str:
 # -- values PostgreSQL would refuse -----------------------------------------------------------
 
 
+def test_a_json_null_is_a_value_stored_and_read_back_as_json_null(
+    http: Client, tenant: ApiTenant
+) -> None:
+    # A json attribute's value "null" is JSON null: written, read back, and the same again is
+    # unchanged (it was once sent to the database as SQL NULL and answered 409).
+    def result() -> Any:
+        response = post_candidates(http, tenant, candidate("nel", "n_json", "null"))
+        assert response.status_code == 200, response.text
+        return response.json()["results"][0]
+
+    first = result()
+    assert (first["status"], first["fact"]["value"]) == ("written", None), first
+    again = result()
+    assert again["status"] == "unchanged", again
+    current = http.get("/v1/facts/nel/n_json", headers=tenant.headers)
+    assert current.status_code == 200, current.text
+    assert current.json()["value"] is None
+
+
 def test_a_json_value_the_database_refuses_is_invalid_and_its_siblings_are_written(
     http: Client, tenant: ApiTenant
 ) -> None:
