@@ -126,9 +126,11 @@ class EpisodeMemory:
             subject=question.subject if self.options.subject_filter else None,
             known_at=question.resolved_known_at,
         )
-        with self.store.pool.connection() as conn, conn.transaction():
-            hits, _ = search_evidence(
-                conn,
+        # The store's snapshot names the tenant, which row-level security requires.
+        hits, _ = self.store.snapshots.read(
+            question.tenant,
+            lambda snapshot: search_evidence(
+                snapshot.conn,
                 question.tenant,
                 query=query,
                 model=self.embedder.model_id,
@@ -136,7 +138,8 @@ class EpisodeMemory:
                 k=k,
                 scope=scope,
                 exact_limit=EXACT_ALWAYS,
-            )
+            ),
+        )
         return hits
 
     def dm(self, question: Question) -> Context:
@@ -167,7 +170,9 @@ def open_episodes(
     clock = ReplayClock()
     with (
         temporary_database(server) as conninfo,
-        open_store(conninfo, clock=clock, embedder=embedder, max_connections=2) as store,
+        open_store(
+            conninfo, clock=clock, embedder=embedder, max_connections=2, migrate=True
+        ) as store,
     ):
         yield EpisodeMemory(
             store, clock, embedder=embedder, subjects=cited_subjects(lines), options=options

@@ -51,7 +51,8 @@ SELECT v.episode_id, 1 - (v.embedding <=> %(query)s) AS score
 FROM episode_vectors AS v
 JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.id = v.episode_id
 WHERE v.tenant_id = %(tenant_id)s AND v.model = {model}
-  AND e.subjects @> ARRAY[%(subject)s]::text[]
+  AND e.id IN (SELECT s.episode_id FROM episode_subjects AS s
+               WHERE s.tenant_id = %(tenant_id)s AND s.subject = %(subject)s)
 ORDER BY v.embedding <=> %(query)s LIMIT %(k)s
 """
 _HNSW = """

@@ -249,7 +249,7 @@ def run(
     """Every measurement on one fresh database."""
     with (
         scratch_database(database_url) as conninfo,
-        open_store(conninfo, max_connections=WRITERS + 2) as store,
+        open_store(conninfo, max_connections=WRITERS + 2, migrate=True) as store,
     ):
         solo = sustained_writers(store, writers=1, calls=rounds * 4, batch=1)
         one_key = concurrent_writers(store, rounds=rounds, same_key=True)

@@ -23,7 +23,7 @@ from evals.corpus import (
 from retrieval.embeddings import DEFAULT_MODEL_ID, Embedder
 from retrieval.hnsw import index_name
 from store.episodes import content_hash
-from store.migrate import migrate
+from store.migrate import migrate_database
 
 EMBED_CHUNK = 2_048
 
@@ -97,8 +97,7 @@ def load_store(
 ) -> dict[str, float]:
     """Migrate, bulk-copy tenants, episodes and vectors, rebuild the HNSW index, analyze."""
     timings: dict[str, float] = {}
-    with psycopg.connect(conninfo) as conn:
-        migrate(conn)
+    migrate_database(conninfo)
     with connect_to(conninfo, autocommit=True) as conn:
         row = conn.execute(
             "SELECT indexdef FROM pg_indexes WHERE indexname = %(name)s", {"name": HNSW_INDEX}
@@ -148,5 +147,6 @@ def load_store(
         start = time.perf_counter()
         conn.execute("VACUUM ANALYZE episodes")
         conn.execute("VACUUM ANALYZE episode_vectors")
+        conn.execute("VACUUM ANALYZE episode_subjects")
         timings["analyze_s"] = round(time.perf_counter() - start, 1)
     return timings

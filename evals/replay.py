@@ -303,7 +303,9 @@ def replay_file(
     clock = ReplayClock()
     with (
         scratch_database(database_url) as conninfo,
-        open_store(conninfo, clock=clock, new_id=CountingIds(), embedder=model) as store,
+        open_store(
+            conninfo, clock=clock, new_id=CountingIds(), embedder=model, migrate=True
+        ) as store,
         path.open(encoding="utf-8") as lines,
     ):
         return list(replay_lines(store, clock, lines, embedder=model))

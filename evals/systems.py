@@ -28,6 +28,7 @@ from server.client import SGAMClient, SGAMError
 from server.settings import Settings
 from server.testing import app_client
 from store.database import temporary_database
+from store.migrate import migrate_database
 from store.times import parse_timestamp
 
 Line = dict[str, Any]
@@ -262,14 +263,14 @@ class SgamOverHttp:
 
 @contextmanager
 def open_sgam(server: str, *, embedder: Embedder) -> Iterator[SgamOverHttp]:
-    """SGAM on a fresh database of ``server``, migrated by the app as it starts."""
+    """SGAM on a fresh database of ``server``, migrated as ``sgam serve`` migrates on start."""
     with temporary_database(server) as conninfo:
+        migrate_database(conninfo)
         settings = Settings(
             database_url=conninfo,
             allow_clock_header=True,
             admin_token=secrets.token_urlsafe(24),
             pool_max_size=4,
-            migrate_on_start=True,
         )
         with app_client(settings, embedder=embedder) as admin:
             yield SgamOverHttp(admin)

@@ -90,8 +90,40 @@ class Embedder:
         assert size is not None
         return int(size)
 
+    @property
+    def max_tokens(self) -> int:
+        """The model's input limit in tokens, special tokens included: it reads no more."""
+        limit = self.model.max_seq_length
+        if limit is None:  # the model sets none: its tokenizer's own limit applies
+            tokenizer: Any = self.model.tokenizer
+            limit = tokenizer.model_max_length
+        return int(limit)
+
+    def truncated(self, texts: Sequence[str]) -> list[bool]:
+        """Whether each text runs past ``max_tokens`` and is embedded from its start only.
+
+        ``embed`` gives such a text the vector of its first ``max_tokens`` tokens (the model's
+        tokenizer truncates it); the store records that on the episode (``embedding_truncated``).
+        """
+        if not texts:
+            return []
+        tokenizer: Any = self.model.tokenizer
+        with self._lock:
+            # verbose=False: counting a long text is expected here, not a mistake to warn of.
+            encoded = tokenizer(
+                list(texts),
+                verbose=False,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+            )
+        limit = self.max_tokens
+        return [len(ids) > limit for ids in encoded["input_ids"]]
+
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """Unit-length vectors for ``texts``, in one batched call."""
+        """Unit-length vectors for ``texts``, in one batched call.
+
+        A text past ``max_tokens`` is truncated to them (``truncated`` says which were).
+        """
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         with self._lock:
@@ -109,7 +141,11 @@ class Embedder:
         return await anyio.to_thread.run_sync(self.embed, texts)
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` under the model's own tokenizer (no special tokens)."""
+        """Tokens of ``text`` under the model's own tokenizer (no special tokens).
+
+        Any length is counted (a context block's budget is not the model's input limit), so the
+        tokenizer's warning about sequences longer than the model reads is off.
+        """
         tokenizer: Any = self.model.tokenizer
         with self._lock:
-            return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+            return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])

@@ -36,8 +36,12 @@ Measured on 200,000 episodes (evals/results/evidence.json, 2 cores): an exact sc
 HNSW_EF_SEARCH = 200
 
 _SCOPE_FILTERS = {
-    # The subject as containment, which the GIN index on episodes.subjects serves.
-    "subject": "e.subjects @> ARRAY[%(subject)s]::text[]",
+    # The subject by equality on its (episode, subject) pairs: an index serves that under
+    # row-level security, where containment on episodes.subjects is left to a filter (0014).
+    "subject": (
+        "e.id IN (SELECT s.episode_id FROM episode_subjects AS s"
+        " WHERE s.tenant_id = %(tenant_id)s AND s.subject = %(subject)s)"
+    ),
     "session_id": "e.session_id = %(session_id)s",
     "occurred_from": "e.occurred_at >= %(occurred_from)s",
     "occurred_to": "e.occurred_at < %(occurred_to)s",

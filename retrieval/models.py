@@ -19,6 +19,7 @@ from store.models import (
     EpisodeKind,
     Fact,
     Identifier,
+    Integer,
     NoNul,
     Timestamp,
 )
@@ -51,7 +52,7 @@ class SearchRequest(BaseModel):
     session_id: Identifier | None = None
     occurred_from: Timestamp | None = None
     occurred_to: Timestamp | None = None
-    k: int = Field(default=5, ge=1, le=50)
+    k: Integer = Field(default=5, ge=1, le=50)
 
 
 class EvidenceItem(BaseModel):
@@ -94,8 +95,8 @@ class ContextRequest(BaseModel):
     attributes: list[Identifier] | None = Field(default=None, max_length=50)
     valid_at: Timestamp | None = None
     known_at: Timestamp | None = None
-    token_budget: int = Field(default=512, ge=16, le=32_768)
-    evidence_k: int = Field(default=3, ge=0, le=20)
+    token_budget: Integer = Field(default=512, ge=16, le=32_768)
+    evidence_k: Integer = Field(default=3, ge=0, le=20)
 
 
 class Citation(BaseModel):

@@ -15,7 +15,7 @@ import psycopg
 from retrieval.embeddings import Embedder
 from retrieval.hnsw import hnsw_index
 from store.clock import Clock
-from store.vectors import insert_vectors
+from store.vectors import insert_vectors, truncated_ids
 
 
 def ensure_index(conn: psycopg.Connection[Any], *, model: str, dimensions: int) -> None:
@@ -64,6 +64,7 @@ def reembed_tenant(
                 (episode_id, vector) for (episode_id, _), vector in zip(rows, vectors, strict=True)
             ],
             now=clock(),
+            truncated=truncated_ids(embedder, rows),
         )
         conn.commit()
         done += len(rows)

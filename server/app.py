@@ -21,7 +21,9 @@ from server.auth import (
     tenant_guard,
 )
 from server.json_bodies import check_json_body
+from server.openapi import ExactBodySchemaPlugin
 from server.problems import EXCEPTION_HANDLERS
+from server.request_log import REQUEST_ID_RESPONSE_HEADER, RequestLog
 from server.resources import lifespan, provide_reader, provide_resources
 from server.routes.admin import admin_routes
 from server.routes.attributes import attribute_routes
@@ -88,15 +90,18 @@ def create_app(
     prometheus = PrometheusConfig(
         app_name="sgam", prefix="sgam_http", group_path=True, exclude_unhandled_paths=True
     )
-    return Litestar(
+    app = Litestar(
         route_handlers=[tenant_api, admin_api, *health_routes],
         dependencies={"resources": Provide(provide_resources, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         # After the guards, before a body is decoded: a body must be JSON, each key once.
         before_request=check_json_body,
         type_encoders={BaseModel: pydantic_json},
+        # Request bodies documented as pydantic validates them (``server.openapi``).
+        plugins=[ExactBodySchemaPlugin()],
         lifespan=[lifespan(settings, embedder=embedder, clock=clock)],
         middleware=[prometheus.middleware],
+        response_headers=[REQUEST_ID_RESPONSE_HEADER],
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="SGAM",
@@ -117,3 +122,7 @@ def create_app(
             ),
         ),
     )
+    # Around the whole app, routing included: route middleware never see a 404 or 405 the
+    # router answers, and every answer carries X-Request-ID and gets its log line.
+    app.asgi_handler = RequestLog(app.asgi_handler)
+    return app

@@ -1,6 +1,7 @@
 """The ASGI entry point for process managers: ``uvicorn --factory server.asgi:app``.
 
-Settings come from the environment when a worker starts, not at import.
+Settings come from the environment when a worker starts, not at import; so does the log's
+JSON format (``server.logs``), after uvicorn set up its own loggers.
 """
 
 from __future__ import annotations
@@ -8,9 +9,11 @@ from __future__ import annotations
 from litestar import Litestar
 
 from server.app import create_app
+from server.logs import configure_logging
 from server.settings import Settings
 
 
 def app() -> Litestar:
     """The app configured from the environment (``SGAM_*`` and ``DATABASE_URL``)."""
+    configure_logging()
     return create_app(Settings())

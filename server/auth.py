@@ -31,8 +31,9 @@ CLOCK_HEADER_PARAMETER = HeaderParameter(
     annotation=str,
     required=False,
     format="date-time",
-    description="Sets this request's clock (RFC 3339 with an offset) when the server allows it"
-    " (SGAM_ALLOW_CLOCK_HEADER); otherwise 403.",
+    description="Honoured only when the server is configured to allow it"
+    " (SGAM_ALLOW_CLOCK_HEADER=true; off by default): then it sets this request's clock (RFC"
+    " 3339 with an offset). Otherwise any value is refused with 403 (code forbidden).",
 )
 """Documents ``X-SGAM-Now`` on every tenant route; ``store_for`` reads it."""
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from store.models import Attribute, Episode, EpisodeInput, Identifier, Timestamp
 from store.results import UpdateResult
@@ -85,11 +86,29 @@ class ExpireBody(_Body):
     source_episode_id: Identifier
 
 
+def _given(value: object) -> object:
+    # A default is not validated: this refuses only an explicit null, which names no fact.
+    if value is None:
+        raise ValueError("name the fact, or leave this field out")
+    return value
+
+
 class RetractBody(_Body):
     """The fact to withdraw, by ``fact_id`` or by its ``valid_from`` (exactly one)."""
 
-    fact_id: str | None = None
-    valid_from: Timestamp | None = None
+    # The store refuses neither or both (422 naming fact_id); the document states the same.
+    model_config = ConfigDict(
+        json_schema_extra={"oneOf": [{"required": ["fact_id"]}, {"required": ["valid_from"]}]}
+    )
+
+    fact_id: Annotated[
+        UUID | None, BeforeValidator(_given), WithJsonSchema({"type": "string", "format": "uuid"})
+    ] = None
+    valid_from: Annotated[
+        Timestamp | None,
+        BeforeValidator(_given),
+        WithJsonSchema({"type": "string", "format": "date-time"}),
+    ] = None
 
 
 class ResolveBody(_Body):

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import psycopg
 
-from store.database import make_pool
-from store.migrate import migrate, pending_migrations
+from store.database import check_app_role, make_pool
+from store.migrate import migrate, pending_migrations, refuse_schema_ahead
 from store.results import ApiKeyIssued
 from store.service import MemoryStore
 
@@ -28,13 +28,21 @@ def prepare_database(
     """Apply pending migrations (if allowed); with ``create_default_tenant`` and no tenant yet
     on a migrated database, make one.
 
-    The default tenant's API key is returned once (only its hash is stored).
+    The default tenant's API key is returned once (only its hash is stored). A schema ahead of
+    this code raises ``SchemaNotCurrent``; one behind it (migrations not allowed) is left for
+    ``/readyz`` to report. A refused migration raises ``MigrationFailed``, and a URL role that
+    cannot work as the application role ``DatabaseUnavailable``, each naming the fix.
     """
     with psycopg.connect(conninfo) as conn:
-        applied = migrate(conn) if apply_migrations else []
+        if apply_migrations:
+            applied = migrate(conn)
+        else:
+            applied = []
+            refuse_schema_ahead(conn)
         if pending_migrations(conn):  # not ready: /readyz will say so
             return Prepared(migrations_applied=0, first_key=None)
         has_tenant = conn.execute("SELECT EXISTS (SELECT 1 FROM tenants)").fetchone()
+    check_app_role(conninfo)
     first_key = None
     if create_default_tenant and has_tenant is not None and not has_tenant[0]:
         with make_pool(conninfo, max_size=1) as pool:

@@ -51,7 +51,7 @@ def serve(
 
     Without DATABASE_URL it runs an embedded PostgreSQL in SGAM_DATA_DIR, kept across
     restarts; on its first start it creates a `default` tenant and prints that tenant's API
-    key, once. Pending migrations are applied before the first request unless
+    key, once. Pending migrations are applied once, before the workers start, unless
     SGAM_MIGRATE_ON_START=false (then /readyz answers 503 until `sgam migrate` has run).
     One server per SGAM_DATA_DIR (a second is refused); SIGTERM and Ctrl-C stop the embedded
     database with the server.
@@ -102,12 +102,19 @@ def _serve(
     import uvicorn  # noqa: PLC0415
 
     from server.bootstrap import DEFAULT_TENANT, prepare_database  # noqa: PLC0415
+    from server.metrics import multiprocess_metrics  # noqa: PLC0415
+    from store.errors import DatabaseUnavailable  # noqa: PLC0415
 
-    prepared = prepare_database(
-        conninfo,
-        apply_migrations=settings.migrate_on_start,
-        create_default_tenant=settings.database_url is None,
-    )
+    try:
+        # The only migration of a server's start, before any worker exists.
+        prepared = prepare_database(
+            conninfo,
+            apply_migrations=settings.migrate_on_start,
+            create_default_tenant=settings.database_url is None,
+        )
+    except DatabaseUnavailable as error:  # a schema ahead, a refused migration, the app role
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from error
     base_url = f"http://{host}:{port}"
     if prepared.first_key is not None:
         typer.echo(
@@ -119,32 +126,36 @@ def _serve(
     # Workers (and this process) read the database from the environment; the embedded server
     # stays owned by this process and stops when it ends, by a signal too.
     os.environ["DATABASE_URL"] = conninfo
-    uvicorn.run(
-        "server.asgi:app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=log_level,
-        lifespan="on",
-    )
+    with multiprocess_metrics(workers):  # /metrics sums over the workers
+        uvicorn.run(
+            "server.asgi:app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=log_level,
+            lifespan="on",
+        )
 
 
 @app.command()
 def migrate() -> None:
     """Apply pending schema migrations to the configured database.
 
-    Uses DATABASE_URL when set, else the embedded PostgreSQL in SGAM_DATA_DIR.
+    Uses DATABASE_URL when set, else the embedded PostgreSQL in SGAM_DATA_DIR. A database
+    migrated by a newer release is refused and left as it is.
     """
-    import psycopg  # noqa: PLC0415 - keep --help fast
-
-    from store.database import resolve_conninfo  # noqa: PLC0415
-    from store.migrate import migrate as apply  # noqa: PLC0415
+    from store.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
+    from store.errors import DatabaseUnavailable  # noqa: PLC0415
+    from store.migrate import migrate_database  # noqa: PLC0415
 
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
-    with psycopg.connect(conninfo) as conn:
-        applied = apply(conn)
+    try:
+        applied = migrate_database(conninfo)
+    except DatabaseUnavailable as error:  # a schema ahead, or a migration refused
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from error
     if applied:
         for migration in applied:
             typer.echo(f"applied {migration.version:04d}_{migration.name}")
@@ -160,7 +171,8 @@ def reembed(
 ) -> None:
     """Give episodes vectors of the configured embedding model (after changing the model).
 
-    Episodes that already have a vector of that model are skipped, so it can be re-run.
+    Episodes that already have a vector of that model are skipped, so it can be re-run. A
+    database with pending migrations is refused (run `sgam migrate`).
     """
     import psycopg  # noqa: PLC0415 - keep --help fast
     from tqdm import tqdm  # noqa: PLC0415
@@ -168,13 +180,17 @@ def reembed(
     from retrieval.reembed import reembed_tenant  # noqa: PLC0415
     from store.clock import wall_clock  # noqa: PLC0415
     from store.database import connect, resolve_conninfo  # noqa: PLC0415
-    from store.migrate import migrate as apply  # noqa: PLC0415
+    from store.migrate import SchemaNotCurrent, require_current_schema  # noqa: PLC0415
 
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
-    embedder = settings.embedder().load()
     with psycopg.connect(conninfo) as conn:
-        apply(conn)
+        try:
+            require_current_schema(conn)
+        except SchemaNotCurrent as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from error
+    embedder = settings.embedder().load()
     with connect(conninfo) as conn:
         tenants = tenant or [row[0] for row in conn.execute("SELECT tenant_id FROM tenants")]
         for name in tenants:

@@ -18,19 +18,23 @@ key_app = typer.Typer(help="Issue and revoke API keys (shown once, stored hashed
 
 @contextmanager
 def _store() -> Iterator[MemoryStore]:
-    """The configured store; a refusal ends the command with its message and exit code 1."""
+    """The configured store; a refusal ends the command with its message and exit code 1.
+
+    A database whose schema is not current (pending migrations) is refused before anything is
+    written: only ``sgam migrate`` and ``sgam serve`` migrate.
+    """
     from store.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
     from store.errors import StoreError  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415
 
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
-    with open_store(conninfo, max_connections=1) as store:
-        try:
+    try:
+        with open_store(conninfo, max_connections=1) as store:
             yield store
-        except StoreError as error:
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(1) from error
+    except StoreError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from error
 
 
 def _echo_key(issued: ApiKeyIssued) -> None:

@@ -36,7 +36,8 @@ def import_episodes(
     exist) and its `updates` (MemoryUpdate candidates). The outcome is what recording each
     episode and applying its candidates one call at a time, in file order, would give at one
     system time. A bad line is reported with its number and nothing is written; refused
-    candidates are listed by line. While it runs, writes to its tenants wait.
+    candidates are listed by line. While it runs, writes to its tenants wait. A database with
+    pending migrations is refused (run `sgam migrate`).
     """
     from tqdm import tqdm  # noqa: PLC0415 - keep --help fast
 
@@ -47,8 +48,8 @@ def import_episodes(
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
     embedder = settings.embedder()  # loaded once the facts are in
-    with open_store(conninfo, embedder=embedder, max_connections=2) as store:
-        try:
+    try:
+        with open_store(conninfo, embedder=embedder, max_connections=2) as store:
             started = time.perf_counter()
             with file.open(encoding="utf-8") as lines:
                 result = store.episodes.import_lines(lines)
@@ -78,6 +79,6 @@ def import_episodes(
                 f"embedded {embedded} episodes in {elapsed:.1f} s ({embedded / elapsed:,.1f}"
                 f" episodes/s) with {embedder.model_id}"
             )
-        except StoreError as error:
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(1) from error
+    except StoreError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from error

@@ -4,20 +4,35 @@ Counters live in the default registry, as prometheus_client expects; the pool ga
 from one collector registered while any app runs. Several apps may run in one process at once
 (tests do): the registry refuses two collectors of the same names, so every open pool joins
 that one collector and the gauges add up the process's pools.
+
+With several server processes (``sgam serve --workers N``) each keeps its own values, so
+``sgam serve`` gives them a shared PROMETHEUS_MULTIPROC_DIR (``multiprocess_metrics``):
+counters are written there and ``/metrics`` sums them over the processes (Litestar's controller
+reads that directory when the variable is set). The pool gauges cannot be read at scrape time
+from another process: there each process samples its pools every ``POOL_SAMPLE_SECONDS`` into
+``livesum`` gauges, which ``/metrics`` adds up over the processes still running.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
-from prometheus_client import REGISTRY, Counter
+from prometheus_client import REGISTRY, Counter, Gauge, multiprocess
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from psycopg_pool import ConnectionPool
 
 from store.results import UpdateResult
+
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
+"""Where prometheus_client's multiprocess mode keeps every process's values."""
+POOL_SAMPLE_SECONDS = 1.0
+"""How often, in multiprocess mode, a process writes its pool gauges (how stale they may be)."""
 
 CANDIDATES = Counter(
     "sgam_candidates",
@@ -50,12 +65,19 @@ class PoolCollector(Collector):
     def __init__(self) -> None:
         self.pools: list[ConnectionPool] = []
 
+    def totals(self) -> list[tuple[str, str, float]]:
+        """Each pool statistic's name, help and sum over the process's open pools."""
+        stats = [pool.get_stats() for pool in list(self.pools)]
+        return [
+            (name, help_text, float(sum(stat.get(key, 0) for stat in stats)))
+            for name, key, help_text in _POOL_STATS
+        ]
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """One gauge family per pool statistic, summed over the process's open pools."""
-        stats = [pool.get_stats() for pool in list(self.pools)]
-        for name, key, help_text in _POOL_STATS:
+        for name, help_text, value in self.totals():
             family = GaugeMetricFamily(name, help_text)
-            family.add_metric([], float(sum(stat.get(key, 0) for stat in stats)))
+            family.add_metric([], value)
             yield family
 
 
@@ -66,22 +88,89 @@ _POOL_STATS: Sequence[tuple[str, str, str]] = (
     ("sgam_pool_waiting", "requests_waiting", "Requests waiting for a connection."),
 )
 
+
+class _PoolSampler:
+    """Multiprocess mode: this process's pool totals, written to ``livesum`` gauges until closed."""
+
+    def __init__(self, pools: PoolCollector) -> None:
+        self._pools = pools
+        # Not registered: in multiprocess mode /metrics reads the values from the files.
+        self._gauges = {
+            name: Gauge(name, help_text, registry=None, multiprocess_mode="livesum")
+            for name, _, help_text in _POOL_STATS
+        }
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sgam-pool-metrics", daemon=True)
+
+    def start(self) -> None:
+        """Write the gauges now, then every ``POOL_SAMPLE_SECONDS``."""
+        self._sample()
+        self._thread.start()
+
+    def _sample(self) -> None:
+        for name, _, value in self._pools.totals():
+            self._gauges[name].set(value)
+
+    def _run(self) -> None:
+        while not self._stop.wait(POOL_SAMPLE_SECONDS):
+            self._sample()
+
+    def close(self) -> None:
+        """Stop sampling; the process's live gauges leave the sums."""
+        self._stop.set()
+        self._thread.join()
+        multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
+
+
 _POOLS = PoolCollector()
-"""Registered only while it has a pool: nothing is registered at import."""
+"""Registered (or sampled) only while it has a pool: nothing is registered at import."""
 _POOLS_LOCK = threading.Lock()
+_SAMPLERS: list[_PoolSampler] = []
+"""The process's one sampler while it has a pool, in multiprocess mode."""
 
 
 @contextmanager
 def pool_metrics(pool: ConnectionPool) -> Iterator[None]:
     """Publish the pool's gauges while the block runs."""
     with _POOLS_LOCK:
-        if not _POOLS.pools:
-            REGISTRY.register(_POOLS)
         _POOLS.pools.append(pool)
+        if len(_POOLS.pools) == 1:
+            if os.environ.get(MULTIPROC_DIR):
+                _SAMPLERS.append(_PoolSampler(_POOLS))
+                _SAMPLERS[0].start()
+            else:
+                REGISTRY.register(_POOLS)
     try:
         yield
     finally:
         with _POOLS_LOCK:
             _POOLS.pools.remove(pool)
             if not _POOLS.pools:
-                REGISTRY.unregister(_POOLS)
+                if _SAMPLERS:
+                    _SAMPLERS.pop().close()
+                else:
+                    REGISTRY.unregister(_POOLS)
+
+
+@contextmanager
+def multiprocess_metrics(workers: int) -> Iterator[None]:
+    """For ``workers`` > 1: a PROMETHEUS_MULTIPROC_DIR for the worker processes started within.
+
+    One set by the operator is used, for any number of workers, emptied of an earlier run's
+    values first; otherwise a temporary directory is made and removed at the end. It must be
+    set before the workers start: each reads it as it imports prometheus_client.
+    """
+    given = os.environ.get(MULTIPROC_DIR)
+    if given:
+        for stale in Path(given).glob("*.db"):
+            stale.unlink()
+        yield
+    elif workers <= 1:
+        yield
+    else:
+        with tempfile.TemporaryDirectory(prefix="sgam-metrics-") as directory:
+            os.environ[MULTIPROC_DIR] = directory
+            try:
+                yield
+            finally:
+                del os.environ[MULTIPROC_DIR]

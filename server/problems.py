@@ -58,10 +58,32 @@ def store_error_handler(_: Request[Any, Any, Any], error: StoreError) -> Respons
     status = next(
         (code for kind, code in STORE_ERROR_STATUS.items() if isinstance(error, kind)), 500
     )
+    _log_refusal(error, status)
     if status == 500:
-        log.error("unmapped store error %s: %s", type(error).__name__, error.detail)
         return problem_response("internal", 500, "the server failed to handle this request")
     return problem_response(error.code, status, error.detail, field=error.field)
+
+
+def _log_refusal(error: StoreError, status: int) -> None:
+    """Log a database refusal by the rule that refused (SQLSTATE, constraint, table).
+
+    Never the detail: the database's message may quote the values it refused.
+    """
+    if error.refusal is None and status != 500:
+        return  # the store's own checks refused: the request line's code and field say it
+    refusal = error.refusal
+    log.log(
+        logging.ERROR if status >= 500 else logging.WARNING,
+        "database refusal" if refusal is not None else "unmapped store error",
+        extra={
+            "error": type(error).__name__,
+            "code": error.code,
+            "status": status,
+            "sqlstate": refusal.sqlstate if refusal else None,
+            "constraint": refusal.constraint if refusal else None,
+            "table": refusal.table if refusal else None,
+        },
+    )
 
 
 _WHOLE_BODY = "data"

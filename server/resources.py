@@ -1,9 +1,10 @@
 """What the server holds open while it runs: the pool, the store, the model, the key cache.
 
 Nothing here runs at import. ``lifespan`` resolves the database (the embedded one when no
-``DATABASE_URL`` is set), applies migrations, loads the model and opens the pool on worker
-threads, so the event loop never blocks on them, starts the key cache's listener, and stops
-the listener and closes the pool on shutdown.
+``DATABASE_URL`` is set), loads the model and opens the pool on worker threads, so the event
+loop never blocks on them, starts the key cache's listener, and stops the listener and closes
+the pool on shutdown. It never migrates: ``sgam serve`` does, once, before its workers start
+(``server.bootstrap``); until the schema is current ``/readyz`` answers 503.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from functools import partial
 from typing import Any
 
 import anyio.to_thread
-import psycopg
 from litestar import Litestar, Request
 from litestar.di import NamedDependency
 from litestar.params import SkipValidation
@@ -31,8 +31,8 @@ from server.keylistener import KeyChangeListener
 from server.metrics import pool_metrics
 from server.settings import Settings
 from store.clock import Clock, wall_clock
-from store.database import make_pool, resolve_conninfo
-from store.migrate import migrate, pending_migrations
+from store.database import APP_ROLE, check_app_role, make_pool, resolve_conninfo
+from store.migrate import pending_migrations
 from store.service import MemoryStore
 
 
@@ -58,14 +58,23 @@ class Resources:
         return Reader(store, self.embedder, attributes=self.attributes)
 
     def pending_migrations(self) -> int:
-        """How many migrations the database still lacks (readiness)."""
-        with self.pool.connection() as conn:
-            return len(pending_migrations(conn))
+        """How many migrations the database still lacks (readiness, ``readiness_pending``)."""
+        return readiness_pending(self.pool)
 
 
-def _apply_migrations(conninfo: str) -> None:
-    with psycopg.connect(conninfo) as conn:
-        migrate(conn)
+def readiness_pending(pool: ConnectionPool) -> int:
+    """How many migrations the pool's database still lacks.
+
+    Connections opened before the application role existed (migrations off, an upgrade from
+    before 0012) work as the URL's own role: once the schema is current they are all replaced,
+    so every request runs behind row-level security.
+    """
+    with pool.connection() as conn:
+        pending = len(pending_migrations(conn))
+        row = conn.execute("SELECT current_user = %s", (APP_ROLE,)).fetchone()
+    if pending == 0 and not (row and row[0]):
+        pool.drain()  # new connections take the role as they open
+    return pending
 
 
 def _open_pool(pool: ConnectionPool) -> None:
@@ -89,8 +98,7 @@ def lifespan(
         conninfo = await anyio.to_thread.run_sync(
             partial(resolve_conninfo, settings.database_url, data_dir=settings.data_dir)
         )
-        if settings.migrate_on_start:
-            await anyio.to_thread.run_sync(_apply_migrations, conninfo)
+        await anyio.to_thread.run_sync(check_app_role, conninfo)
         model = embedder or settings.embedder()
         await anyio.to_thread.run_sync(model.load)
         pool = make_pool(conninfo, max_size=settings.pool_max_size)

@@ -61,7 +61,8 @@ class Settings(BaseSettings):
         description="Largest request body accepted; larger ones get 413 too_large.",
     )
     migrate_on_start: bool = Field(
-        default=True, description="Apply pending migrations when the server starts."
+        default=True,
+        description="`sgam serve` applies pending migrations as it starts, before its workers.",
     )
 
     def embedder(self) -> Embedder:

@@ -86,6 +86,7 @@ class _TenantImport:
 
     def run(self, lines: list[ImportLine]) -> list[Recorded]:
         """Write the lines' episodes and facts; the episodes it recorded."""
+        tenants.enter_tenant(self.conn, self.tenant_id)
         try:
             tenants.require_tenant(self.conn, self.tenant_id)
         except StoreError as error:

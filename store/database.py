@@ -13,6 +13,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -157,34 +158,78 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", text)[:2])
 
 
-def _configure(conn: psycopg.Connection[Any]) -> None:
-    # pgvector's types exist once the first migration ran; before that (a server started with
-    # migrations off on a blank database) connections still open, so readiness can say why.
-    row = conn.execute("SELECT to_regtype('vector') IS NOT NULL").fetchone()
+APP_ROLE = "sgam_app"
+"""The role pooled connections work as: no superuser, no BYPASSRLS, so row-level security
+holds it to the tenant each transaction names (migration 0012)."""
+
+
+def _configure(conn: psycopg.Connection[Any], *, role: str | None) -> None:
+    # pgvector's types and the application role exist once the migrations ran; before that (a
+    # server started with migrations off on a blank database) connections still open, so
+    # readiness can say why, and stay unready until a pool drain (``Resources``).
+    row = conn.execute(
+        "SELECT to_regtype('vector') IS NOT NULL, to_regrole(%s) IS NOT NULL", (role,)
+    ).fetchone()
     if row is not None and row[0]:
         register_vector(conn)
+    if role is not None and row is not None and row[1]:
+        conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
     conn.execute("SET TIME ZONE 'UTC'")
     conn.commit()
 
 
 def connect(conninfo: str) -> psycopg.Connection[Any]:
-    """One connection configured as the pool's are (UTC, pgvector types); migrated database."""
+    """One connection as the URL's own role (migrations, operator work, tests' inspection):
+    UTC, pgvector types; no row-level security applies to the tables' owner."""
     conn = psycopg.connect(conninfo)
-    _configure(conn)
+    _configure(conn, role=None)
     return conn
 
 
-def make_pool(conninfo: str, *, min_size: int = 1, max_size: int = 10) -> ConnectionPool:
+def check_app_role(conninfo: str, role: str = APP_ROLE) -> None:
+    """Refuse a database whose URL role cannot work as ``role``, naming the SQL that fixes it.
+
+    Nothing to check before the migration that creates the role has run (it checks the same
+    when it runs). After it: the URL's role must be able to ``SET ROLE`` to it, and the role
+    must be held by row-level security (no superuser, no BYPASSRLS).
+    """
+    with psycopg.connect(conninfo, connect_timeout=10) as conn:
+        row = conn.execute(
+            "SELECT current_user, r.rolsuper OR r.rolbypassrls, pg_has_role(r.oid, 'SET')"
+            " FROM pg_roles AS r WHERE r.rolname = %s",
+            (role,),
+        ).fetchone()
+    if row is None:
+        return
+    user, unwalled, can_set = row
+    if unwalled:
+        raise DatabaseUnavailable(
+            f"role {role} must not be a superuser nor bypass row-level security;"
+            f" an administrator runs: ALTER ROLE {role} NOSUPERUSER NOBYPASSRLS;"
+        )
+    if not can_set:
+        raise DatabaseUnavailable(
+            f"role {user} may not SET ROLE {role}; an administrator runs:"
+            f" GRANT {role} TO {user} WITH SET TRUE;"
+        )
+
+
+def make_pool(
+    conninfo: str, *, min_size: int = 1, max_size: int = 10, role: str | None = APP_ROLE
+) -> ConnectionPool:
     """A pool created closed: open it where its lifetime is managed (a lifespan, a ``with``).
 
-    Each connection speaks UTC and knows pgvector's types; the database must be migrated.
+    Each connection speaks UTC, knows pgvector's types and works as ``role``: by default
+    ``APP_ROLE``, so every call must name its tenant (``Transactions``). ``role=None`` keeps
+    the URL's own role, which owns the tables and is not held by row-level security: for
+    operator work only. The database must be migrated.
     """
     return ConnectionPool(
         conninfo,
         min_size=min_size,
         max_size=max_size,
         open=False,
-        configure=_configure,
+        configure=partial(_configure, role=role),
         name="sgam",
     )
 

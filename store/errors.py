@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 
@@ -17,6 +18,16 @@ class StoreError(Exception):
         super().__init__(detail)
         self.detail = detail
         self.field = field
+        self.refusal: DatabaseRefusal | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseRefusal:
+    """Which rule of the database refused a statement: names only, never the values involved."""
+
+    sqlstate: str | None
+    constraint: str | None
+    table: str | None
 
 
 class InvalidInput(StoreError):
@@ -44,7 +55,21 @@ class DatabaseUnavailable(StoreError):
 
 
 def translate(error: Exception) -> StoreError:
-    """The store's error for a database error that escaped the write path's own checks."""
+    """The store's error for a database error that escaped the write path's own checks.
+
+    It keeps the database's SQLSTATE, constraint and table as its ``refusal``, for the log.
+    """
+    translated = _translated(error)
+    diag = getattr(error, "diag", None)
+    translated.refusal = DatabaseRefusal(
+        sqlstate=getattr(error, "sqlstate", None),
+        constraint=getattr(diag, "constraint_name", None),
+        table=getattr(diag, "table_name", None),
+    )
+    return translated
+
+
+def _translated(error: Exception) -> StoreError:
     import psycopg  # noqa: PLC0415 - keeps this module importable without a driver loaded
 
     if isinstance(error, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected):

@@ -27,7 +27,7 @@ from psycopg.rows import class_row
 
 from store.errors import InvalidInput, NotFound
 from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
-from store.tenants import require_tenant
+from store.tenants import enter_tenant, require_tenant
 
 PREFIX = "sgam_"
 _SECRET_BYTES = 32
@@ -113,8 +113,7 @@ def find_active_key(conn: psycopg.Connection[Any], key_id: UUID) -> ActiveKey | 
     """
     with conn.cursor(row_factory=class_row(ActiveKey)) as cur:
         cur.execute(
-            "SELECT key_id, tenant_id, secret_hash FROM api_keys"
-            " WHERE key_id = %(key_id)s AND revoked_at IS NULL",
+            "SELECT key_id, tenant_id, secret_hash FROM sgam_active_key(%(key_id)s)",
             {"key_id": key_id},
         )
         return cur.fetchone()
@@ -130,7 +129,15 @@ def authenticate(conn: psycopg.Connection[Any], api_key: str) -> str | None:
 
 
 def revoke_api_key(conn: psycopg.Connection[Any], key_id: UUID, *, now: datetime) -> ApiKeyRevoked:
-    """Revoke a key from ``now``; a key already revoked keeps its first ``revoked_at``."""
+    """Revoke a key from ``now``; a key already revoked keeps its first ``revoked_at``.
+
+    The key's tenant is learnt first (``sgam_key_tenant``, migration 0012), then named for the
+    rest of the transaction.
+    """
+    found = conn.execute("SELECT sgam_key_tenant(%(key_id)s)", {"key_id": key_id}).fetchone()
+    if found is None or found[0] is None:
+        raise NotFound(f"API key {key_id} does not exist", field="key_id")
+    enter_tenant(conn, found[0])
     with conn.cursor(row_factory=class_row(ApiKey)) as cur:
         cur.execute(
             "SELECT" + _COLUMNS + "FROM api_keys WHERE key_id = %(key_id)s FOR UPDATE",

@@ -1,4 +1,10 @@
-"""Numbered, append-only SQL migrations, applied in order and recorded in ``schema_migrations``."""
+"""Numbered, append-only SQL migrations, applied in order and recorded in ``schema_migrations``.
+
+``migrate`` is the one place that changes the schema: ``sgam migrate``, ``sgam serve``'s start
+(unless SGAM_MIGRATE_ON_START=false) and code that sets up a database of its own (tests,
+evaluations) call it. Everything else checks with ``require_current_schema`` and refuses a
+database whose schema is behind or ahead of this code.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ from importlib import resources
 from typing import Any
 
 import psycopg
+
+from store.errors import DatabaseUnavailable
 
 _NAME = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql")
 # Any constant shared by every migrator: concurrent starts apply each migration once.
@@ -60,21 +68,91 @@ def pending_migrations(conn: psycopg.Connection[Any]) -> list[Migration]:
     return [migration for migration in available_migrations() if migration.version not in done]
 
 
+def unknown_versions(conn: psycopg.Connection[Any]) -> list[int]:
+    """Versions recorded in the database that this code does not ship (a newer release's)."""
+    known = {migration.version for migration in available_migrations()}
+    return sorted(applied_versions(conn) - known)
+
+
+class SchemaNotCurrent(DatabaseUnavailable):
+    """The database's schema is not the one this code was written for."""
+
+
+class MigrationFailed(DatabaseUnavailable):
+    """A migration the database refused; none of the run's migrations is kept.
+
+    The message names the migration, the database's reason and its hint, which for the
+    application role (0012) is the SQL an administrator runs.
+    """
+
+    def __init__(self, migration: Migration, error: psycopg.Error) -> None:
+        reason = error.diag.message_primary or str(error)
+        hint = f" ({error.diag.message_hint})" if error.diag.message_hint else ""
+        super().__init__(
+            f"migration {migration.version:04d}_{migration.name} failed: {reason}{hint};"
+            " no migration of this run was applied"
+        )
+        self.hint = error.diag.message_hint
+
+
+def require_current_schema(conn: psycopg.Connection[Any]) -> None:
+    """Refuse a database with pending migrations or with versions this code does not know.
+
+    Nothing but ``migrate`` changes the schema, so a command that finds it behind says which
+    migrations are missing and how to apply them, and changes nothing.
+    """
+    refuse_schema_ahead(conn)
+    pending = pending_migrations(conn)
+    if pending:
+        names = ", ".join(f"{migration.version:04d}_{migration.name}" for migration in pending)
+        raise SchemaNotCurrent(
+            f"the database schema is behind this version of sgam: migrations {names} are"
+            " pending; run `sgam migrate` (or start `sgam serve`, which applies them unless"
+            " SGAM_MIGRATE_ON_START=false)"
+        )
+
+
+def refuse_schema_ahead(conn: psycopg.Connection[Any]) -> None:
+    """Refuse a database that records migrations this code does not know (a newer release's)."""
+    ahead = ", ".join(f"{version:04d}" for version in unknown_versions(conn))
+    if ahead:
+        raise SchemaNotCurrent(
+            f"the database schema is ahead of this version of sgam: it records migrations"
+            f" {ahead}, which this version does not know; run a sgam release that ships them"
+            " (a migrated database cannot be downgraded)"
+        )
+
+
 def migrate(conn: psycopg.Connection[Any], *, target: int | None = None) -> list[Migration]:
     """Apply every pending migration (up to version ``target`` when given), each in its own
-    transaction; return what was applied."""
+    transaction; return what was applied.
+
+    A database that records versions this code does not know is refused (``SchemaNotCurrent``)
+    and left as it is.
+    """
     applied: list[Migration] = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%(key)s)", {"key": _MIGRATION_LOCK})
         conn.execute(_CREATE_TABLE)
+        refuse_schema_ahead(conn)
         for migration in pending_migrations(conn):
             if target is not None and migration.version > target:
                 break
-            with conn.transaction():
-                conn.execute(migration.sql.encode())
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name) VALUES (%(version)s, %(name)s)",
-                    {"version": migration.version, "name": migration.name},
-                )
+            try:
+                with conn.transaction():
+                    conn.execute(migration.sql.encode())
+                    conn.execute(
+                        "INSERT INTO schema_migrations (version, name)"
+                        " VALUES (%(version)s, %(name)s)",
+                        {"version": migration.version, "name": migration.name},
+                    )
+            except psycopg.Error as error:
+                raise MigrationFailed(migration, error) from error
             applied.append(migration)
     return applied
+
+
+def migrate_database(conninfo: str, *, target: int | None = None) -> list[Migration]:
+    """``migrate`` on a connection of its own to ``conninfo``."""
+    with psycopg.connect(conninfo) as conn:
+        return migrate(conn, target=target)

@@ -13,10 +13,12 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    StrictInt,
     StringConstraints,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from store.temporal import EndedByKind
 from store.times import format_timestamp, parse_timestamp
@@ -52,6 +54,21 @@ def _refuse_nul(text: str) -> str:
     return text
 
 
+def _integer_only(value: object) -> object:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+Integer = Annotated[StrictInt, BeforeValidator(_integer_only)]
+"""An integer as JSON Schema counts one (5 or 5.0), never true or "5". The HTTP layer
+validates bodies in lax mode, which overrides ``StrictInt`` alone."""
+
+SourceRank = Annotated[StrictInt, Field(ge=0, le=100), BeforeValidator(_integer_only)]
+"""A rank ``source_precedence`` compares (its bounds inside, so the JSON Schema states them)."""
+
 MAX_METADATA_DEPTH = MAX_JSON_DEPTH
 """How deep episode metadata may nest: what is stored must also serialize when read back."""
 
@@ -63,20 +80,30 @@ class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", str_max_length=MAX_TEXT)
 
 
+_ENUM_VALUES_RULE: dict[str, Any] = {
+    "if": {"properties": {"value_type": {"const": "enum"}}, "required": ["value_type"]},
+    "then": {"properties": {"enum_values": {"minItems": 1}}, "required": ["enum_values"]},
+    "else": {"properties": {"enum_values": {"maxItems": 0}}},
+}
+"""``_enum_values_match_type`` as JSON Schema: enum_values exactly when value_type is enum."""
+
+
 class AttributeDeclaration(_Input):
     """What a tenant declares about one attribute of its schema."""
+
+    model_config = ConfigDict(json_schema_extra=_ENUM_VALUES_RULE)
 
     description: Annotated[str, Field(max_length=MAX_DESCRIPTION), NoNul] = ""
     value_type: ValueType
     enum_values: list[Annotated[str, StringConstraints(min_length=1, max_length=200), NoNul]] = (
-        Field(default_factory=list, max_length=200)
+        Field(default_factory=list, max_length=200, json_schema_extra={"uniqueItems": True})
     )
     aliases: list[Annotated[str, StringConstraints(min_length=1, max_length=200), NoNul]] = Field(
         default_factory=list, max_length=50
     )
     memory_type: MemoryType = "semantic"
     on_equal_start: EqualStartPolicy = "reject"
-    source_ranks: dict[EpisodeKind, Annotated[int, Field(ge=0, le=100)]] | None = Field(
+    source_ranks: dict[EpisodeKind, SourceRank] | None = Field(
         default=None,
         description="Override of the source ranks source_precedence compares, by episode"
         " kind (unnamed kinds keep their default rank)",
@@ -144,6 +171,11 @@ class Episode(BaseModel):
     retention_class: str
     metadata: dict[str, Any]
     erased_at: Timestamp | None
+    embedding_truncated: bool = Field(
+        default=False,
+        description="Whether the text ran past the embedding model's input (256 tokens for"
+        " all-MiniLM-L6-v2) and its vector stands for its beginning only",
+    )
 
 
 class MemoryUpdate(_Input):

@@ -25,7 +25,7 @@ from store.api.subjects import SubjectCalls
 from store.api.transactions import Transactions
 from store.clock import Clock, wall_clock
 from store.database import make_pool
-from store.migrate import migrate
+from store.migrate import migrate_database, require_current_schema
 from store.vectors import EpisodeEmbedder
 from store.versions import IdFactory
 
@@ -70,10 +70,18 @@ def open_store(
     new_id: IdFactory = uuid4,
     embedder: EpisodeEmbedder | None = None,
     max_connections: int = 10,
+    migrate: bool = False,
 ) -> Iterator[MemoryStore]:
-    """Apply pending migrations on ``conninfo``, open a pool, yield a store, close the pool."""
+    """Open a pool on ``conninfo``, yield a store, close the pool.
+
+    A schema behind or ahead of this code is refused (``SchemaNotCurrent``, naming the versions
+    and ``sgam migrate``). ``migrate=True`` applies pending migrations first: only for a database
+    the caller has just set up itself (a scratch database of a test or an evaluation).
+    """
+    if migrate:
+        migrate_database(conninfo)
     with psycopg.connect(conninfo) as conn:
-        migrate(conn)
+        require_current_schema(conn)
     pool = make_pool(conninfo, max_size=max_connections)
     with pool:
         pool.wait()

@@ -37,3 +37,12 @@ def require_tenant(conn: psycopg.Connection[Any], tenant_id: str) -> None:
     ).fetchone()
     if row is None:
         raise NotFound(f"tenant {tenant_id!r} does not exist", field="tenant_id")
+
+
+def enter_tenant(conn: psycopg.Connection[Any], tenant_id: str | None) -> None:
+    """Name the tenant of the transaction under way (none: ``None``), until it ends.
+
+    Row-level security shows the pooled role that tenant's rows only. A call that learns its
+    tenant inside the transaction (a key's revocation) names it again once known.
+    """
+    conn.execute("SELECT set_config('sgam.tenant_id', %s, true)", (tenant_id or "",))

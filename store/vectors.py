@@ -8,10 +8,10 @@ without one.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import psycopg
@@ -28,6 +28,26 @@ class EpisodeEmbedder(Protocol):
         ...
 
 
+@runtime_checkable
+class InputLimited(Protocol):
+    """An embedder that reads only a bounded prefix of a long text and says which it cut."""
+
+    def truncated(self, texts: Sequence[str]) -> list[bool]:
+        """Whether each text runs past the model's input and is embedded from its start only."""
+        ...
+
+
+def truncated_ids(embedder: object, rows: Sequence[tuple[str, str]]) -> frozenset[str]:
+    """The ids among (id, text) ``rows`` whose text ``embedder`` embeds truncated.
+
+    Empty for an embedder without an input limit (the stand-ins of tests).
+    """
+    if not isinstance(embedder, InputLimited) or not rows:
+        return frozenset()
+    flags = embedder.truncated([text for _, text in rows])
+    return frozenset(row_id for (row_id, _), cut in zip(rows, flags, strict=True) if cut)
+
+
 COPY_FROM = 32
 """From this many pairs on, ``insert_vectors`` copies them in (a bulk import's batches)."""
 
@@ -39,8 +59,12 @@ def insert_vectors(
     model: str,
     rows: Sequence[tuple[str, np.ndarray[Any, Any]]],
     now: datetime,
+    truncated: Collection[str] = frozenset(),
 ) -> None:
-    """Store (episode_id, vector) pairs for ``model``; an existing pair is kept."""
+    """Store (episode_id, vector) pairs for ``model``; an existing pair is kept.
+
+    ``truncated`` names the episodes whose text was cut to fit the model (``truncated_ids``).
+    """
     if not rows:
         return
     params = {"tenant_id": tenant_id, "model": model, "now": now}
@@ -48,12 +72,21 @@ def insert_vectors(
         with conn.cursor() as cur:
             cur.executemany(
                 """
-                INSERT INTO episode_vectors (tenant_id, episode_id, model, embedding, created_at)
-                VALUES (%(tenant_id)s, %(episode_id)s, %(model)s, %(embedding)s, %(now)s)
+                INSERT INTO episode_vectors (
+                    tenant_id, episode_id, model, embedding, embedding_truncated, created_at
+                ) VALUES (
+                    %(tenant_id)s, %(episode_id)s, %(model)s, %(embedding)s,
+                    %(embedding_truncated)s, %(now)s
+                )
                 ON CONFLICT DO NOTHING
                 """,
                 [
-                    params | {"episode_id": episode_id, "embedding": HalfVector(vector)}
+                    params
+                    | {
+                        "episode_id": episode_id,
+                        "embedding": HalfVector(vector),
+                        "embedding_truncated": episode_id in truncated,
+                    }
                     for episode_id, vector in rows
                 ],
             )
@@ -68,12 +101,18 @@ def insert_vectors(
             copy.write_row((episode_id, HalfVector(vector)))
     conn.execute(
         """
-        INSERT INTO episode_vectors (tenant_id, episode_id, model, embedding, created_at)
-        SELECT %(tenant_id)s, episode_id, %(model)s, embedding, %(now)s FROM copied_vectors
+        INSERT INTO episode_vectors (
+            tenant_id, episode_id, model, embedding, embedding_truncated, created_at
+        )
+        SELECT %(tenant_id)s, episode_id, %(model)s, embedding,
+               episode_id = ANY(%(truncated)s), %(now)s
+        FROM copied_vectors
         ON CONFLICT DO NOTHING
         """,
-        params,
+        params | {"truncated": sorted(truncated)},
     )
+    # Emptied now, not at the commit: the next tenant of this transaction must not see them.
+    conn.execute("TRUNCATE copied_vectors")
 
 
 @dataclass
@@ -102,6 +141,12 @@ class SharedBatches:
         self._turn = threading.Condition()
         self._waiting: list[_Waiting] = []
         self._busy = False
+
+    def truncated(self, texts: Sequence[str]) -> list[bool]:
+        """The wrapped embedder's answer; none cut when it has no input limit."""
+        if isinstance(self._embedder, InputLimited):
+            return self._embedder.truncated(texts)
+        return [False] * len(texts)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
         """One unit-length vector per text, as the wrapped embedder gives them."""

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-import psycopg
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
@@ -18,7 +17,7 @@ from server.app import create_app
 from server.settings import Settings
 from store.clock import ManualClock
 from store.database import make_pool, scratch_database, temporary_database
-from store.migrate import migrate
+from store.migrate import migrate_database
 from store.service import MemoryStore
 from store.times import parse_timestamp
 
@@ -56,8 +55,7 @@ def server_conninfo() -> Iterator[str]:
 def conninfo(server_conninfo: str) -> Iterator[str]:
     """A fresh database for this module, built by the real migrations."""
     with temporary_database(server_conninfo) as info:
-        with psycopg.connect(info) as conn:
-            migrate(conn)
+        migrate_database(info)
         yield info
 
 

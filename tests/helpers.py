@@ -7,6 +7,10 @@ from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from store.database import connect
 from store.models import Challenger, Fact
 from store.results import UpdateResult
 from store.service import MemoryStore
@@ -100,3 +104,11 @@ def fact(
         disputed=bool(challengers),
         challengers=list(challengers),
     )
+
+
+def owner_connection(pool: ConnectionPool) -> psycopg.Connection[Any]:
+    """A connection to the pool's database as its URL's own role, the tables' owner: row-level
+    security does not hold it, so a test sees every tenant's rows as stored."""
+    conninfo = pool.conninfo
+    assert isinstance(conninfo, str)
+    return connect(conninfo)

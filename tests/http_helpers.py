@@ -13,6 +13,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from tests.conftest import ADMIN_TOKEN, ApiTenant
+from tests.helpers import owner_connection
 
 Client = TestClient[Litestar]
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -283,7 +284,7 @@ def tenant_rows(pool: ConnectionPool, tenant_id: str) -> dict[str, list[str]]:
 
     One round trip: the state a refused request must leave exactly as it found it.
     """
-    with pool.connection() as conn:
+    with owner_connection(pool) as conn:
         tables = [str(row[0]) for row in conn.execute(_TENANT_TABLES)]
         query = sql.SQL(" UNION ALL ").join(
             sql.SQL(

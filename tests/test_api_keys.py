@@ -17,6 +17,7 @@ from store.keys import KEY_CHANGED_CHANNEL
 from store.results import ApiKey, ApiKeyRevoked
 from store.service import MemoryStore
 from tests.conftest import ts
+from tests.helpers import owner_connection
 
 TOKEN = re.compile(r"sgam_([0-9a-f]{32})_([A-Za-z0-9_-]{43})")
 
@@ -62,7 +63,7 @@ def test_the_table_keeps_a_sha256_of_the_secret_and_never_the_secret(
 ) -> None:
     issued = store.admin.create_api_key(tenant)
     secret = _secret(issued.api_key)
-    with pool.connection() as conn:
+    with owner_connection(pool) as conn:
         row = conn.execute(
             "SELECT secret_hash, api_keys::text FROM api_keys WHERE key_id = %(key_id)s",
             {"key_id": issued.key_id},
@@ -149,7 +150,7 @@ def test_a_revocation_before_the_keys_creation_is_refused_and_the_database_agree
         store.admin.revoke_api_key(issued.key_id)
     assert raised.value.field == "now"
     assert store.admin.authenticate(issued.api_key) == tenant
-    with pool.connection() as conn, pytest.raises(psycopg.errors.CheckViolation):
+    with owner_connection(pool) as conn, pytest.raises(psycopg.errors.CheckViolation):
         conn.execute(
             "UPDATE api_keys SET revoked_at = created_at - interval '1 second'"
             " WHERE key_id = %(key_id)s",

@@ -23,7 +23,7 @@ from store.results import UpdateResult
 from store.service import MemoryStore
 from store.vectors import SharedBatches
 from tests.conftest import ts
-from tests.helpers import assert_value, declare, record
+from tests.helpers import assert_value, declare, owner_connection, record
 from tests.test_write_path import values
 
 WRITERS = 8
@@ -203,7 +203,7 @@ def test_writers_of_overlapping_keys_in_any_order_lose_nothing_and_never_deadloc
     store, tenant = _prepare(pool, "overlap")
     subjects = [f"k{n}" for n in range(6)]
     deadlocks = "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
-    with pool.connection() as conn:
+    with owner_connection(pool) as conn:
         before = conn.execute(deadlocks).fetchone()
     barrier = Barrier(WRITERS)
 
@@ -225,7 +225,7 @@ def test_writers_of_overlapping_keys_in_any_order_lose_nothing_and_never_deadloc
             if f.retired_at is None
         ]
         assert current == [f"2026-07-{i + 10:02d}" for i in range(WRITERS)]
-    with pool.connection() as conn:
+    with owner_connection(pool) as conn:
         assert conn.execute(deadlocks).fetchone() == before
 
 

@@ -106,7 +106,9 @@ EXPECTED_BEFORE: dict[str, set[str]] = {
     "mira": {
         "episodes.text",
         "episodes.subjects",
+        "episode_subjects.subject",
         "fact_versions.subject",
+        "fact_versions.subject_folded",
         "fact_versions.evidence",
         "conflicts.subject",
         "expiries.subject",

@@ -16,6 +16,7 @@ from store.clock import ManualClock
 from store.errors import Conflict, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts
+from tests.helpers import owner_connection
 
 _numbers = itertools.count(1)
 
@@ -119,7 +120,7 @@ def import_text(tenant: str, history: list[dict[str, Any]]) -> list[str]:
 def stored_rows(pool: ConnectionPool, tenant: str) -> dict[str, list[dict[str, Any]]]:
     """Every row the tenant holds, fact and expiry ids replaced by a label of where each came
     from."""
-    with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+    with owner_connection(pool) as conn, conn.cursor(row_factory=dict_row) as cur:
         params = {"tenant_id": tenant}
         cur.execute(
             "SELECT * FROM fact_versions WHERE tenant_id = %(tenant_id)s"
@@ -204,7 +205,7 @@ def test_an_import_is_idempotent_and_needs_no_model_to_write_facts(
     assert again.episodes_recorded == 0
     assert again.candidates.get("written", 0) == 0
     assert stored_rows(pool, tenant)["versions"] == before["versions"]
-    with pool.connection() as conn:
+    with owner_connection(pool) as conn:
         vectors = conn.execute(
             "SELECT count(*) FROM episode_vectors WHERE tenant_id = %s", [tenant]
         ).fetchone()

@@ -23,6 +23,7 @@ from store.clock import ManualClock
 from store.service import MemoryStore
 from store.temporal import Version
 from tests.conftest import ts
+from tests.helpers import owner_connection
 from tests.test_import import (
     HISTORY,
     candidate,
@@ -161,14 +162,13 @@ def test_every_value_type_is_stored_as_the_write_path_stores_it(
 
 
 def test_a_json_null_value_is_stored_as_json_null(store: MemoryStore, pool: ConnectionPool) -> None:
-    # As the import always stored it; one call at a time refuses it today (its insert reads
-    # the value back as SQL NULL), which is the write path's to settle.
+    # As one call at a time stores it (tests/test_values_and_reasons.py).
     tenant = new_tenant(store, "null")
     store.admin.declare_attribute(tenant, "extras", {"value_type": "json"})
     history = [episode_line("n1", "2026-06-01T09:00:00Z", candidate("mira", "extras", "null"))]
     outcome = store.episodes.import_lines(import_text(tenant, history))
     assert outcome.candidates == {"written": 1}
-    with pool.connection() as conn:
+    with owner_connection(pool) as conn:
         found = conn.execute(
             "SELECT value IS NULL, jsonb_typeof(value) FROM fact_versions WHERE tenant_id = %s",
             [tenant],
@@ -216,10 +216,10 @@ def test_the_staged_rows_still_meet_every_constraint(
     now: datetime = ts("2026-06-12T00:00:00Z")
     good = _writes("kim", ("2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z"))
     before = stored_rows(pool, tenant)
-    with pool.connection() as conn, pytest.raises(refusal):
+    with owner_connection(pool) as conn, pytest.raises(refusal):
         copy_versions(conn, tenant, planned=[good, writes], now=now)
     assert stored_rows(pool, tenant) == before
-    with pool.connection() as conn:
+    with owner_connection(pool) as conn:
         assert copy_versions(conn, tenant, planned=[good], now=now) == 1
         found: Any = conn.execute(
             "SELECT subject, valid_from, valid_to, recorded_at, write_order IS NOT NULL"

@@ -46,6 +46,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "episode_vectors",
         "retractions",
         "api_keys",
+        "episode_subjects",
     }
     assert _names(
         blank,
@@ -84,6 +85,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "expiries_key",
         "retractions_key",
         "api_keys_tenant",
+        "episode_subjects_episode",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(
@@ -91,14 +93,25 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
         " JOIN pg_namespace n ON n.oid = c.relnamespace"
         " WHERE n.nspname = 'public' AND NOT t.tgisinternal",
-    ) == {"api_keys_changed", "api_keys_truncated"}
+    ) == {
+        "api_keys_changed",
+        "api_keys_truncated",
+        "episodes_subjects_inserted",
+        "episodes_subjects_updated",
+    }
     # The schema's own functions, not those of its extensions.
     assert _names(
         blank,
         "SELECT proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
         " WHERE n.nspname = 'public' AND NOT EXISTS (SELECT FROM pg_depend d"
         " WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')",
-    ) == {"sgam_notify_api_key_changed"}
+    ) == {
+        "sgam_notify_api_key_changed",
+        "sgam_active_key",
+        "sgam_key_tenant",
+        "sgam_episode_subjects_inserted",
+        "sgam_episode_subjects_updated",
+    }
     assert _columns(blank, "fact_versions") == [
         "tenant_id",
         "version_id",
@@ -119,6 +132,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "evidence_verified",
         "schema_version",
         "write_order",
+        "subject_folded",
     ]
     assert _columns(blank, "episodes") == [
         "tenant_id",
@@ -140,6 +154,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "model",
         "embedding",
         "created_at",
+        "embedding_truncated",
     ]
     assert _columns(blank, "api_keys") == [
         "key_id",

@@ -14,6 +14,7 @@ import httpx
 from psycopg_pool import ConnectionPool
 
 from tests.conftest import ApiTenant
+from tests.helpers import owner_connection
 from tests.http_helpers import Client, assert_problem, candidate, declare, make_tenant, record
 
 CAROL_TEXT = "Carol says her favourite color is teal."
@@ -43,7 +44,7 @@ def with_carol(http: Client) -> ApiTenant:
 
 def tombstone_count(pool: ConnectionPool, tenant: ApiTenant) -> int:
     """How many tombstones the tenant holds."""
-    with pool.connection() as conn:
+    with owner_connection(pool) as conn:
         row = conn.execute(
             "SELECT count(*) FROM tombstones WHERE tenant_id = %(tenant_id)s",
             {"tenant_id": tenant.name},

@@ -775,22 +775,26 @@ def test_a_scoped_search_states_only_its_filters_each_in_a_form_an_index_serves(
     pool: ConnectionPool,
 ) -> None:
     # "x IS NULL OR ..." filters defeat the indexes once a prepared plan turns generic, and
-    # "s = ANY(subjects)" is not a GIN operator: a scope states only what it sets, the subject
-    # as array containment, which the planner can serve from episodes_subjects.
+    # under row-level security an index serves only leakproof conditions (array containment
+    # is not): a scope states only what it sets, the subject by equality on episode_subjects.
     scope = SearchScope(subject="mira", occurred_to=ts("2026-06-01T00:00:00Z"))
-    with pool.connection() as conn:
+    # As the API runs it: the pooled role, held by row-level security to one tenant.
+    with pool.connection() as conn, conn.transaction():
         where = scope_condition("a-model", scope).as_string(conn)
-        conn.execute("SET enable_seqscan = off")
-        try:
-            [[plan]] = conn.execute(
-                "EXPLAIN (FORMAT JSON) SELECT 1 FROM episodes AS e"
-                " WHERE e.subjects @> ARRAY[%(subject)s]::text[]",
-                {"subject": "mira"},
-            ).fetchall()
-        finally:
-            conn.execute("RESET enable_seqscan")
-    assert "e.subjects @> ARRAY[%(subject)s]::text[]" in where
+        conn.execute("SELECT set_config('sgam.tenant_id', 'a-tenant', true)")
+        conn.execute("SET LOCAL enable_seqscan = off")
+        [[plan]] = conn.execute(
+            "EXPLAIN (FORMAT JSON) SELECT 1 FROM episode_vectors AS v"
+            " JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.id = v.episode_id" + where,
+            {
+                "tenant_id": "a-tenant",
+                "subject": "mira",
+                "occurred_to": scope.occurred_to,
+                "known_at": None,
+            },
+        ).fetchall()
+    assert "s.subject = %(subject)s" in where
     assert "e.occurred_at < %(occurred_to)s" in where
-    for absent in ("IS NULL OR", "session_id", "occurred_from", "recorded_at"):
+    for absent in ("IS NULL OR", "session_id", "occurred_from", "recorded_at", "@>"):
         assert absent not in where
-    assert "episodes_subjects" in json.dumps(plan)
+    assert "episode_subjects_pkey" in json.dumps(plan)

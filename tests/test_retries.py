@@ -54,13 +54,15 @@ def test_a_transient_failure_is_retried_and_its_work_rolled_back(
 ) -> None:
     work = FailingWork(sqlstate, failures=2)
     # Each failed attempt rolled back, so only the last attempt's mark exists.
-    assert transactions.run(work) == "done after 3 attempts, 1 mark(s) committed", name
+    assert transactions.run(work, tenant_id=None) == "done after 3 attempts, 1 mark(s) committed", (
+        name
+    )
 
 
 def test_retries_are_bounded_and_then_reported_as_a_conflict(transactions: Transactions) -> None:
     work = FailingWork("40001", failures=MAX_ATTEMPTS + 5)
     with pytest.raises(Conflict, match="kept colliding with concurrent writers"):
-        transactions.run(work)
+        transactions.run(work, tenant_id=None)
     assert work.attempts == MAX_ATTEMPTS
 
 
@@ -70,5 +72,5 @@ def test_a_constraint_violation_is_reported_at_once_not_retried(
 ) -> None:
     work = FailingWork(sqlstate, failures=1)
     with pytest.raises(Conflict, match="the database refused the write"):
-        transactions.run(work)
+        transactions.run(work, tenant_id=None)
     assert work.attempts == 1

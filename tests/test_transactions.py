@@ -57,8 +57,8 @@ def _inside(
         return conn.info.transaction_status, conn.isolation_level
 
     if single:
-        return transactions.read(work)
-    return transactions.run(work, snapshot=True)
+        return transactions.read(work, tenant_id=None)
+    return transactions.run(work, tenant_id=None, snapshot=True)
 
 
 def test_a_single_statement_read_runs_outside_a_transaction_and_leaves_no_setting(

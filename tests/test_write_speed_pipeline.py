@@ -40,9 +40,9 @@ def one_connection(conninfo: str) -> Iterator[ConnectionPool]:
 
 
 @pytest.fixture
-def transactions(one_connection: ConnectionPool) -> Iterator[Transactions]:
+def transactions(one_connection: ConnectionPool, conninfo: str) -> Iterator[Transactions]:
     """A transaction runner on the one connection, over an empty marks table."""
-    with one_connection.connection() as conn:
+    with psycopg.connect(conninfo) as conn:  # the tables' owner: the pooled role may not TRUNCATE
         conn.execute("TRUNCATE pipeline_marks")
     clock = ManualClock(ts("2026-06-01T00:00:00Z"))
     yield Transactions(one_connection, clock, lambda: pytest.fail("no ids are drawn here"))
@@ -96,7 +96,7 @@ class MarkingWork:
 def test_statements_read_only_after_the_commit_are_answered_then(
     transactions: Transactions, one_connection: ConnectionPool
 ) -> None:
-    assert transactions.pipelined(MarkingWork()) == 1
+    assert transactions.pipelined(MarkingWork(), tenant_id=None) == 1
     assert _marks(one_connection) == [1]
 
 
@@ -106,7 +106,7 @@ def test_a_transient_failure_is_retried_and_its_attempts_rolled_back(
     transactions: Transactions, one_connection: ConnectionPool, sqlstate: str, where: Where
 ) -> None:
     work = MarkingWork(sqlstate=sqlstate, failures=2, where=where)
-    assert transactions.pipelined(work) == 1
+    assert transactions.pipelined(work, tenant_id=None) == 1
     assert (work.attempts, _marks(one_connection)) == (3, [3])
 
 
@@ -115,7 +115,7 @@ def test_retries_are_bounded_and_then_reported_as_a_conflict(
 ) -> None:
     work = MarkingWork(sqlstate="40001", failures=MAX_ATTEMPTS + 5, where="commit")
     with pytest.raises(Conflict, match="kept colliding with concurrent writers"):
-        transactions.pipelined(work)
+        transactions.pipelined(work, tenant_id=None)
     assert (work.attempts, _marks(one_connection)) == (MAX_ATTEMPTS, [])
 
 
@@ -125,7 +125,7 @@ def test_a_constraint_violation_is_reported_at_once_and_nothing_is_written(
 ) -> None:
     work = MarkingWork(sqlstate="23505", failures=1, where=where)
     with pytest.raises(Conflict, match="the database refused the write"):
-        transactions.pipelined(work)
+        transactions.pipelined(work, tenant_id=None)
     assert (work.attempts, _marks(one_connection)) == (1, [])
 
 
@@ -137,7 +137,7 @@ def test_a_refusal_raised_by_the_work_rolls_back_what_it_sent(
         raise NotFound("episode 'e9' does not exist", field="episode_id")
 
     with pytest.raises(NotFound, match="episode 'e9' does not exist"):
-        transactions.pipelined(refusing)
+        transactions.pipelined(refusing, tenant_id=None)
     assert _marks(one_connection) == []
 
 
@@ -150,7 +150,7 @@ def test_the_work_sees_the_time_read_before_its_transaction(
         seen.append(now)
         return lambda: None
 
-    transactions.pipelined(noting)
+    transactions.pipelined(noting, tenant_id=None)
     assert seen == [ts("2026-06-01T00:00:00Z")]
 
 

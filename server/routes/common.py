@@ -36,6 +36,12 @@ PathId = Annotated[
 ]
 """A subject, attribute, episode or tenant id in a path."""
 
+QueryId = Annotated[
+    str | None,
+    QueryParameter(pattern=IDENTIFIER_PATTERN, description="An id: 1-200 of A-Z a-z 0-9 _ . : @ -"),
+]
+"""A subject or attribute id in a query string."""
+
 PathUuid = Annotated[
     str, PathParameter(format="uuid", description="A UUID; anything else is 422 naming it.")
 ]
@@ -48,7 +54,12 @@ _Instant = Annotated[
     ),
 ]
 _InstantAlias = Annotated[
-    str | None, QueryParameter(format="date-time", description="Alias of valid_at.")
+    str | None,
+    QueryParameter(
+        format="date-time",
+        description="Alias of valid_at. Give one or the other: a request with both is refused"
+        " (422, field at).",
+    ),
 ]
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from litestar import get, post
-from litestar.params import FromQuery, JSONBody, QueryParameter
+from litestar.params import JSONBody, QueryParameter
 
 from server.bodies import ResolveBody
-from server.routes.common import PROBLEM_RESPONSES, PathUuid, Store, TenantId
+from server.routes.common import PROBLEM_RESPONSES, PathUuid, QueryId, Store, TenantId
 from server.routes.subjects import Cursor, Limit
 from store.results import ConflictPage, ResolveResult
 
@@ -21,8 +21,8 @@ def list_conflicts(
     status: Annotated[
         Literal["open", "resolved", "all"], QueryParameter(description="Which conflicts.")
     ] = "open",
-    subject: FromQuery[str | None] = None,
-    attribute: FromQuery[str | None] = None,
+    subject: QueryId = None,
+    attribute: QueryId = None,
     limit: Limit = 100,
     cursor: Cursor = None,
 ) -> ConflictPage:

@@ -12,7 +12,12 @@ from store.results import ErasureResult, Profile, SubjectExport, SubjectPage
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500, description="Page size.")]
 Cursor = Annotated[
-    str | None, QueryParameter(max_length=1000, description="`next_cursor` of the previous page.")
+    str | None,
+    QueryParameter(
+        max_length=1000,
+        description="`next_cursor` of the previous page. Opaque: any other value is refused"
+        " (422, field cursor).",
+    ),
 ]
 
 

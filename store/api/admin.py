@@ -27,27 +27,35 @@ class AdminCalls:
     def create_tenant(self, tenant_id: str) -> None:
         """Create a tenant (Conflict if it exists)."""
         check_identifier(tenant_id, "tenant_id")
-        self._transactions.run(lambda conn, now: tenants.create_tenant(conn, tenant_id, now=now))
+        self._transactions.run(
+            lambda conn, now: tenants.create_tenant(conn, tenant_id, now=now), tenant_id=tenant_id
+        )
 
     def ensure_tenant(self, tenant_id: str) -> None:
         """Create a tenant unless it exists."""
         check_identifier(tenant_id, "tenant_id")
-        self._transactions.run(lambda conn, now: tenants.ensure_tenant(conn, tenant_id, now=now))
+        self._transactions.run(
+            lambda conn, now: tenants.ensure_tenant(conn, tenant_id, now=now), tenant_id=tenant_id
+        )
 
     def create_api_key(self, tenant_id: str) -> ApiKeyIssued:
         """Issue an API key for the tenant; its token is shown only in this result."""
         check_identifier(tenant_id, "tenant_id")
         return self._transactions.run(
-            lambda conn, now: keys.create_api_key(conn, tenant_id, now=now)
+            lambda conn, now: keys.create_api_key(conn, tenant_id, now=now), tenant_id=tenant_id
         )
 
     def authenticate(self, api_key: str) -> str | None:
         """The tenant of a valid, unrevoked key; None for anything else."""
-        return self._transactions.run(lambda conn, _: keys.authenticate(conn, api_key))
+        return self._transactions.run(
+            lambda conn, _: keys.authenticate(conn, api_key), tenant_id=None
+        )
 
     def find_active_key(self, key_id: UUID) -> ActiveKey | None:
         """The unrevoked key with this id, as a server process caches it."""
-        return self._transactions.run(lambda conn, _: keys.find_active_key(conn, key_id))
+        return self._transactions.run(
+            lambda conn, _: keys.find_active_key(conn, key_id), tenant_id=None
+        )
 
     def revoke_api_key(self, key_id: UUID | str) -> ApiKeyRevoked:
         """Revoke a key for good (revoking it again changes nothing).
@@ -59,7 +67,7 @@ class AdminCalls:
         """
         target = parse_uuid(key_id, "key_id")
         revoked = self._transactions.run(
-            lambda conn, now: keys.revoke_api_key(conn, target, now=now)
+            lambda conn, now: keys.revoke_api_key(conn, target, now=now), tenant_id=None
         )
         time.sleep(keys.KEY_CACHE_LEASE)
         return revoked
@@ -67,7 +75,9 @@ class AdminCalls:
     def list_api_keys(self, tenant_id: str) -> list[ApiKey]:
         """The tenant's keys without their secrets, oldest first."""
         check_identifier(tenant_id, "tenant_id")
-        return self._transactions.run(lambda conn, _: keys.list_api_keys(conn, tenant_id))
+        return self._transactions.run(
+            lambda conn, _: keys.list_api_keys(conn, tenant_id), tenant_id=tenant_id
+        )
 
     def declare_attribute(
         self,
@@ -85,14 +95,16 @@ class AdminCalls:
                 conn, tenant_id, attribute, declaration=parsed, now=now
             )
 
-        return self._transactions.run(work)
+        return self._transactions.run(work, tenant_id=tenant_id)
 
     def list_attributes(self, tenant_id: str) -> list[Attribute]:
         """The tenant's attribute schema."""
-        return self._transactions.run(lambda conn, _: attributes.list_attributes(conn, tenant_id))
+        return self._transactions.run(
+            lambda conn, _: attributes.list_attributes(conn, tenant_id), tenant_id=tenant_id
+        )
 
     def memory_update_schema(self, tenant_id: str) -> dict[str, Any]:
         """The ``MemoryUpdate`` JSON Schema for structured output, attributes as an enum."""
         return self._transactions.run(
-            lambda conn, _: attributes.memory_update_schema(conn, tenant_id)
+            lambda conn, _: attributes.memory_update_schema(conn, tenant_id), tenant_id=tenant_id
         )

@@ -51,7 +51,7 @@ class ConflictCalls:
             )
             return ConflictPage(conflicts=found, next_cursor=next_cursor)
 
-        return self._transactions.run(work)
+        return self._transactions.run(work, tenant_id=tenant_id)
 
     def resolve(
         self,
@@ -73,5 +73,6 @@ class ConflictCalls:
                 choose=choose,
                 clock=transactions.clock,
                 new_id=transactions.new_id,
-            )
+            ),
+            tenant_id=tenant_id,
         )

@@ -73,7 +73,10 @@ class EpisodeCalls:
             for _, candidates in batch
         ]
         embedder = self._embedder
-        vectors = embedder.embed([item.text for item in parsed]) if embedder else None
+        texts = [item.text for item in parsed]
+        vectors = embedder.embed(texts) if embedder else None
+        # A text past the model's input is embedded from its start; its episode says so.
+        cut = embedder.truncated(texts) if embedder else [False] * len(texts)
         transactions = self._transactions
 
         def work(
@@ -96,13 +99,25 @@ class EpisodeCalls:
                 rows = [
                     (episode.id, vector) for episode, vector in zip(recorded, vectors, strict=True)
                 ]
-                insert_vectors(conn, tenant_id, model=embedder.model_id, rows=rows, now=now)
+                truncated = {e.id for e, flag in zip(recorded, cut, strict=True) if flag}
+                insert_vectors(
+                    conn,
+                    tenant_id,
+                    model=embedder.model_id,
+                    rows=rows,
+                    now=now,
+                    truncated=truncated,
+                )
+                recorded = [
+                    e.model_copy(update={"embedding_truncated": True}) if e.id in truncated else e
+                    for e in recorded
+                ]
             return [
                 (episode, _apply(conn, tenant_id, episode, updates, transactions))
                 for episode, updates in zip(recorded, checked, strict=True)
             ]
 
-        return transactions.run(work)
+        return transactions.run(work, tenant_id=tenant_id)
 
     def import_lines(self, texts: Iterable[str]) -> ImportResult:
         """Import an episode file (``store.bulk``): every line in one transaction, by COPY.
@@ -115,7 +130,8 @@ class EpisodeCalls:
         outcomes, recorded = transactions.run(
             lambda conn, _: bulk_write.import_lines(
                 conn, lines, clock=transactions.clock, new_id=transactions.new_id
-            )
+            ),
+            tenant_id=None,  # each tenant's lines name their own (bulk_write)
         )
         return outcomes.result(lines=len(lines), recorded=recorded)
 
@@ -138,9 +154,20 @@ class EpisodeCalls:
         done = 0
         for start in range(0, len(episodes_of), batch):
             chunk = episodes_of[start : start + batch]
-            texts = self._transactions.run(partial(_texts, chunk))
+            texts = self._transactions.run(partial(_texts, chunk), tenant_id=None)
             vectors = embedder.embed([text for _, _, text in texts])
-            self._transactions.run(partial(_store_vectors, embedder.model_id, texts, vectors))
+            cut = embedder.truncated([text for _, _, text in texts])
+            truncated = {(t, e) for (t, e, _), flag in zip(texts, cut, strict=True) if flag}
+            self._transactions.run(
+                partial(
+                    _store_vectors,
+                    model=embedder.model_id,
+                    texts=texts,
+                    vectors=vectors,
+                    truncated=truncated,
+                ),
+                tenant_id=None,
+            )
             done += len(texts)
             if progress is not None:
                 progress(len(chunk))
@@ -150,7 +177,8 @@ class EpisodeCalls:
         """One episode of the tenant (a stub if it was erased)."""
         check_identifier(episode_id, "episode_id")
         return self._transactions.run(
-            lambda conn, _: episodes.get_episode(conn, tenant_id, episode_id)
+            lambda conn, _: episodes.get_episode(conn, tenant_id, episode_id),
+            tenant_id=tenant_id,
         )
 
 
@@ -162,23 +190,28 @@ def _texts(
         by_tenant.setdefault(tenant_id, []).append(episode_id)
     found: list[tuple[str, str, str]] = []
     for tenant_id, ids in by_tenant.items():
+        tenants.enter_tenant(conn, tenant_id)
         stored = episodes.get_episodes(conn, tenant_id, ids)
         found.extend((tenant_id, e.id, e.text) for e in stored.values() if e.text is not None)
     return found
 
 
 def _store_vectors(
+    conn: psycopg.Connection[Any],
+    now: datetime,
+    *,
     model: str,
     texts: Sequence[tuple[str, str, str]],
     vectors: np.ndarray[Any, Any],
-    conn: psycopg.Connection[Any],
-    now: datetime,
+    truncated: set[tuple[str, str]],
 ) -> None:
     by_tenant: dict[str, list[tuple[str, np.ndarray[Any, Any]]]] = {}
     for (tenant_id, episode_id, _), vector in zip(texts, vectors, strict=True):
         by_tenant.setdefault(tenant_id, []).append((episode_id, vector))
     for tenant_id, rows in by_tenant.items():
-        insert_vectors(conn, tenant_id, model=model, rows=rows, now=now)
+        tenants.enter_tenant(conn, tenant_id)
+        cut = {episode_id for episode_id, _ in rows if (tenant_id, episode_id) in truncated}
+        insert_vectors(conn, tenant_id, model=model, rows=rows, now=now, truncated=cut)
 
 
 def _apply(

@@ -31,7 +31,7 @@ class ErasureCalls:
             tenants.require_tenant(conn, tenant_id)
             return erasure.erase_subject(conn, tenant_id, subject=subject, now=now, new_id=new_id)
 
-        return self._transactions.run(work)
+        return self._transactions.run(work, tenant_id=tenant_id)
 
     def erase_episode(self, tenant_id: str, episode_id: str) -> ErasureResult:
         """Retract the facts an episode sourced, delete it, leave a tombstone."""
@@ -40,5 +40,6 @@ class ErasureCalls:
         return self._transactions.run(
             lambda conn, now: erasure.erase_episode(
                 conn, tenant_id, episode_id=episode_id, now=now, new_id=new_id
-            )
+            ),
+            tenant_id=tenant_id,
         )

@@ -45,6 +45,7 @@ class FactCalls:
                 clock=transactions.clock,
                 new_id=transactions.new_id,
             ),
+            tenant_id=tenant_id,
         )
 
     def expire(
@@ -80,7 +81,7 @@ class FactCalls:
                 new_id=transactions.new_id,
             )
 
-        return transactions.run(work)
+        return transactions.run(work, tenant_id=tenant_id)
 
     def retract(
         self,
@@ -111,7 +112,8 @@ class FactCalls:
                 valid_from=start,
                 clock=transactions.clock,
                 new_id=transactions.new_id,
-            )
+            ),
+            tenant_id=tenant_id,
         )
 
     def current(self, tenant_id: str, subject: str, attribute: str) -> Fact:
@@ -144,7 +146,8 @@ class FactCalls:
                 valid_at=valid or known or now,
                 known_at=known or now,
                 now=now,
-            )
+            ),
+            tenant_id=tenant_id,
         )
 
     def history(self, tenant_id: str, subject: str, attribute: str) -> list[Fact]:
@@ -154,5 +157,6 @@ class FactCalls:
         return self._transactions.read(
             lambda conn, now: reads.read_history(
                 conn, tenant_id, subject=subject, attributes=[attribute], now=now
-            )
+            ),
+            tenant_id=tenant_id,
         )

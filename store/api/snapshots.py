@@ -24,5 +24,7 @@ class SnapshotCalls:
         outside the database.
         """
         return self._transactions.run(
-            lambda conn, now: work(ReadSnapshot(conn, tenant_id, now)), snapshot=True
+            lambda conn, now: work(ReadSnapshot(conn, tenant_id, now)),
+            tenant_id=tenant_id,
+            snapshot=True,
         )

@@ -44,7 +44,7 @@ class SubjectCalls:
             )
             return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
 
-        return self._transactions.read(work)
+        return self._transactions.read(work, tenant_id=tenant_id)
 
     def list(self, tenant_id: str, *, limit: int = 100, cursor: str | None = None) -> SubjectPage:
         """A page of the tenant's subject ids in byte order (facts held or episodes naming)."""
@@ -53,11 +53,12 @@ class SubjectCalls:
             found, next_cursor = subjects.list_subjects(conn, tenant_id, limit=limit, cursor=cursor)
             return SubjectPage(subjects=found, next_cursor=next_cursor)
 
-        return self._transactions.run(work)
+        return self._transactions.run(work, tenant_id=tenant_id)
 
     def export(self, tenant_id: str, subject: str) -> SubjectExport:
         """Everything held about a subject: facts now, all versions, episodes, conflicts."""
         check_identifier(subject, "subject")
         return self._transactions.run(
-            lambda conn, now: subjects.export_subject(conn, tenant_id, subject, now=now)
+            lambda conn, now: subjects.export_subject(conn, tenant_id, subject, now=now),
+            tenant_id=tenant_id,
         )

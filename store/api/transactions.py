@@ -1,4 +1,10 @@
-"""What every store call stands on: the pool, the clock, the id factory, and ``run``."""
+"""What every store call stands on: the pool, the clock, the id factory, and ``run``.
+
+Every call names the tenant it works for, and the database hears it with the call's first
+statement (``sgam.tenant_id``): pooled connections work as the role ``sgam_app``, which
+row-level security shows that tenant's rows only (migration 0012). ``None`` names no tenant:
+such a call sees no tenant's rows, only what the key functions answer.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from psycopg_pool import ConnectionPool
 from store.clock import Clock
 from store.errors import translate
 from store.locks import with_retries
+from store.tenants import enter_tenant
 from store.versions import IdFactory
 
 T = TypeVar("T")
@@ -32,6 +39,7 @@ class Transactions:
         self,
         work: Callable[[psycopg.Connection[Any], datetime], T],
         *,
+        tenant_id: str | None,
         snapshot: bool = False,
     ) -> T:
         """Run ``work`` in one transaction at one system time, retried when that is safe.
@@ -44,34 +52,47 @@ class Transactions:
         def body(conn: psycopg.Connection[Any], now: datetime) -> T:
             if not snapshot:
                 with conn.transaction():
+                    enter_tenant(conn, tenant_id)
                     return work(conn, now)
             # Set before BEGIN, the level travels with it: no SET TRANSACTION round trip.
             conn.isolation_level = IsolationLevel.REPEATABLE_READ
             try:
                 with conn.transaction():
+                    enter_tenant(conn, tenant_id)
                     return work(conn, now)
             finally:
                 _restore(conn, isolation_level=None)
 
         return self._call(body)
 
-    def read(self, work: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
+    def read(
+        self, work: Callable[[psycopg.Connection[Any], datetime], T], *, tenant_id: str | None
+    ) -> T:
         """Run ``work``, a single statement, on its own: it is its own snapshot at one time.
 
         No BEGIN and no COMMIT: one round trip instead of three on the hot read paths. Only
         for work of one statement that writes nothing (several would each see their own).
+        The tenant goes in the same round trip as the statement: a pipeline's statements up to
+        its sync are one implicit transaction, which the tenant setting lasts for.
         """
 
         def body(conn: psycopg.Connection[Any], now: datetime) -> T:
             conn.autocommit = True
             try:
-                return work(conn, now)
+                with conn.pipeline():
+                    enter_tenant(conn, tenant_id)
+                    return work(conn, now)
             finally:
                 _restore(conn, autocommit=False)
 
         return self._call(body)
 
-    def pipelined(self, work: Callable[[psycopg.Connection[Any], datetime], Callable[[], T]]) -> T:
+    def pipelined(
+        self,
+        work: Callable[[psycopg.Connection[Any], datetime], Callable[[], T]],
+        *,
+        tenant_id: str | None,
+    ) -> T:
         """Run ``work`` in one transaction in pipeline mode, retried and translated as ``run``.
 
         ``work`` sends its statements and returns what reads their answers: that is called
@@ -87,6 +108,7 @@ class Transactions:
             try:
                 with conn.pipeline():
                     conn.execute("BEGIN")
+                    enter_tenant(conn, tenant_id)
                     answers = work(conn, now)
                     conn.execute("COMMIT")
                 return answers()

@@ -1,0 +1,209 @@
+"""The OpenAPI document states each input rule the server enforces, and the server keeps it.
+
+Each test pairs what the document says about one input with what the server answers to it:
+ids carry their pattern wherever they are sent, bodies refuse unknown fields, counts are
+integers and never booleans, a retraction names exactly one fact, source ranks are keyed by
+episode kind, and ``OPTIONS`` lists every method of a path.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+
+from store.models import IDENTIFIER_PATTERN
+from tests.conftest import ApiTenant
+
+ID_SCHEMA = {"type": "string", "maxLength": 100_000, "pattern": IDENTIFIER_PATTERN}
+"""An id in an episode (its model caps every string at 100,000 characters, the pattern at 200)."""
+
+EPISODE_KINDS = [
+    "message",
+    "tool_result",
+    "event",
+    "file",
+    "ticket",
+    "user_confirmation",
+    "inference",
+]
+
+BODIES = [
+    "TenantCreate",
+    "AttributeDeclaration",
+    "EpisodeBody",
+    "EpisodeBatch",
+    "CandidatesBody",
+    "ExpireBody",
+    "RetractBody",
+    "ResolveBody",
+    "SearchRequest",
+    "ContextRequest",
+]
+
+
+@pytest.fixture(scope="module")
+def schemas(http: TestClient[Litestar]) -> dict[str, Any]:
+    """The components of the document the running app serves."""
+    response = http.get("/schema/openapi.json")
+    assert response.status_code == 200, response.text
+    components: dict[str, Any] = response.json()["components"]["schemas"]
+    return components
+
+
+def _parameters(http: TestClient[Litestar], method: str, path: str) -> dict[str, Any]:
+    document = http.get("/schema/openapi.json").json()
+    return {
+        parameter["name"]: parameter for parameter in document["paths"][path][method]["parameters"]
+    }
+
+
+def _refused(response: Any, field: str) -> None:
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    problem = response.json()
+    assert (problem["code"], problem["field"]) == ("invalid", field), problem
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/v1/evidence/search", {"query": "passport", "k": True}, "k"),
+        ("/v1/context", {"question": "When?", "evidence_k": False}, "evidence_k"),
+        ("/v1/evidence/search", {"query": "passport", "k": "5"}, "k"),
+    ],
+)
+def test_a_count_that_is_not_a_json_integer_is_refused_naming_it(
+    http: TestClient[Litestar], api_tenant: ApiTenant, path: str, body: Any, field: str
+) -> None:
+    _refused(http.post(path, json=body, headers=api_tenant.headers), field)
+
+
+def test_ids_in_bodies_carry_the_id_pattern(schemas: dict[str, Any]) -> None:
+    episode = schemas["EpisodeBody"]["properties"]
+    assert episode["subjects"] == {"type": "array", "items": ID_SCHEMA, "maxItems": 100}
+    assert episode["session_id"] == {"anyOf": [ID_SCHEMA, {"type": "null"}]}
+    assert episode["id"] == {"anyOf": [ID_SCHEMA, {"type": "null"}]}
+    bare_id = {"type": "string", "pattern": IDENTIFIER_PATTERN}
+    search = schemas["SearchRequest"]["properties"]
+    assert search["session_id"] == {"anyOf": [bare_id, {"type": "null"}]}
+    assert search["subject"] == {"anyOf": [bare_id, {"type": "null"}]}
+    context = schemas["ContextRequest"]["properties"]
+    assert context["attributes"] == {
+        "anyOf": [{"type": "array", "items": bare_id, "maxItems": 50}, {"type": "null"}]
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"subjects": ["mira", "not an id"]}, "subjects.1"),
+        ({"session_id": "s/1"}, "session_id"),
+    ],
+)
+def test_an_id_with_a_bad_character_in_a_body_is_refused_as_its_schema_says(
+    http: TestClient[Litestar],
+    api_tenant: ApiTenant,
+    schemas: dict[str, Any],
+    body: dict[str, Any],
+    field: str,
+) -> None:
+    [name] = body
+    assert f'"pattern": "{IDENTIFIER_PATTERN}"' in json.dumps(
+        schemas["EpisodeBody"]["properties"][name]
+    )
+    episode = {"occurred_at": "2026-05-01T09:00:00Z", "text": "Mira moved.", **body}
+    _refused(http.post("/v1/episodes", json=episode, headers=api_tenant.headers), field)
+
+
+def test_the_conflict_filters_carry_the_id_pattern_and_the_server_keeps_it(
+    http: TestClient[Litestar], api_tenant: ApiTenant
+) -> None:
+    parameters = _parameters(http, "get", "/v1/conflicts")
+    for name in ("subject", "attribute"):
+        assert parameters[name]["schema"]["pattern"] == IDENTIFIER_PATTERN, name
+        response = http.get("/v1/conflicts", params={name: "a b"}, headers=api_tenant.headers)
+        _refused(response, name)
+
+
+def test_every_body_refuses_unknown_fields_in_the_document_and_on_the_wire(
+    http: TestClient[Litestar], api_tenant: ApiTenant, schemas: dict[str, Any]
+) -> None:
+    for name in BODIES:
+        assert schemas[name]["additionalProperties"] is False, name
+    body = {"query": "passport", "colour": "blue"}
+    _refused(http.post("/v1/evidence/search", json=body, headers=api_tenant.headers), "colour")
+
+
+def test_a_retraction_names_exactly_one_fact_in_the_document_and_on_the_wire(
+    http: TestClient[Litestar], api_tenant: ApiTenant, schemas: dict[str, Any]
+) -> None:
+    retract = schemas["RetractBody"]
+    assert retract["oneOf"] == [{"required": ["fact_id"]}, {"required": ["valid_from"]}]
+    assert retract["properties"] == {
+        "fact_id": {"type": "string", "format": "uuid"},
+        "valid_from": {"type": "string", "format": "date-time"},
+    }
+    path = "/v1/facts/mira/passport_deadline/retract"
+    both = {"fact_id": "3f1c1a52-8a4b-4d5e-9f53-2d7a0b9e6c11", "valid_from": "2026-05-01T00:00:00Z"}
+    for body, field in [
+        ({}, "fact_id"),
+        (both, "fact_id"),
+        ({"fact_id": None}, "fact_id"),
+        ({"valid_from": None}, "valid_from"),
+        ({"fact_id": "not-a-uuid"}, "fact_id"),
+    ]:
+        _refused(http.post(path, json=body, headers=api_tenant.headers), field)
+    named = http.post(path, json={"fact_id": both["fact_id"]}, headers=api_tenant.headers)
+    assert named.status_code == 404, named.text
+
+
+def test_source_ranks_are_keyed_by_episode_kind_in_the_document_and_on_the_wire(
+    http: TestClient[Litestar], api_tenant: ApiTenant, schemas: dict[str, Any]
+) -> None:
+    ranks = schemas["AttributeDeclaration"]["properties"]["source_ranks"]
+    assert ranks == {
+        "anyOf": [
+            {
+                "type": "object",
+                "propertyNames": {"enum": EPISODE_KINDS},
+                "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 100},
+            },
+            {"type": "null"},
+        ],
+        "description": "Override of the source ranks source_precedence compares, by episode"
+        " kind (unnamed kinds keep their default rank)",
+    }
+    path, headers = "/v1/attributes/home_city", api_tenant.headers
+    declaration: dict[str, Any] = {"value_type": "string", "on_equal_start": "source_precedence"}
+    refused = http.put(path, json={**declaration, "source_ranks": {"rumour": 1}}, headers=headers)
+    _refused(refused, "source_ranks.rumour.[key]")
+    boolean = http.put(path, json={**declaration, "source_ranks": {"file": True}}, headers=headers)
+    _refused(boolean, "source_ranks.file")
+    kept = http.put(path, json={**declaration, "source_ranks": {"file": 7}}, headers=headers)
+    assert kept.status_code == 200, kept.text
+    assert kept.json()["source_ranks"] == {"file": 7}
+
+
+def test_the_time_alias_and_the_clock_header_say_when_they_are_refused(
+    http: TestClient[Litestar],
+) -> None:
+    parameters = _parameters(http, "get", "/v1/facts/{subject}/{attribute}")
+    assert "a request with both is refused (422, field at)" in parameters["at"]["description"]
+    clock = parameters["X-SGAM-Now"]
+    assert clock["required"] is False
+    assert clock["description"].startswith(
+        "Honoured only when the server is configured to allow it"
+        " (SGAM_ALLOW_CLOCK_HEADER=true; off by default)"
+    )
+
+
+def test_options_lists_every_method_of_a_path_with_several(
+    http: TestClient[Litestar], api_tenant: ApiTenant
+) -> None:
+    response = http.options("/v1/episodes/ep-1", headers=api_tenant.headers)
+    assert response.status_code == 204, response.text
+    assert response.headers["allow"] == "DELETE, GET, OPTIONS"

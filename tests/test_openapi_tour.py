@@ -1,0 +1,292 @@
+"""Every call with real data, each answer checked against the OpenAPI document.
+
+A tour makes every call of the design (facts, a conflict, evidence, erasures, whole-request
+failures) as explicit schemathesis cases through the suite's test client, and asks each path
+with several methods for its ``OPTIONS``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import schemathesis
+from litestar import Litestar
+from litestar.testing import TestClient
+from schemathesis.specs.openapi.checks import allow_header_conformance
+
+from tests.conftest import ApiTenant
+from tests.openapi_helpers import ANSWER_CHECKS, DESIGN_ROUTES, load_contract, send, served_document
+
+
+@pytest.fixture(scope="module")
+def contract(http: TestClient[Litestar]) -> schemathesis.BaseSchema:
+    """The document the running app serves, as schemathesis loads it."""
+    return load_contract(served_document(http))
+
+
+class Tour:
+    """Calls made as explicit schemathesis cases, each answer checked against the document."""
+
+    def __init__(self, contract: schemathesis.BaseSchema, http: TestClient[Litestar]) -> None:
+        self.contract = contract
+        self.http = http
+        self.visited: set[tuple[str, str]] = set()
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        expect: int,
+        headers: dict[str, str],
+        path_parameters: dict[str, Any] | None = None,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        raw: bytes | None = None,
+    ) -> Any:
+        """Send one call, assert its status and that the document describes the answer."""
+        operation = self.contract[path][method.lower()]
+        case = operation.Case(
+            path_parameters=path_parameters, query=query, **({} if body is None else {"body": body})
+        )
+        if raw is None:
+            response = send(self.http, case, headers)
+        else:
+            request = case.as_transport_kwargs(base_url=str(self.http.base_url), headers=headers)
+            response = self.http.request(
+                method,
+                request["url"],
+                headers={**request["headers"], "Content-Type": "application/json"},
+                content=raw,
+            )
+        assert response.status_code == expect, response.text
+        case.validate_response(response, checks=ANSWER_CHECKS)
+        self.visited.add((method, path))
+        content_type = response.headers["content-type"]
+        return response.json() if "json" in content_type else response.text
+
+    def options(self, path: str, *, headers: dict[str, str], **path_parameters: Any) -> None:
+        """``OPTIONS`` on a documented path: its ``Allow`` lists exactly the path's methods."""
+        operations = self.contract[path]
+        case = next(iter(operations.values())).Case(path_parameters=path_parameters)
+        request = case.as_transport_kwargs(base_url=str(self.http.base_url), headers=headers)
+        response = self.http.options(request["url"], headers=request["headers"])
+        assert response.status_code == 204, response.text
+        case.validate_response(response, checks=[allow_header_conformance])
+
+
+EXAMPLE_PATH_PARAMETERS: dict[str, dict[str, Any]] = {
+    "/v1/episodes/{episode_id}": {"episode_id": "ep-1"},
+    "/v1/subjects/{subject}": {"subject": "mira"},
+    "/v1/facts/{subject}/{attribute}": {"subject": "mira", "attribute": "passport_deadline"},
+    "/v1/attributes/{attribute}": {"attribute": "passport_deadline"},
+    "/v1/admin/keys/{key_id}": {"key_id": "3f1c1a52-8a4b-4d5e-9f53-2d7a0b9e6c11"},
+    "/v1/episodes": {},
+}
+"""Paths whose ``OPTIONS`` answer the tour checks, one of each shape (several methods, one)."""
+
+
+def _candidate(value: str, evidence: str, *, valid_from: str) -> dict[str, Any]:
+    return {
+        "subject": "mira",
+        "attribute": "passport_deadline",
+        "change": "new",
+        "value": value,
+        "evidence": evidence,
+        "valid_from": valid_from,
+    }
+
+
+def test_every_call_with_real_data_answers_as_documented(
+    contract: schemathesis.BaseSchema,
+    http: TestClient[Litestar],
+    api_tenant: ApiTenant,
+    admin: dict[str, str],
+) -> None:
+    tour, key = Tour(contract, http), api_tenant.headers
+    fact_path = "/v1/facts/{subject}/{attribute}"
+    mira = {"subject": "mira", "attribute": "passport_deadline"}
+    start = "2026-05-01T00:00:00Z"
+
+    tour.call(
+        "PUT",
+        "/v1/attributes/{attribute}",
+        expect=200,
+        headers=key,
+        path_parameters={"attribute": "passport_deadline"},
+        body={"value_type": "date", "description": "when Mira's passport must be renewed"},
+    )
+    tour.call("GET", "/v1/attributes", expect=200, headers=key)
+    tour.call("GET", "/v1/memory-update-schema", expect=200, headers=key)
+    first = tour.call(
+        "POST",
+        "/v1/episodes",
+        expect=200,
+        headers=key,
+        body={
+            "id": "ep-1",
+            "occurred_at": "2026-05-01T09:00:00+02:00",
+            "text": "Mira: my passport deadline is 2026-09-01.",
+            "subjects": ["mira"],
+            "metadata": {"channel": "chat"},
+            "updates": [
+                _candidate("2026-09-01", "my passport deadline is 2026-09-01", valid_from=start)
+            ],
+        },
+    )
+    assert [result["status"] for result in first["results"]] == ["written"]
+    tour.call(
+        "POST",
+        "/v1/episodes/batch",
+        expect=200,
+        headers=key,
+        body={
+            "episodes": [
+                {
+                    "id": "ep-2",
+                    "occurred_at": "2026-05-02T09:00:00Z",
+                    "text": "Mira: no, the deadline is 2026-10-01.",
+                    "subjects": ["mira"],
+                    "session_id": "s-1",
+                },
+                {"id": "ep-3", "occurred_at": "2026-05-03T09:00:00Z", "text": "Mira moved."},
+            ]
+        },
+    )
+    challenged = tour.call(
+        "POST",
+        "/v1/episodes/{episode_id}/updates",
+        expect=200,
+        headers=key,
+        path_parameters={"episode_id": "ep-2"},
+        body={
+            "candidates": [_candidate("2026-10-01", "the deadline is 2026-10-01", valid_from=start)]
+        },
+    )
+    [conflict] = challenged["results"]
+    assert conflict["status"] == "conflict", conflict
+    tour.call(
+        "GET",
+        "/v1/episodes/{episode_id}",
+        expect=200,
+        headers=key,
+        path_parameters={"episode_id": "ep-1"},
+    )
+    fact = tour.call("GET", fact_path, expect=200, headers=key, path_parameters=mira)
+    assert fact["value"] == "2026-09-01", fact
+    tour.call(
+        "GET",
+        fact_path,
+        expect=404,
+        headers=key,
+        path_parameters=mira,
+        query={"valid_at": "2020-01-01T00:00:00Z"},
+    )
+    tour.call("GET", f"{fact_path}/history", expect=200, headers=key, path_parameters=mira)
+    tour.call("GET", "/v1/subjects", expect=200, headers=key, query={"limit": 1})
+    tour.call(
+        "GET",
+        "/v1/subjects/{subject}/profile",
+        expect=200,
+        headers=key,
+        path_parameters={"subject": "mira"},
+        query={"known_at": "2026-05-02T00:00:00Z"},
+    )
+    tour.call(
+        "GET",
+        "/v1/subjects/{subject}/export",
+        expect=200,
+        headers=key,
+        path_parameters={"subject": "mira"},
+    )
+    conflicts = tour.call("GET", "/v1/conflicts", expect=200, headers=key)
+    assert [c["conflict_id"] for c in conflicts["conflicts"]] == [conflict["conflict_id"]]
+    tour.call(
+        "POST",
+        "/v1/conflicts/{conflict_id}/resolve",
+        expect=200,
+        headers=key,
+        path_parameters={"conflict_id": conflict["conflict_id"]},
+        body={"choose": "challenger"},
+    )
+    tour.call(
+        "POST",
+        "/v1/evidence/search",
+        expect=200,
+        headers=key,
+        body={"query": "passport deadline", "subject": "mira", "k": 3},
+    )
+    tour.call(
+        "POST",
+        "/v1/context",
+        expect=200,
+        headers=key,
+        body={"question": "When is Mira's passport deadline?", "subject": "mira"},
+    )
+    tour.call(
+        "POST",
+        f"{fact_path}/expire",
+        expect=200,
+        headers=key,
+        path_parameters=mira,
+        body={"at": "2026-06-01T00:00:00Z", "source_episode_id": "ep-3"},
+    )
+    current = tour.call(
+        "GET", f"{fact_path}/history", expect=200, headers=key, path_parameters=mira
+    )
+    tour.call(
+        "POST",
+        f"{fact_path}/retract",
+        expect=200,
+        headers=key,
+        path_parameters=mira,
+        body={"fact_id": current[-1]["fact_id"]},
+    )
+    tour.call(
+        "DELETE",
+        "/v1/episodes/{episode_id}",
+        expect=200,
+        headers=key,
+        path_parameters={"episode_id": "ep-3"},
+    )
+    tour.call(
+        "DELETE",
+        "/v1/subjects/{subject}",
+        expect=200,
+        headers=key,
+        path_parameters={"subject": "mira"},
+    )
+
+    # Whole-request failures, each as problem+json.
+    tour.call("GET", "/v1/attributes", expect=401, headers={})
+    tour.call("GET", "/v1/attributes", expect=401, headers={"Authorization": "Bearer sgam_nope"})
+    tour.call("POST", "/v1/evidence/search", expect=400, headers=key, raw=b"{not json")
+    tour.call("POST", "/v1/evidence/search", expect=413, headers=key, raw=b" " * (300 * 1024))
+    tour.call("POST", "/v1/evidence/search", expect=422, headers=key, body={"query": ""})
+
+    tenant = f"{api_tenant.name}-tour"
+    tour.call("POST", "/v1/admin/tenants", expect=201, headers=admin, body={"tenant_id": tenant})
+    tour.call("POST", "/v1/admin/tenants", expect=409, headers=admin, body={"tenant_id": tenant})
+    issued = tour.call(
+        "POST",
+        "/v1/admin/tenants/{tenant}/keys",
+        expect=201,
+        headers=admin,
+        path_parameters={"tenant": tenant},
+    )
+    tour.call(
+        "DELETE",
+        "/v1/admin/keys/{key_id}",
+        expect=200,
+        headers=admin,
+        path_parameters={"key_id": issued["key_id"]},
+    )
+    tour.call("POST", "/v1/admin/tenants", expect=401, headers=key, body={"tenant_id": "x"})
+    for path, parameters in EXAMPLE_PATH_PARAMETERS.items():
+        tour.options(path, headers=admin if path.startswith("/v1/admin/") else key, **parameters)
+    tour.call("GET", "/healthz", expect=200, headers={})
+    tour.call("GET", "/readyz", expect=200, headers={})
+    tour.call("GET", "/metrics", expect=200, headers={})
+
+    assert tour.visited == DESIGN_ROUTES

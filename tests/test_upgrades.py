@@ -1,0 +1,300 @@
+"""Upgrades: a history written at any older schema version survives every later migration and
+reads, and is written to, through the store as if it had been written by the latest code.
+
+The history is plain SQL, valid at the version it is written at: a table that does not exist
+yet is left out, and a row keeps only the columns its table has then (under the names of
+then). Migration 0004 numbers the writes it finds in the order they arrived.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+from uuid import UUID
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from store.clock import ManualClock
+from store.database import temporary_database
+from store.errors import NotFound
+from store.migrate import available_migrations, migrate
+from store.models import Fact
+from store.service import MemoryStore, open_store
+from tests.conftest import ts
+
+LATEST = available_migrations()[-1].version
+OLDER = range(1, LATEST)
+
+SECRET = "s" * 43
+KEY_ID = UUID(int=0xABC)
+API_KEY = f"sgam_{KEY_ID.hex}_{SECRET}"
+
+JAN1, MAR1, JUN1 = (ts(f"2026-0{month}-01T00:00:00Z") for month in (1, 3, 6))
+T1, T2, T3, T4 = (ts(f"2026-0{month}-10T00:00:00Z") for month in (1, 2, 3, 4))
+"""When the four episodes, and the writes they caused, arrived."""
+OSLO, BLUE, NICK, BERGEN, TROMSO = (UUID(int=n) for n in (1, 3, 5, 7, 11))
+EXPIRY = UUID(int=9)
+
+WRITE_ORDER = {UUID(int=n): order for order, n in enumerate((2, 4, 5, 8, 9, 10, 12, 13), 1)}
+"""Each version's and the expiry's ``write_order`` as the store gives it, from 0004 on."""
+
+# Migration 0007 renamed these columns; before it they had the names on the right.
+RENAMED_IN_7 = {
+    ("episodes", "id"): "episode_id",
+    ("conflicts", "value"): "challenger_value",
+    ("conflicts", "source_episode_id"): "challenger_episode_id",
+    ("conflicts", "source_kind"): "challenger_kind",
+}
+# Columns a later migration added with a default; rows written before have none.
+ADDED_LATER = {"source_ranks", "disputed", "resolved_fact_id", "facts_retracted"}
+
+
+def _rows(columns: str, *values: tuple[Any, ...], **same: Any) -> list[dict[str, Any]]:
+    """Rows of ``columns`` (space-separated) with these values, each with ``same`` too."""
+    return [dict(zip(columns.split(), row, strict=True)) | same for row in values]
+
+
+def _hash(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+_VERSION = (
+    "version_id fact_id attribute value valid_from valid_to recorded_at retired_at supersedes"
+    " ended_by ended_by_kind source_episode_id"
+)
+_CITED: dict[str, Any] = {"tenant_id": "acme", "subject": "mira", "source_kind": "message"}
+_CITED |= {"evidence": "quoted", "evidence_verified": True}
+"""What every fact version and conflict of the history has in common."""
+_EPISODE_TEXTS = (
+    "Mira lives in Oslo; the blue team.",
+    "Mira has lived in Bergen since New Year.",
+    "Mira leaves the blue team in June.",
+    "Mira moved to Tromso in March.",
+)
+
+
+def history(version: int) -> dict[str, list[dict[str, Any]]]:
+    """Mira's city and team as the store writes them: Oslo; Bergen from the same start, first a
+    conflict, then chosen over Oslo; the team expired in June; Tromso from March. From 0003 on,
+    a vector; from 0004, a nickname retracted; from 0006, an API key.
+
+    Fact versions are listed latest first: inserted so, their physical order is not arrival order.
+    """
+    team = Jsonb("blue")
+    versions: list[tuple[Any, ...]] = [
+        (UUID(int=13), TROMSO, "city", Jsonb("Tromso"), MAR1, None, T4, None, BERGEN, None, None),
+        (UUID(int=12), BERGEN, "city", Jsonb("Bergen"), JAN1, MAR1, T4, None, OSLO, TROMSO, "fact"),
+        (UUID(int=10), BLUE, "team", team, JAN1, JUN1, T3, None, None, EXPIRY, "expiry"),
+        (UUID(int=8), BERGEN, "city", Jsonb("Bergen"), JAN1, None, T3, T4, OSLO, None, None),
+        (UUID(int=4), BLUE, "team", team, JAN1, None, T1, T3, None, None, None),
+        (UUID(int=2), OSLO, "city", Jsonb("Oslo"), JAN1, None, T1, T3, None, None, None),
+    ]
+    sources = {OSLO: "e1", BLUE: "e1", NICK: "e1", BERGEN: "e2", TROMSO: "e4"}
+    if version >= 4:
+        nickname = Jsonb("Mimi")
+        versions.append((UUID(int=5), NICK, "nickname", nickname, JAN1, None, T1, T2, *[None] * 3))
+    # From 0004 on the store numbers its writes as they arrive (``WRITE_ORDER``).
+    numbered = version >= 4
+    found = {
+        "tenants": _rows("tenant_id created_at", ("acme", JAN1)),
+        "attributes": _rows(
+            "attribute value_type created_at updated_at",
+            *((name, "string", JAN1, JAN1) for name in ("city", "team", "nickname")),
+            tenant_id="acme",
+        ),
+        "episodes": _rows(
+            "id occurred_at recorded_at text content_hash",
+            *(
+                (f"e{n}", at, at, text, _hash(text))
+                for n, (at, text) in enumerate(
+                    zip((T1, T2, T3, T4), _EPISODE_TEXTS, strict=True), start=1
+                )
+            ),
+            tenant_id="acme",
+            kind="message",
+            subjects=["mira"],
+        ),
+        "fact_versions": [
+            row | ({"write_order": WRITE_ORDER[row["version_id"]]} if numbered else {})
+            for row in _rows(
+                _VERSION, *((*row, sources[row[1]]) for row in versions), **_CITED, schema_version=1
+            )
+        ],
+        "expiries": _rows(
+            "tenant_id expiry_id subject attribute at source_episode_id recorded_at",
+            ("acme", EXPIRY, "mira", "team", JUN1, "e3", T3),
+            **({"write_order": WRITE_ORDER[EXPIRY]} if numbered else {}),
+        ),
+        "conflicts": _rows(
+            "conflict_id incumbent_fact_id value source_episode_id created_at resolved_at"
+            " resolved_fact_id valid_from attribute policy",
+            (UUID(int=6), OSLO, Jsonb("Bergen"), "e2", T2, T3, BERGEN, JAN1, "city", "reject"),
+            **_CITED | {"status": "resolved", "resolution": "challenger"},
+        ),
+        "tombstones": _rows(
+            "tombstone_id target target_hash erased_at episodes_deleted episodes_stubbed"
+            " fact_versions_deleted conflicts_deleted expiries_deleted",
+            (UUID(int=99), "subject", _hash("ghost"), T2, 1, 0, 2, 0, 0),
+            tenant_id="acme",
+        ),
+    }
+    if version >= 3:
+        vector = "[" + ",".join(["0.5"] * 384) + "]"
+        found["episode_vectors"] = _rows(
+            "tenant_id episode_id model embedding created_at",
+            ("acme", "e1", "all-MiniLM-L6-v2", vector, T1),
+        )
+    if version >= 4:
+        found["retractions"] = _rows(
+            "tenant_id fact_id subject attribute retracted_at",
+            ("acme", NICK, "mira", "nickname", T2),
+        )
+    if version >= 6:
+        found["api_keys"] = _rows(
+            "key_id tenant_id created_at secret_hash",
+            (KEY_ID, "acme", T1, hashlib.sha256(SECRET.encode()).digest()),
+        )
+    return found
+
+
+def _columns(conn: psycopg.Connection[Any], table: str) -> set[str]:
+    rows = conn.execute(
+        "SELECT column_name FROM information_schema.columns"
+        " WHERE table_schema = 'public' AND table_name = %(table)s",
+        {"table": table},
+    )
+    return {str(row[0]) for row in rows}
+
+
+def write_history(conn: psycopg.Connection[Any], version: int) -> None:
+    """Insert ``history(version)`` with SQL valid at ``version`` (the database's schema)."""
+    with conn.transaction():
+        for table, rows in history(version).items():
+            present = _columns(conn, table)
+            for row in rows:
+                named = {
+                    RENAMED_IN_7.get((table, column), column) if version < 7 else column: value
+                    for column, value in row.items()
+                }
+                assert set(named) - present <= ADDED_LATER, (table, set(named) - present)
+                kept = {column: value for column, value in named.items() if column in present}
+                conn.execute(
+                    sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(
+                        sql.Identifier(table),
+                        sql.SQL(", ").join(map(sql.Identifier, kept)),
+                        sql.SQL(", ").join(map(sql.Placeholder, kept)),
+                    ),
+                    kept,
+                )
+        if version >= 4:  # the sequence numbers on after the store's writes
+            conn.execute("SELECT setval('write_order', %(last)s)", {"last": len(WRITE_ORDER)})
+
+
+def _table_rows(conn: psycopg.Connection[Any]) -> dict[str, list[dict[str, Any]]]:
+    """Every row of every table of tenant data, keyed by the latest column names."""
+    found = {}
+    tables = conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        " AND tablename <> 'schema_migrations'"
+    )
+    for (table,) in tables.fetchall():
+        with conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(table)))
+            found[table] = sorted(cur.fetchall(), key=repr)
+    return found
+
+
+@pytest.fixture
+def upgraded(server_conninfo: str, request: pytest.FixtureRequest) -> Iterator[tuple[int, str]]:
+    """The history written at the test's version, every row checked to survive the migrations
+    after it; the version and the upgraded database."""
+    version: int = request.param
+    with temporary_database(server_conninfo) as info:
+        with psycopg.connect(info) as conn:
+            migrate(conn, target=version)
+            write_history(conn, version)
+            before = _table_rows(conn)
+            applied = migrate(conn)
+            after = _table_rows(conn)
+        assert [m.version for m in applied] == list(range(version + 1, LATEST + 1))
+        for table, rows in before.items():
+            assert rows, table
+            renamed = {old: new for (where, new), old in RENAMED_IN_7.items() if where == table}
+            latest = renamed if version < 7 else {}
+            kept = [{c: row[latest.get(c, c)] for c in rows[0]} for row in after[table]]
+            assert sorted(kept, key=repr) == rows, table
+        yield version, info
+
+
+def _windows(facts: list[Fact]) -> list[tuple[Any, ...]]:
+    return [
+        (f.fact_id, f.value, f.valid_from, f.valid_to, f.recorded_at, f.retired_at) for f in facts
+    ]
+
+
+@pytest.mark.parametrize("upgraded", OLDER, indirect=True, ids=lambda v: f"from-{v:04d}")
+def test_a_history_written_at_an_older_version_reads_and_writes_after_upgrading(
+    upgraded: tuple[int, str],
+) -> None:
+    version, conninfo = upgraded
+    clock = ManualClock(ts("2026-05-01T00:00:00Z"))
+    with open_store(conninfo, clock=clock) as store:
+        _check_reads(store, version)
+        # A write replays the key's log in arrival order: without Tromso, Bergen (chosen over
+        # Oslo at the same start) holds from New Year on; in table order it would be Oslo.
+        retracted = store.facts.retract("acme", "mira", "city", fact_id=TROMSO)
+        assert retracted.status == "retracted"
+        assert _windows([store.facts.current("acme", "mira", "city")]) == [
+            (BERGEN, "Bergen", JAN1, None, clock(), None)
+        ]
+
+
+def _check_reads(store: MemoryStore, version: int) -> None:
+    assert _windows(store.facts.history("acme", "mira", "city")) == [
+        (OSLO, "Oslo", JAN1, None, T1, T3),
+        (BERGEN, "Bergen", JAN1, None, T3, T4),
+        (BERGEN, "Bergen", JAN1, MAR1, T4, None),
+        (TROMSO, "Tromso", MAR1, None, T4, None),
+    ]
+    assert store.facts.at("acme", "mira", "city", valid_at=T2, known_at=T2).value == "Oslo"
+    assert store.facts.current("acme", "mira", "city").value == "Tromso"
+    assert _windows([store.facts.current("acme", "mira", "team")]) == [
+        (BLUE, "blue", JAN1, JUN1, T3, None)
+    ]
+    with pytest.raises(NotFound):
+        store.facts.current("acme", "mira", "nickname")
+    assert store.episodes.get("acme", "e2").text == _EPISODE_TEXTS[1]
+    [conflict] = store.conflicts.list("acme", status="resolved").conflicts
+    assert (conflict.conflict_id, conflict.incumbent_fact_id) == (UUID(int=6), OSLO)
+    assert store.admin.authenticate(API_KEY) == ("acme" if version >= 6 else None)
+
+
+def test_0004_numbers_old_writes_in_arrival_order_not_table_order(server_conninfo: str) -> None:
+    with temporary_database(server_conninfo) as info, psycopg.connect(info) as conn:
+        migrate(conn, target=3)
+        write_history(conn, 3)
+        # Move the oldest version to the end of the table as well.
+        conn.execute("UPDATE fact_versions SET evidence = evidence WHERE version_id = %(id)s",
+                     {"id": UUID(int=2)})  # fmt: skip
+        conn.commit()
+        migrate(conn, target=4)
+        numbered = conn.execute(
+            "SELECT version_id, write_order FROM fact_versions"
+            " UNION ALL SELECT expiry_id, write_order FROM expiries ORDER BY 2"
+        ).fetchall()
+        after = conn.execute(
+            "INSERT INTO expiries (tenant_id, expiry_id, subject, attribute, at,"
+            " source_episode_id, recorded_at) VALUES ('acme', %(id)s, 'mira', 'city', %(at)s,"
+            " 'e4', %(at)s) RETURNING write_order",
+            {"id": UUID(int=100), "at": T4},
+        ).fetchone()
+    # By system time; at one instant by valid time, then id. New writes number on from there.
+    assert numbered == [
+        (UUID(int=n), order) for order, n in enumerate((2, 4, 8, 10, 9, 12, 13), start=1)
+    ]
+    assert after == (8,)
