@@ -14,12 +14,14 @@ Prints a table and writes ``evals/results/row_security.json``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import platform
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,6 +40,8 @@ TENANT = "bench"
 SUBJECT = "mira"
 ATTRIBUTES = [f"attribute_{n:02d}" for n in range(42)]
 OTHER_SUBJECTS = 2_000
+_WRITES_FROM = datetime(2026, 7, 1, tzinfo=UTC)
+"""Each timed write starts its value a minute after the last: a new version, never a conflict."""
 MODEL = "bench-random"
 DIMENSIONS = 384
 
@@ -85,9 +89,10 @@ def _seed(store: MemoryStore) -> None:
         conn.autocommit = False
 
 
-def _calls(store: MemoryStore) -> dict[str, Callable[[], object]]:
+def _calls(store: MemoryStore, writes: Iterator[int]) -> dict[str, Callable[[], object]]:
+    """The timed calls on ``store``; writes number their versions from ``writes``, which both
+    pools share, so each write is a new version (a repeat would be ``unchanged`` and cheaper)."""
     query = _RandomVectors().embed(["q"])[0]
-    counter = iter(range(10**9))
 
     def search() -> object:
         return store.snapshots.read(
@@ -115,17 +120,20 @@ def _calls(store: MemoryStore) -> dict[str, Callable[[], object]]:
         )
 
     def write() -> object:
-        n = next(counter)
+        # A new value of a key of a subject its episode already names, spread over subjects.
+        n = next(writes)
+        k = 1 + n % (OTHER_SUBJECTS - 1)
         return store.facts.apply_updates(
             TENANT,
-            "e1",
+            f"e{k}",
             [
                 {
                     "evidence": "",
-                    "subject": f"writer_{n}",
-                    "attribute": ATTRIBUTES[0],
-                    "change": "new",
-                    "value": "x",
+                    "subject": f"subject_{k}",
+                    "attribute": ATTRIBUTES[n % 3],
+                    "change": "update",
+                    "value": f"w{n}",
+                    "valid_from": (_WRITES_FROM + timedelta(minutes=n)).isoformat(),
                 }
             ],
         )
@@ -163,7 +171,8 @@ def measure(rounds: int) -> dict[str, Any]:
                 for name, pool in pools.items()
             }
             _seed(stores["owner (no policy)"])
-            calls = {name: _calls(store) for name, store in stores.items()}
+            writes = itertools.count()
+            calls = {name: _calls(store, writes) for name, store in stores.items()}
             timings: dict[str, dict[str, list[float]]] = {name: {} for name in calls}
             for _ in range(rounds):
                 for case in calls["owner (no policy)"]:

@@ -49,20 +49,22 @@ BEGIN
 END
 $$;
 
+-- Only the pairs that changed, found by set difference (hashed, not element by element): an
+-- update that adds one subject to an episode naming many touches one row of episode_subjects.
 CREATE FUNCTION sgam_episode_subjects_updated() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     DELETE FROM episode_subjects AS es
     USING old_episodes AS o
-    JOIN new_episodes AS n ON n.tenant_id = o.tenant_id AND n.id = o.id
-    WHERE es.tenant_id = o.tenant_id AND es.episode_id = o.id
-      AND o.subjects IS DISTINCT FROM n.subjects
-      AND NOT es.subject = ANY (n.subjects);
+    JOIN new_episodes AS n ON n.tenant_id = o.tenant_id AND n.id = o.id,
+    LATERAL (SELECT unnest(o.subjects) EXCEPT SELECT unnest(n.subjects)) AS gone (subject)
+    WHERE o.subjects IS DISTINCT FROM n.subjects
+      AND es.tenant_id = o.tenant_id AND es.subject = gone.subject AND es.episode_id = o.id;
     INSERT INTO episode_subjects (tenant_id, subject, episode_id)
-    SELECT DISTINCT n.tenant_id, s.subject, n.id
+    SELECT n.tenant_id, added.subject, n.id
     FROM old_episodes AS o
     JOIN new_episodes AS n ON n.tenant_id = o.tenant_id AND n.id = o.id,
-    unnest(n.subjects) AS s (subject)
+    LATERAL (SELECT unnest(n.subjects) EXCEPT SELECT unnest(o.subjects)) AS added (subject)
     WHERE o.subjects IS DISTINCT FROM n.subjects
     ON CONFLICT DO NOTHING;
     RETURN NULL;
