@@ -122,7 +122,12 @@ def ask_episode(
 def add_subjects(
     conn: psycopg.Connection[Any], tenant_id: str, episode_id: str, subjects: Iterable[str]
 ) -> None:
-    """Note that the episode concerns ``subjects`` (a candidate citing it names one)."""
+    """Note that the episode concerns ``subjects`` (a candidate citing it names one).
+
+    Both places say it: the episode's list, and a pair each in ``episode_subjects`` (which the
+    insert trigger of migration 0014 fills for new episodes, and erasure empties).
+    """
+    params = {"tenant_id": tenant_id, "id": episode_id, "subjects": list(subjects)}
     conn.execute(
         """
         UPDATE episodes
@@ -132,7 +137,15 @@ def add_subjects(
         WHERE tenant_id = %(tenant_id)s AND id = %(id)s
           AND NOT subjects @> %(subjects)s::text[]
         """,
-        {"tenant_id": tenant_id, "id": episode_id, "subjects": list(subjects)},
+        params,
+    )
+    conn.execute(
+        """
+        INSERT INTO episode_subjects (tenant_id, subject, episode_id)
+        SELECT DISTINCT %(tenant_id)s, s, %(id)s FROM unnest(%(subjects)s::text[]) AS s
+        ON CONFLICT DO NOTHING
+        """,
+        params,
     )
 
 

@@ -100,6 +100,7 @@ def erase_subject(
         """,
         params,
     )
+    conn.execute("DELETE FROM episode_subjects " + by_subject, params)
     return _tombstone(
         conn,
         tenant_id,
@@ -206,12 +207,14 @@ def _remove_episodes(
         " WHERE tenant_id = %(tenant_id)s AND source_episode_id = ANY(%(episode_ids)s)",
         params,
     )
-    # A stub keeps no embedding either (deleted episodes take theirs along by cascade).
-    conn.execute(
-        "DELETE FROM episode_vectors"
-        " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(stubbed)s)",
-        params,
-    )
+    # A stub keeps no embedding nor subject either (deleted episodes take theirs along by
+    # cascade).
+    for table in ("episode_vectors", "episode_subjects"):
+        conn.execute(
+            f"DELETE FROM {table}"  # our own table names
+            " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(stubbed)s)",
+            params,
+        )
     stubbed = _count(
         conn,
         """

@@ -97,7 +97,6 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "api_keys_changed",
         "api_keys_truncated",
         "episodes_subjects_inserted",
-        "episodes_subjects_updated",
     }
     # The schema's own functions, not those of its extensions.
     assert _names(
@@ -110,7 +109,6 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "sgam_active_key",
         "sgam_key_tenant",
         "sgam_episode_subjects_inserted",
-        "sgam_episode_subjects_updated",
     }
     assert _columns(blank, "fact_versions") == [
         "tenant_id",

@@ -8,8 +8,10 @@
 -- * planning a question folds subject names with lower() (0009's index): the folded name is
 --   now a stored column, compared with plain equality;
 -- * an evidence search scoped to a subject tested `subjects @> ARRAY[...]` against the GIN
---   index: each (episode, subject) pair is now also a row of episode_subjects, kept in step
---   with episodes.subjects by the triggers below, and read by equality.
+--   index: each (episode, subject) pair is now also a row of episode_subjects, read by
+--   equality. The trigger below adds the pairs of new episodes; the store adds those of a
+--   candidate naming another subject, and erasure removes them, beside each change to
+--   episodes.subjects (a trigger on that hot row's update would hold its lock longer).
 
 ALTER TABLE fact_versions
     ADD COLUMN subject_folded text GENERATED ALWAYS AS (lower(subject)) STORED;
@@ -36,8 +38,8 @@ INSERT INTO episode_subjects (tenant_id, subject, episode_id)
 SELECT DISTINCT e.tenant_id, s.subject, e.id
 FROM episodes AS e, unnest(e.subjects) AS s (subject);
 
--- Statement triggers with transition tables: a COPY-fed insert of thousands of episodes adds
--- their pairs in one statement. They run as the writer, so the pairs pass the same policy.
+-- A statement trigger with a transition table: a COPY-fed insert of thousands of episodes adds
+-- their pairs in one statement. It runs as the writer, so the pairs pass the same policy.
 CREATE FUNCTION sgam_episode_subjects_inserted() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -49,31 +51,6 @@ BEGIN
 END
 $$;
 
--- Only the pairs that changed, found by set difference (hashed, not element by element): an
--- update that adds one subject to an episode naming many touches one row of episode_subjects.
-CREATE FUNCTION sgam_episode_subjects_updated() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    DELETE FROM episode_subjects AS es
-    USING old_episodes AS o
-    JOIN new_episodes AS n ON n.tenant_id = o.tenant_id AND n.id = o.id,
-    LATERAL (SELECT unnest(o.subjects) EXCEPT SELECT unnest(n.subjects)) AS gone (subject)
-    WHERE o.subjects IS DISTINCT FROM n.subjects
-      AND es.tenant_id = o.tenant_id AND es.subject = gone.subject AND es.episode_id = o.id;
-    INSERT INTO episode_subjects (tenant_id, subject, episode_id)
-    SELECT n.tenant_id, added.subject, n.id
-    FROM old_episodes AS o
-    JOIN new_episodes AS n ON n.tenant_id = o.tenant_id AND n.id = o.id,
-    LATERAL (SELECT unnest(n.subjects) EXCEPT SELECT unnest(o.subjects)) AS added (subject)
-    WHERE o.subjects IS DISTINCT FROM n.subjects
-    ON CONFLICT DO NOTHING;
-    RETURN NULL;
-END
-$$;
-
 CREATE TRIGGER episodes_subjects_inserted AFTER INSERT ON episodes
     REFERENCING NEW TABLE AS new_episodes
     FOR EACH STATEMENT EXECUTE FUNCTION sgam_episode_subjects_inserted();
-CREATE TRIGGER episodes_subjects_updated AFTER UPDATE ON episodes
-    REFERENCING OLD TABLE AS old_episodes NEW TABLE AS new_episodes
-    FOR EACH STATEMENT EXECUTE FUNCTION sgam_episode_subjects_updated();
