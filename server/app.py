@@ -30,10 +30,13 @@ from server.routes.attributes import attribute_routes
 from server.routes.common import provide_read_times
 from server.routes.conflicts import conflict_routes
 from server.routes.episodes import episode_routes
+from server.routes.experiences import experience_routes
 from server.routes.facts import fact_router
 from server.routes.health import health_routes
+from server.routes.procedures import procedure_routes
 from server.routes.retrieval import retrieval_routes
 from server.routes.subjects import subject_routes
+from server.routes.threads import thread_routes
 from server.settings import Settings
 from store.clock import Clock, wall_clock
 
@@ -67,6 +70,9 @@ def create_app(
             *subject_routes,
             *conflict_routes,
             *retrieval_routes,
+            *thread_routes,
+            *experience_routes,
+            *procedure_routes,
         ],
         guards=[tenant_guard],
         dependencies={

@@ -20,8 +20,11 @@ from store.api.conflicts import ConflictCalls
 from store.api.episodes import EpisodeCalls
 from store.api.erasure import ErasureCalls
 from store.api.facts import FactCalls
+from store.api.outcomes import OutcomeCalls
+from store.api.procedures import ProcedureCalls
 from store.api.snapshots import SnapshotCalls
 from store.api.subjects import SubjectCalls
+from store.api.threads import ThreadCalls
 from store.api.transactions import Transactions
 from store.clock import Clock, wall_clock
 from store.database import make_pool
@@ -31,13 +34,15 @@ from store.versions import IdFactory
 
 
 class MemoryStore:
-    """The temporal fact store over one connection pool, one attribute per capability.
+    """The memory store over one connection pool, one attribute per capability.
 
     ``admin``: tenants, API keys, the attribute schema. ``episodes``: the raw inputs.
     ``facts``: candidates, expiries, retractions and exact reads of a key. ``conflicts``:
     equal-start conflicts and their settlement. ``subjects``: profiles, the subject list,
     export, the read path's whole read. ``erasure``: the one path that deletes.
-    ``snapshots``: a request's reads in one consistent transaction.
+    ``snapshots``: a request's reads in one consistent transaction. ``threads``: working
+    memory, each thread's checkpoints. ``outcomes``: what came of episodes (episodic
+    memory). ``procedures``: procedural memory, approved versions active in scopes.
     """
 
     def __init__(
@@ -60,6 +65,9 @@ class MemoryStore:
         self.subjects = SubjectCalls(transactions)
         self.erasure = ErasureCalls(transactions)
         self.snapshots = SnapshotCalls(transactions)
+        self.threads = ThreadCalls(transactions)
+        self.outcomes = OutcomeCalls(transactions)
+        self.procedures = ProcedureCalls(transactions)
 
 
 @contextmanager

@@ -27,7 +27,10 @@ from server.client import (
     Unauthorized,
     Unavailable,
     calls,
+    episodic_calls,
+    procedure_calls,
     read_calls,
+    thread_calls,
 )
 from server.client.base import Route, Routes
 from server.problems import PROBLEM_MEDIA_TYPE, problem_response
@@ -65,6 +68,9 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "episode": calls.episode("e1"),
     "apply_updates": calls.apply_updates("e1", []),
     "erase_episode": calls.erase_episode("e1"),
+    "record_outcome": episodic_calls.record_outcome("e1", "succeeded"),
+    "outcome": episodic_calls.outcome("e1"),
+    "experiences": episodic_calls.experiences("a deploy"),
     "fact": calls.fact("mira", "tier"),
     "history": calls.history("mira", "tier"),
     "expire": calls.expire("mira", "tier", at="2026-06-01T00:00:00Z", source_episode_id="e1"),
@@ -77,6 +83,13 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "resolve_conflict": read_calls.resolve_conflict(UUID(int=1), "incumbent"),
     "search": read_calls.search("passport"),
     "context": read_calls.context("passport?"),
+    "write_checkpoint": thread_calls.write_checkpoint("t-1", expected_version=0),
+    "checkpoint": thread_calls.checkpoint("t-1", version=1),
+    "create_procedure": procedure_calls.create_procedure("triage", steps="look"),
+    "approve_procedure": procedure_calls.approve_procedure("triage", 1, approver="a", policy="p"),
+    "activate_procedure": procedure_calls.activate_procedure("triage", 1),
+    "roll_back_procedure": procedure_calls.roll_back_procedure("triage"),
+    "active_procedure": procedure_calls.active_procedure("triage", scope="eu"),
     "healthz": read_calls.healthz(),
     "readyz": read_calls.readyz(),
 }

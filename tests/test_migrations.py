@@ -47,6 +47,11 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "retractions",
         "api_keys",
         "episode_subjects",
+        "episode_outcomes",
+        "thread_checkpoints",
+        "procedures",
+        "procedure_versions",
+        "procedure_activations",
     }
     assert _names(
         blank,
@@ -62,6 +67,12 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "fact_versions_one_truth",
         "conflicts_resolution",
         "api_keys_revoked_after_created",
+        "procedure_versions_numbered",
+        "procedure_versions_body",
+        "procedure_versions_steps_length",
+        "procedure_versions_definition_object",
+        "procedure_versions_approval",
+        "procedure_activations_depth",
     }
     assert _names(
         blank,
@@ -86,6 +97,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "retractions_key",
         "api_keys_tenant",
         "episode_subjects_episode",
+        "episode_outcomes_current",
+        "procedure_versions_approved",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(

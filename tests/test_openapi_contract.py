@@ -34,7 +34,14 @@ REQUEST_BODIES = {
     ("POST", "/v1/facts/{subject}/{attribute}/retract"): "RetractBody",
     ("POST", "/v1/conflicts/{conflict_id}/resolve"): "ResolveBody",
     ("POST", "/v1/evidence/search"): "SearchRequest",
+    ("POST", "/v1/episodes/{episode_id}/outcome"): "OutcomeInput",
+    ("POST", "/v1/experiences/search"): "ExperienceRequest",
     ("POST", "/v1/context"): "ContextRequest",
+    ("POST", "/v1/procedures"): "ProcedureInput",
+    ("POST", "/v1/procedures/{name}/versions/{version}/approve"): "ApprovalInput",
+    ("POST", "/v1/procedures/{name}/versions/{version}/activate"): "ActivationInput",
+    ("POST", "/v1/procedures/{name}/rollback"): "RollbackInput",
+    ("PUT", "/v1/threads/{thread_id}/checkpoint"): "CheckpointWrite",
 }
 """The model each body-carrying call takes; every other call takes none."""
 
@@ -100,6 +107,7 @@ def test_request_bodies_reference_their_models(document: dict[str, Any]) -> None
 READ_ANSWERS = {
     ("POST", "/v1/evidence/search"): "SearchResult",
     ("POST", "/v1/context"): "ContextResult",
+    ("POST", "/v1/experiences/search"): "ExperienceResult",
 }
 """The read calls and the model each answers with."""
 
@@ -107,6 +115,28 @@ READ_ANSWER_FIELDS = {
     "SearchResult": ["results", "search"],
     "EvidenceItem": ["episode_id", "occurred_at", "kind", "session_id", "snippet", "score"],
     "SearchPlan": ["method", "scope_size", "scope_size_capped"],
+    "ExperienceResult": ["results", "experience_count", "search"],
+    "ExperienceItem": [
+        "episode_id",
+        "occurred_at",
+        "kind",
+        "session_id",
+        "snippet",
+        "score",
+        "outcome",
+        "experience",
+    ],
+    "EpisodeOutcome": [
+        "episode_id",
+        "revision",
+        "status",
+        "outcome_receipt_id",
+        "verified",
+        "human_intervened",
+        "budget_exhausted",
+        "recorded_at",
+        "observed",
+    ],
     "ContextResult": [
         "block",
         "citations",

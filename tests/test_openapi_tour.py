@@ -83,6 +83,7 @@ EXAMPLE_PATH_PARAMETERS: dict[str, dict[str, Any]] = {
     "/v1/attributes/{attribute}": {"attribute": "passport_deadline"},
     "/v1/admin/keys/{key_id}": {"key_id": "3f1c1a52-8a4b-4d5e-9f53-2d7a0b9e6c11"},
     "/v1/episodes": {},
+    "/v1/threads/{thread_id}/checkpoint": {"thread_id": "t-1"},
 }
 """Paths whose ``OPTIONS`` answer the tour checks, one of each shape (several methods, one)."""
 
@@ -217,6 +218,21 @@ def test_every_call_with_real_data_answers_as_documented(
         headers=key,
         body={"query": "passport deadline", "subject": "mira", "k": 3},
     )
+    ep_1 = {"episode_id": "ep-1"}
+    outcome = {"status": "succeeded", "outcome_receipt_id": "r-1", "verified": True}
+    path = "/v1/episodes/{episode_id}/outcome"
+    tour.call("POST", path, expect=200, headers=key, path_parameters=ep_1, body=outcome)
+    read = tour.call("GET", path, expect=200, headers=key, path_parameters=ep_1)
+    assert read["status"] == "succeeded", read
+    tour.call("GET", path, expect=404, headers=key, path_parameters={"episode_id": "ep-3"})
+    found = tour.call(
+        "POST",
+        "/v1/experiences/search",
+        expect=200,
+        headers=key,
+        body={"query": "passport deadline", "subject": "mira", "k": 3},
+    )
+    assert found["experience_count"] == 1, found
     tour.call(
         "POST",
         "/v1/context",
@@ -257,6 +273,93 @@ def test_every_call_with_real_data_answers_as_documented(
         headers=key,
         path_parameters={"subject": "mira"},
     )
+
+    checkpoint_path, thread = "/v1/threads/{thread_id}/checkpoint", {"thread_id": "t-1"}
+    tour.call("GET", checkpoint_path, expect=404, headers=key, path_parameters=thread)
+    written = tour.call(
+        "PUT",
+        checkpoint_path,
+        expect=200,
+        headers=key,
+        path_parameters=thread,
+        body={
+            "active_goal_id": "renew-passport",
+            "pending_dependency": "ep-2",
+            "state": {"step": 1},
+            "expected_version": 0,
+        },
+    )
+    assert written["version"] == 1, written
+    tour.call(
+        "PUT",
+        checkpoint_path,
+        expect=409,
+        headers=key,
+        path_parameters=thread,
+        body={"active_goal_id": None, "expected_version": 0},
+    )
+    tour.call(
+        "GET",
+        checkpoint_path,
+        expect=200,
+        headers=key,
+        path_parameters=thread,
+        query={"version": 1},
+    )
+
+    procedure = {"name": "renew-passport"}
+    version_path = "/v1/procedures/{name}/versions/{version}"
+    for version, steps in enumerate(("check the passport", "check the passport, then book"), 1):
+        tour.call(
+            "POST",
+            "/v1/procedures",
+            expect=201,
+            headers=key,
+            body={"name": "renew-passport", "steps": steps, "definition": {"tool": "calendar"}},
+        )
+        drafted = {**procedure, "version": version}
+        tour.call(
+            "POST",
+            f"{version_path}/activate",
+            expect=409,
+            headers=key,
+            path_parameters=drafted,
+            body={"scope": "eu"},
+        )
+        tour.call(
+            "POST",
+            f"{version_path}/approve",
+            expect=200,
+            headers=key,
+            path_parameters=drafted,
+            body={"approver": "ops:lena", "policy": "review", "evaluation_ref": None},
+        )
+        tour.call(
+            "POST",
+            f"{version_path}/activate",
+            expect=200,
+            headers=key,
+            path_parameters=drafted,
+            body={"scope": "eu"},
+        )
+    active_path = "/v1/procedures/{name}/active"
+    tour.call(
+        "GET",
+        active_path,
+        expect=200,
+        headers=key,
+        path_parameters=procedure,
+        query={"scope": "eu"},
+    )
+    tour.call(
+        "POST",
+        "/v1/procedures/{name}/rollback",
+        expect=200,
+        headers=key,
+        path_parameters=procedure,
+        body={"scope": "eu"},
+    )
+    tour.call("GET", active_path, expect=404, headers=key, path_parameters=procedure)
 
     # Whole-request failures, each as problem+json.
     tour.call("GET", "/v1/attributes", expect=401, headers={})

@@ -81,7 +81,8 @@ _EPISODE_TEXTS = (
 def history(version: int) -> dict[str, list[dict[str, Any]]]:
     """Mira's city and team as the store writes them: Oslo; Bergen from the same start, first a
     conflict, then chosen over Oslo; the team expired in June; Tromso from March. From 0003 on,
-    a vector; from 0004, a nickname retracted; from 0006, an API key.
+    a vector; from 0004, a nickname retracted; from 0006, an API key; from 0015, a
+    thread's checkpoint; from 0016, a procedure's versions and its activation.
 
     Fact versions are listed latest first: inserted so, their physical order is not arrival order.
     """
@@ -158,6 +159,26 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
         found["api_keys"] = _rows(
             "key_id tenant_id created_at secret_hash",
             (KEY_ID, "acme", T1, hashlib.sha256(SECRET.encode()).digest()),
+        )
+    if version >= 15:
+        found["thread_checkpoints"] = _rows(
+            "tenant_id thread_id version active_goal_id pending_dependency state written_at",
+            ("acme", "t-1", 1, "move-to-tromso", "e4", Jsonb({"step": 1}), T4),
+        )
+    if version >= 16:
+        found["procedures"] = _rows(
+            "tenant_id name latest_version created_at", ("acme", "move", 2, T1)
+        )
+        approval = ("ops", "review", None, T2)
+        found["procedure_versions"] = _rows(
+            "tenant_id name version steps definition created_at"
+            " approver policy evaluation_ref approved_at",
+            ("acme", "move", 1, "pack", None, T1, *approval),
+            ("acme", "move", 2, None, Jsonb({"step": "pack"}), T2, None, None, None, None),
+        )
+        found["procedure_activations"] = _rows(
+            "tenant_id name scope depth version approved_at activated_at",
+            ("acme", "move", "default", 1, 1, T2, T3),
         )
     return found
 
@@ -252,6 +273,10 @@ def test_a_history_written_at_an_older_version_reads_and_writes_after_upgrading(
         assert _windows([store.facts.current("acme", "mira", "city")]) == [
             (BERGEN, "Bergen", JAN1, None, clock(), None)
         ]
+        # An episode recorded before outcomes existed (0017) takes one and reads back with it.
+        outcome = store.outcomes.record("acme", "e4", {"status": "succeeded", "verified": True})
+        assert (outcome.revision, outcome.observed) == (1, True)
+        assert store.outcomes.current("acme", "e4") == outcome
 
 
 def _check_reads(store: MemoryStore, version: int) -> None:
@@ -272,6 +297,17 @@ def _check_reads(store: MemoryStore, version: int) -> None:
     [conflict] = store.conflicts.list("acme", status="resolved").conflicts
     assert (conflict.conflict_id, conflict.incumbent_fact_id) == (UUID(int=6), OSLO)
     assert store.admin.authenticate(API_KEY) == ("acme" if version >= 6 else None)
+    if version >= 15:
+        checkpoint = store.threads.read_checkpoint("acme", "t-1")
+        assert (checkpoint.version, checkpoint.active_goal_id, checkpoint.state) == (
+            1,
+            "move-to-tromso",
+            {"step": 1},
+        )
+    if version >= 16:
+        active = store.procedures.active("acme", "move")
+        assert (active.version, active.approver, active.rollback_target) == (1, "ops", None)
+        assert store.procedures.create("acme", {"name": "move", "steps": "unpack"}).version == 3
 
 
 def test_0004_numbers_old_writes_in_arrival_order_not_table_order(server_conninfo: str) -> None:

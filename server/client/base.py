@@ -16,7 +16,7 @@ from typing import Any, Generic, ParamSpec, Protocol, Self, TypeVar, overload
 
 import httpx
 
-from server.client import calls, read_calls
+from server.client import calls, episodic_calls, procedure_calls, read_calls, thread_calls
 from server.client.call import Call, Instant, instant
 from server.client.errors import error_from, is_problem
 from server.wire import CLOCK_HEADER, PROBLEM_MEDIA_TYPE
@@ -157,6 +157,9 @@ class Routes:
     episode = Route(calls.episode)
     apply_updates = Route(calls.apply_updates)
     erase_episode = Route(calls.erase_episode)
+    record_outcome = Route(episodic_calls.record_outcome)
+    outcome = Route(episodic_calls.outcome)
+    experiences = Route(episodic_calls.experiences)
 
     fact = Route(calls.fact)
     history = Route(calls.history)
@@ -173,6 +176,15 @@ class Routes:
 
     search = Route(read_calls.search)
     context = Route(read_calls.context)
+
+    write_checkpoint = Route(thread_calls.write_checkpoint)
+    checkpoint = Route(thread_calls.checkpoint)
+
+    create_procedure = Route(procedure_calls.create_procedure)
+    approve_procedure = Route(procedure_calls.approve_procedure)
+    activate_procedure = Route(procedure_calls.activate_procedure)
+    roll_back_procedure = Route(procedure_calls.roll_back_procedure)
+    active_procedure = Route(procedure_calls.active_procedure)
 
     healthz = Route(read_calls.healthz)
     readyz = Route(read_calls.readyz)

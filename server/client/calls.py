@@ -142,7 +142,8 @@ def record_batch(episodes: Sequence[EpisodeBody | Mapping[str, Any]]) -> Call[Ep
 
 def episode(episode_id: str) -> Call[Episode]:
     """One episode, as citations name it (an erased one is a stub without text)."""
-    return Call("GET", url_path("/v1/episodes/{}", episode_id), Episode.model_validate_json)
+    path = url_path("/v1/episodes/{}", episode_id)
+    return Call("GET", path, Episode.model_validate_json)
 
 
 def apply_updates(episode_id: str, candidates: Sequence[Candidate]) -> Call[CandidateResults]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from litestar import Response, Router, delete, get, post, route
 from litestar.enums import HttpMethod
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import JSONBody
 from litestar.types import ControllerRouterHandler
 
@@ -18,6 +19,7 @@ from server.bodies import (
 from server.metrics import count_results
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from store.models import Episode
+from store.outcomes import EpisodeOutcome, OutcomeInput
 from store.results import ErasureResult, UpdateResult
 
 
@@ -56,6 +58,21 @@ def read_episode(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> Ep
     return store.episodes.get(tenant_id, episode_id)
 
 
+@get("/outcome", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def read_outcome(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> EpisodeOutcome:
+    """What came of the episode: its current outcome (404 when none was recorded)."""
+    return store.outcomes.current(tenant_id, episode_id)
+
+
+@post("/outcome", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def record_outcome(
+    *, store: Store, tenant_id: TenantId, episode_id: PathId, data: JSONBody[OutcomeInput]
+) -> EpisodeOutcome:
+    """Record what came of the episode: it supersedes the episode's outcome, if any (kept as
+    history); the same outcome again changes nothing. An erased episode is 409."""
+    return store.outcomes.record(tenant_id, episode_id, data)
+
+
 @post(
     "/updates",
     status_code=200,
@@ -82,20 +99,40 @@ def erase_episode(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> E
     return store.erasure.erase_episode(tenant_id, episode_id)
 
 
-_EPISODE_METHODS = ", ".join(sorted({*read_episode.http_methods, *erase_episode.http_methods}))
+def _allow(*handlers: HTTPRouteHandler) -> dict[str, str]:
+    methods = sorted({method for handler in handlers for method in handler.http_methods})
+    return {"Allow": ", ".join([*methods, "OPTIONS"])}
+
+
+_EPISODE_ALLOW = _allow(read_episode, erase_episode)
+_OUTCOME_ALLOW = _allow(read_outcome, record_outcome)
 
 
 @route("/", http_method=HttpMethod.OPTIONS, include_in_schema=False, sync_to_thread=False)
 def episode_options() -> Response[None]:
     """The methods of one episode's path (Litestar's own answer, built for the first method
     registered on a path, never lists a method added to it later)."""
-    return Response(None, status_code=204, headers={"Allow": f"{_EPISODE_METHODS}, OPTIONS"})
+    return Response(None, status_code=204, headers=_EPISODE_ALLOW)
 
 
-# The options handler comes first, so that Litestar does not make its own for this path.
+@route("/outcome", http_method=HttpMethod.OPTIONS, include_in_schema=False, sync_to_thread=False)
+def outcome_options() -> Response[None]:
+    """The methods of an episode's outcome path (as ``episode_options``)."""
+    return Response(None, status_code=204, headers=_OUTCOME_ALLOW)
+
+
+# The options handlers come first, so that Litestar does not make its own for these paths.
 episode_router = Router(
     "/v1/episodes/{episode_id:str}",
-    route_handlers=[episode_options, read_episode, apply_updates, erase_episode],
+    route_handlers=[
+        episode_options,
+        outcome_options,
+        read_episode,
+        read_outcome,
+        apply_updates,
+        record_outcome,
+        erase_episode,
+    ],
 )
 
 episode_routes: list[ControllerRouterHandler] = [record_episode, record_batch, episode_router]

@@ -1,0 +1,105 @@
+"""Experience search: past episodes similar to a situation, each with what came of it.
+
+The episodes are found as evidence is (``search_evidence``), and their outcomes are read in the
+same snapshot. Only an episode with an observed outcome is experience (design, section 6): one
+without an outcome, or whose outcome is ``unknown``, is listed for its similarity but flagged
+``experience: false`` and never counted.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from retrieval.embeddings import Embedder
+from retrieval.evidence import EvidenceHit, SearchScope, search_evidence
+from retrieval.models import EvidenceItem, SearchPlan, SearchRequest
+from retrieval.snippets import trim_snippet
+from store.outcomes import EpisodeOutcome, current_outcomes
+from store.service import MemoryStore
+from store.snapshot import ReadSnapshot
+
+
+class ExperienceRequest(SearchRequest):
+    """``POST /v1/experiences/search``: the situation at hand, optionally narrowed."""
+
+
+class ExperienceItem(EvidenceItem):
+    """A similar past episode and its current outcome."""
+
+    outcome: EpisodeOutcome | None = Field(description="Null when no outcome was recorded.")
+    experience: bool = Field(
+        description="Whether the episode counts as experience: it has an observed outcome"
+        " (succeeded, failed or partial). Without one it is only a similar episode."
+    )
+
+
+class ExperienceResult(BaseModel):
+    """Similar episodes, best first, and how many of them are experience."""
+
+    results: list[ExperienceItem]
+    experience_count: int = Field(description="How many results have an observed outcome.")
+    search: SearchPlan
+
+
+def search_experiences(
+    store: MemoryStore, embedder: Embedder, *, tenant_id: str, request: ExperienceRequest
+) -> ExperienceResult:
+    """The episodes most similar to ``request.query``, with their outcomes, in one snapshot."""
+    query = embedder.embed([request.query])[0]
+    scope = SearchScope(
+        subject=request.subject,
+        session_id=request.session_id,
+        occurred_from=request.occurred_from,
+        occurred_to=request.occurred_to,
+    )
+
+    def read(
+        snapshot: ReadSnapshot,
+    ) -> tuple[list[EvidenceHit], SearchPlan, dict[str, EpisodeOutcome]]:
+        hits, plan = search_evidence(
+            snapshot.conn,
+            tenant_id,
+            query=query,
+            model=embedder.model_id,
+            dimensions=embedder.dimensions,
+            k=request.k,
+            scope=scope,
+        )
+        found = current_outcomes(snapshot.conn, tenant_id, [hit.episode_id for hit in hits])
+        return hits, plan, found
+
+    hits, plan, found = store.snapshots.read(tenant_id, read)
+    return experiences(hits, found, query=request.query, plan=plan)
+
+
+def experiences(
+    hits: list[EvidenceHit],
+    found: dict[str, EpisodeOutcome],
+    *,
+    query: str,
+    plan: SearchPlan,
+) -> ExperienceResult:
+    """The answer for ``hits`` (best first) given their outcomes: the order stays similarity's."""
+    results = [
+        ExperienceItem(
+            episode_id=hit.episode_id,
+            occurred_at=hit.occurred_at,
+            kind=hit.kind,
+            session_id=hit.session_id,
+            snippet=trim_snippet(hit.text, query),
+            score=hit.score,
+            outcome=found.get(hit.episode_id),
+            experience=is_experience(found.get(hit.episode_id)),
+        )
+        for hit in hits
+    ]
+    return ExperienceResult(
+        results=results,
+        experience_count=sum(item.experience for item in results),
+        search=plan,
+    )
+
+
+def is_experience(outcome: EpisodeOutcome | None) -> bool:
+    """Whether an episode with this outcome may be presented as experience."""
+    return outcome is not None and outcome.observed

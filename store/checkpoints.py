@@ -1,0 +1,187 @@
+"""Working memory: a thread's checkpoints, each write the thread's next version.
+
+A checkpoint holds what the thread's next decision needs: the active goal, the dependency it
+waits on, and a small state object. Versions count 1, 2, ... per thread and are never changed,
+so the latest one, or any earlier one, reads back as written (continuity, design section 6).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+
+from store.errors import Conflict, NotFound
+from store.models import MAX_METADATA_DEPTH, MAX_TEXT, Identifier, Integer, Timestamp
+from store.values import canonical, json_depth
+
+MAX_VERSION = 2**31 - 1
+"""The last version a thread can reach (the column is a PostgreSQL integer)."""
+MAX_STATE_BYTES = 64 * 1024
+"""The most a checkpoint's state may take as compact JSON: working memory, not an archive."""
+
+ExpectedVersion = Annotated[
+    Integer,
+    Field(ge=0, le=MAX_VERSION),
+    # Bounds after a validator are written as pydantic's own keywords: state them as JSON Schema.
+    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_VERSION}),
+]
+
+
+class CheckpointWrite(BaseModel):
+    """A thread's next checkpoint; with ``expected_version``, written only over that version."""
+
+    model_config = ConfigDict(extra="forbid", str_max_length=MAX_TEXT)
+
+    active_goal_id: Identifier | None = Field(
+        default=None, description="The goal the thread is pursuing; null when none"
+    )
+    pending_dependency: Identifier | None = Field(
+        default=None, description="What the thread waits on before its next step; null when none"
+    )
+    state: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"Whatever else the next step needs: a JSON object of at most"
+        f" {MAX_STATE_BYTES} bytes, nested at most {MAX_METADATA_DEPTH} levels",
+    )
+    expected_version: ExpectedVersion | None = Field(
+        default=None,
+        description="Compare-and-set: the version this write follows (0 for a thread without"
+        " checkpoints); any other latest version answers 409 naming this field",
+    )
+
+    @field_validator("state")
+    @classmethod
+    def _state_fits(cls, state: dict[str, Any]) -> dict[str, Any]:
+        if json_depth(state) > MAX_METADATA_DEPTH:
+            raise ValueError(f"state may nest at most {MAX_METADATA_DEPTH} levels deep")
+        stored = canonical(state)
+        if "\\u0000" in stored:
+            raise ValueError("state must not contain NUL characters")
+        try:
+            size = len(stored.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ValueError("state must not contain an unpaired surrogate") from None
+        if size > MAX_STATE_BYTES:
+            raise ValueError(f"state may take at most {MAX_STATE_BYTES} bytes as JSON")
+        return state
+
+
+class Checkpoint(BaseModel):
+    """One version of a thread's checkpoint, as written."""
+
+    thread_id: str
+    version: int
+    active_goal_id: str | None
+    pending_dependency: str | None
+    state: dict[str, Any]
+    written_at: Timestamp
+
+
+def check_expected(expected: int | None, latest: int) -> None:
+    """Refuse a compare-and-set write whose expected version is not the thread's latest."""
+    if expected is not None and expected != latest:
+        raise Conflict(
+            f"the thread's latest checkpoint is version {latest}, not {expected}: read it"
+            " and write again",
+            field="expected_version",
+        )
+
+
+_COLUMNS = """
+    thread_id, version, active_goal_id, pending_dependency, state, written_at
+"""
+
+THREAD_LOCKS = 0x5354
+"""The first half of a thread lock's two-integer key, apart from the tenants' (0x5347)."""
+_LOCK_THREAD = "SELECT pg_advisory_xact_lock(%(space)s, hashtext(%(thread)s))"
+
+
+def write_checkpoint(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    thread_id: str,
+    checkpoint: CheckpointWrite,
+    *,
+    now: datetime,
+) -> Checkpoint:
+    """Write the thread's next version, after its latest as ``expected_version`` demands.
+
+    A thread's writers queue on its lock until commit, so each reads the version the one before
+    it wrote: two writers expecting the same version cannot both win. Were the lock ever
+    bypassed, the primary key would still let one row per version in: the other writer is
+    answered as a stale compare-and-set.
+    """
+    conn.execute(
+        _LOCK_THREAD,
+        {"space": THREAD_LOCKS, "thread": "\x1f".join((tenant_id, thread_id))},
+    )
+    latest = latest_version(conn, tenant_id, thread_id)
+    check_expected(checkpoint.expected_version, latest)
+    if latest >= MAX_VERSION:
+        raise Conflict(f"the thread has reached its last version ({MAX_VERSION})")
+    with conn.cursor(row_factory=class_row(Checkpoint)) as cur:
+        cur.execute(
+            """
+            INSERT INTO thread_checkpoints (
+                tenant_id, thread_id, version, active_goal_id, pending_dependency, state,
+                written_at
+            ) VALUES (
+                %(tenant_id)s, %(thread_id)s, %(version)s, %(active_goal_id)s,
+                %(pending_dependency)s, %(state)s, %(now)s
+            )
+            ON CONFLICT (tenant_id, thread_id, version) DO NOTHING
+            RETURNING"""
+            + _COLUMNS,
+            {
+                "tenant_id": tenant_id,
+                "thread_id": thread_id,
+                "version": latest + 1,
+                "active_goal_id": checkpoint.active_goal_id,
+                "pending_dependency": checkpoint.pending_dependency,
+                "state": Jsonb(checkpoint.state),
+                "now": now,
+            },
+        )
+        written = cur.fetchone()
+    if written is None:
+        raise Conflict(
+            f"another writer wrote version {latest + 1} of the thread first: read it and write"
+            " again",
+            field="expected_version",
+        )
+    return written
+
+
+def latest_version(conn: psycopg.Connection[Any], tenant_id: str, thread_id: str) -> int:
+    """The thread's latest version; 0 when it has no checkpoint."""
+    row = conn.execute(
+        "SELECT coalesce(max(version), 0) FROM thread_checkpoints"
+        " WHERE tenant_id = %(tenant_id)s AND thread_id = %(thread_id)s",
+        {"tenant_id": tenant_id, "thread_id": thread_id},
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def read_checkpoint(
+    conn: psycopg.Connection[Any], tenant_id: str, thread_id: str, *, version: int | None
+) -> Checkpoint:
+    """The thread's latest checkpoint, or the given version; NotFound when there is none."""
+    with conn.cursor(row_factory=class_row(Checkpoint)) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM thread_checkpoints"
+            " WHERE tenant_id = %(tenant_id)s AND thread_id = %(thread_id)s"
+            " AND (%(version)s::integer IS NULL OR version = %(version)s::integer)"
+            " ORDER BY version DESC LIMIT 1",
+            {"tenant_id": tenant_id, "thread_id": thread_id, "version": version},
+        )
+        found = cur.fetchone()
+    if found is None:
+        if version is None:
+            raise NotFound(f"thread {thread_id!r} has no checkpoint", field="thread_id")
+        raise NotFound(f"thread {thread_id!r} has no checkpoint version {version}", field="version")
+    return found

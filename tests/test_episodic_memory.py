@@ -1,0 +1,308 @@
+"""Episodic memory through the HTTP API: outcomes on episodes, and experience search.
+
+An episode counts as experience only with an observed outcome (design, section 6): one without
+an outcome, or whose outcome is ``unknown``, is found by similarity but flagged, never counted.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+from psycopg_pool import ConnectionPool
+
+from store.service import MemoryStore
+from tests.conftest import ApiTenant
+from tests.helpers import owner_connection
+from tests.http_helpers import assert_problem, candidate, declare, make_tenant, record
+
+Client = TestClient[Litestar]
+
+FIRST_AT = "2026-04-01T10:00:00Z"
+LATER_AT = "2026-04-02T10:00:00Z"
+
+FAILED = {
+    "status": "failed",
+    "outcome_receipt_id": "receipt-1",
+    "verified": True,
+    "human_intervened": False,
+    "budget_exhausted": True,
+}
+SUCCEEDED = {
+    "status": "succeeded",
+    "outcome_receipt_id": None,
+    "verified": True,
+    "human_intervened": True,
+    "budget_exhausted": False,
+}
+
+
+def _at(tenant: ApiTenant, now: str) -> dict[str, str]:
+    return {**tenant.headers, "X-SGAM-Now": now}
+
+
+def _outcome(
+    http: Client, tenant: ApiTenant, episode_id: str, body: dict[str, Any], *, now: str = FIRST_AT
+) -> Any:
+    return http.post(f"/v1/episodes/{episode_id}/outcome", json=body, headers=_at(tenant, now))
+
+
+def _stored_outcomes(pool: ConnectionPool, tenant: ApiTenant) -> list[tuple[Any, ...]]:
+    with owner_connection(pool) as conn:
+        return conn.execute(
+            "SELECT episode_id, revision, status, superseded_at IS NULL FROM episode_outcomes"
+            " WHERE tenant_id = %s ORDER BY episode_id, revision",
+            (tenant.name,),
+        ).fetchall()
+
+
+def _search(http: Client, tenant: ApiTenant, query: str, **extra: Any) -> dict[str, Any]:
+    response = http.post(
+        "/v1/experiences/search", json={"query": query, **extra}, headers=tenant.headers
+    )
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def _current(http: Client, api_tenant: ApiTenant, episode_id: str) -> Any:
+    """The episode's current outcome as ``GET .../outcome`` answers it; None for a 404."""
+    response = http.get(f"/v1/episodes/{episode_id}/outcome", headers=api_tenant.headers)
+    if response.status_code == 404:
+        assert_problem(response, 404, "not_found", field="episode_id")
+        return None
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_an_outcome_attached_to_an_episode_reads_back(http: Client, api_tenant: ApiTenant) -> None:
+    record(http, api_tenant.headers, "deploy-1", "Deployed the billing service to production.")
+    assert _current(http, api_tenant, "deploy-1") is None
+
+    answered = _outcome(http, api_tenant, "deploy-1", FAILED)
+
+    assert answered.status_code == 200, answered.text
+    expected = {
+        "episode_id": "deploy-1",
+        "revision": 1,
+        **FAILED,
+        "recorded_at": FIRST_AT,
+        "observed": True,
+    }
+    assert answered.json() == expected
+    assert _current(http, api_tenant, "deploy-1") == expected
+    episode = http.get("/v1/episodes/deploy-1", headers=api_tenant.headers).json()
+    assert "outcome" not in episode  # one shape of an episode, wherever it is answered
+    assert episode["text"] == "Deployed the billing service to production."
+
+
+def test_a_later_outcome_supersedes_the_current_one_and_the_old_one_stays_as_history(
+    http: Client, api_tenant: ApiTenant, pool: ConnectionPool
+) -> None:
+    record(http, api_tenant.headers, "deploy-2", "Deployed the search service to production.")
+    first = _outcome(http, api_tenant, "deploy-2", {**FAILED, "status": "unknown"})
+    assert first.json()["observed"] is False
+
+    # The same outcome again (a retried request) changes nothing.
+    again = _outcome(http, api_tenant, "deploy-2", {**FAILED, "status": "unknown"}, now=LATER_AT)
+    assert again.status_code == 200, again.text
+    assert again.json() == first.json()
+
+    later = _outcome(http, api_tenant, "deploy-2", SUCCEEDED, now=LATER_AT)
+
+    assert later.status_code == 200, later.text
+    current = {
+        "episode_id": "deploy-2",
+        "revision": 2,
+        **SUCCEEDED,
+        "recorded_at": LATER_AT,
+        "observed": True,
+    }
+    assert later.json() == current
+    assert _current(http, api_tenant, "deploy-2") == current
+    assert _stored_outcomes(pool, api_tenant) == [
+        ("deploy-2", 1, "unknown", False),
+        ("deploy-2", 2, "succeeded", True),
+    ]
+
+
+def test_experience_search_ranks_similar_situations_first_and_counts_only_observed_outcomes(
+    http: Client, api_tenant: ApiTenant
+) -> None:
+    headers = api_tenant.headers
+    record(http, headers, "migrate-failed", "Ran the database schema migration on production;")
+    record(http, headers, "migrate-ok", "Applied the database schema migration to production.")
+    record(http, headers, "migrate-unknown", "Started a database migration on the prod cluster.")
+    record(http, headers, "migrate-none", "Planned the production database schema migration.")
+    record(http, headers, "lunch", "Ordered pizza for the team lunch on Friday.")
+    _outcome(http, api_tenant, "migrate-failed", FAILED)
+    _outcome(http, api_tenant, "migrate-ok", SUCCEEDED)
+    _outcome(http, api_tenant, "migrate-unknown", {**SUCCEEDED, "status": "unknown"})
+    _outcome(http, api_tenant, "lunch", SUCCEEDED)
+
+    found = _search(http, api_tenant, "migrating the production database schema", k=5)
+
+    ranked = [item["episode_id"] for item in found["results"]]
+    assert ranked[-1] == "lunch"
+    assert set(ranked[:4]) == {"migrate-failed", "migrate-ok", "migrate-unknown", "migrate-none"}
+    scores = [item["score"] for item in found["results"]]
+    assert scores == sorted(scores, reverse=True)
+    by_id = {item["episode_id"]: item for item in found["results"]}
+    assert by_id["migrate-none"]["outcome"] is None
+    assert by_id["migrate-none"]["experience"] is False
+    assert by_id["migrate-unknown"]["outcome"]["status"] == "unknown"
+    assert by_id["migrate-unknown"]["experience"] is False
+    assert by_id["migrate-failed"]["outcome"]["status"] == "failed"
+    assert by_id["migrate-failed"]["experience"] is True
+    assert by_id["migrate-ok"]["experience"] is True
+    assert found["experience_count"] == 3  # migrate-failed, migrate-ok, lunch
+    assert sum(item["experience"] for item in found["results"]) == found["experience_count"]
+    for item in found["results"]:
+        assert item["experience"] == (
+            item["outcome"] is not None and item["outcome"]["status"] != "unknown"
+        )
+    assert found["search"] == {"method": "exact", "scope_size": 5, "scope_size_capped": False}
+
+
+def test_experience_search_honours_the_scope_like_evidence_search(
+    http: Client, api_tenant: ApiTenant
+) -> None:
+    headers = api_tenant.headers
+    record(http, headers, "s1-deploy", "Rolled out the new release.", session_id="s1")
+    record(http, headers, "s2-deploy", "Rolled out the new release again.", session_id="s2")
+
+    found = _search(http, api_tenant, "rolling out a release", session_id="s2", k=3)
+
+    assert [item["episode_id"] for item in found["results"]] == ["s2-deploy"]
+    assert found["experience_count"] == 0
+
+
+def test_another_tenants_episode_is_not_found_and_never_found_by_search(
+    http: Client, api_tenant: ApiTenant, pool: ConnectionPool
+) -> None:
+    other = make_tenant(http, "episodic")
+    record(http, api_tenant.headers, "shared-id", "Restarted the payment gateway after an outage.")
+    _outcome(http, api_tenant, "shared-id", SUCCEEDED)
+
+    refused = _outcome(http, other, "shared-id", FAILED)
+
+    assert_problem(refused, 404, "not_found", field="episode_id")
+    assert_problem(http.get("/v1/episodes/shared-id", headers=other.headers), 404, "not_found")
+    assert _search(http, other, "restarting the payment gateway")["results"] == []
+    record(http, other.headers, "own", "Restarted the payment gateway once more.")
+    found = _search(http, other, "restarting the payment gateway")
+    assert [item["episode_id"] for item in found["results"]] == ["own"]
+    assert found["results"][0]["outcome"] is None
+    assert _stored_outcomes(pool, other) == []
+    assert _stored_outcomes(pool, api_tenant) == [("shared-id", 1, "succeeded", True)]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({**FAILED, "status": "great"}, "status"),
+        ({**FAILED, "verified": "true"}, "verified"),
+        ({**FAILED, "human_intervened": 1}, "human_intervened"),
+        ({**FAILED, "outcome_receipt_id": "not an id"}, "outcome_receipt_id"),
+        ({key: value for key, value in FAILED.items() if key != "status"}, "status"),
+        ({**FAILED, "recorded_at": FIRST_AT}, "recorded_at"),
+    ],
+)
+def test_a_bad_outcome_is_refused_naming_its_field_and_writes_nothing(
+    http: Client,
+    api_tenant: ApiTenant,
+    pool: ConnectionPool,
+    body: dict[str, Any],
+    field: str,
+) -> None:
+    record(http, api_tenant.headers, "bad-input", "Rebuilt the search index.")
+
+    refused = _outcome(http, api_tenant, "bad-input", body)
+
+    assert_problem(refused, 422, "invalid", field=field)
+    assert _current(http, api_tenant, "bad-input") is None
+    assert _stored_outcomes(pool, api_tenant) == []
+
+
+def test_an_outcome_for_an_unknown_episode_is_not_found(
+    http: Client, api_tenant: ApiTenant, pool: ConnectionPool
+) -> None:
+    refused = _outcome(http, api_tenant, "never-recorded", FAILED)
+
+    assert_problem(refused, 404, "not_found", field="episode_id")
+    assert _stored_outcomes(pool, api_tenant) == []
+
+
+def test_erasing_an_episode_takes_its_outcome_along(
+    http: Client, api_tenant: ApiTenant, pool: ConnectionPool
+) -> None:
+    record(http, api_tenant.headers, "to-erase", "Paged the on-call engineer about disk space.")
+    _outcome(http, api_tenant, "to-erase", FAILED)
+
+    erased = http.delete("/v1/episodes/to-erase", headers=api_tenant.headers)
+
+    assert erased.status_code == 200, erased.text
+    assert erased.json()["episodes_deleted"] == 1
+    assert _stored_outcomes(pool, api_tenant) == []
+    assert_problem(_outcome(http, api_tenant, "to-erase", FAILED), 404, "not_found")
+
+
+def test_an_erased_episode_kept_as_a_stub_keeps_no_outcome_and_takes_none(
+    http: Client, api_tenant: ApiTenant, pool: ConnectionPool
+) -> None:
+    headers = api_tenant.headers
+    declare(http, headers, "team", "string")
+    record(
+        http,
+        headers,
+        "both",
+        "Ana and Ben moved to the platform team.",
+        updates=[candidate("ana", "team", "platform"), candidate("ben", "team", "platform")],
+    )
+    _outcome(http, api_tenant, "both", SUCCEEDED)
+
+    # Ben's fact still cites the episode: erasing Ana leaves it as a stub.
+    erased = http.delete("/v1/subjects/ana", headers=headers)
+
+    assert erased.status_code == 200, erased.text
+    assert erased.json()["episodes_stubbed"] == 1
+    stub = http.get("/v1/episodes/both", headers=headers).json()
+    assert stub["erased_at"] is not None
+    assert _current(http, api_tenant, "both") is None
+    assert _stored_outcomes(pool, api_tenant) == []
+    refused = _outcome(http, api_tenant, "both", SUCCEEDED)
+    assert_problem(refused, 409, "conflict", field="episode_id")
+    assert _stored_outcomes(pool, api_tenant) == []
+
+
+def test_concurrent_outcomes_of_one_episode_are_recorded_one_at_a_time(
+    store: MemoryStore, tenant: str, pool: ConnectionPool
+) -> None:
+    store.episodes.record(
+        tenant, {"id": "busy", "occurred_at": FIRST_AT, "text": "Retried the nightly export."}
+    )
+    statuses = ["succeeded", "failed", "partial", "unknown"] * 2
+    receipts = [f"run-{n}" for n in range(len(statuses))]
+
+    with ThreadPoolExecutor(max_workers=len(statuses)) as workers:
+        recorded = list(
+            workers.map(
+                lambda pair: store.outcomes.record(
+                    tenant, "busy", {"status": pair[0], "outcome_receipt_id": pair[1]}
+                ),
+                zip(statuses, receipts, strict=True),
+            )
+        )
+
+    assert sorted(outcome.revision for outcome in recorded) == list(range(1, 9))
+    last = max(recorded, key=lambda outcome: outcome.revision)
+    assert store.outcomes.current(tenant, "busy") == last
+    with owner_connection(pool) as conn:
+        current = conn.execute(
+            "SELECT revision FROM episode_outcomes WHERE tenant_id = %s AND superseded_at IS NULL",
+            (tenant,),
+        ).fetchall()
+    assert current == [(last.revision,)]
