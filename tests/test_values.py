@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from store.times import TimestampError, format_timestamp, parse_timestamp
-from store.values import ValueParseError, ValueType, parse_value, same_value
+from store.values import ValueParseError, ValueType, canonical, parse_value, same_value
 
 
 @pytest.mark.parametrize(
@@ -76,6 +78,54 @@ def test_same_value_compares_normalized_forms() -> None:
     )
     assert not same_value(parse_value("true", ValueType.BOOLEAN), 1)
     assert not same_value("2026-06-30", "2026-07-15")
+
+
+def test_numbers_compare_by_value_as_jsonb_keeps_them() -> None:
+    # "1e20" parses to the float 1e+20; jsonb stores it as a numeric and reads it back as the
+    # integer 10**20. Asserting it again is the same value (it once opened a conflict).
+    parsed = parse_value("1e20", ValueType.NUMBER)
+    assert same_value(parsed, 10**20)
+    assert same_value(parse_value('{"x": [1e20]}', ValueType.JSON), {"x": [10**20]})
+    assert not same_value(1, True)
+    assert not same_value(1, "1")
+    assert not same_value([1], [1, 2])
+    assert not same_value({"a": 1}, {"b": 1})
+    assert not same_value(None, 0)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@given(_JSON, _JSON)
+def test_same_value_is_canonical_equality_up_to_how_a_number_is_written(
+    left: object, right: object
+) -> None:
+    assert same_value(left, left)
+    assert same_value(left, right) == same_value(right, left)
+    if canonical(left) == canonical(right):
+        assert same_value(left, right)
+    # A value read back from jsonb: every integral float as the integer it is.
+    assert same_value(left, _as_jsonb_reads(left))
+
+
+def _as_jsonb_reads(value: object) -> object:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_as_jsonb_reads(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_jsonb_reads(item) for key, item in value.items()}
+    return value
 
 
 def test_timestamps_normalize_offsets_to_utc_and_print_with_z() -> None:

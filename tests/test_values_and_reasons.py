@@ -72,6 +72,29 @@ def assert_invalid_value(result: dict[str, Any], *words: str) -> str:
     return reason
 
 
+@pytest.mark.parametrize(
+    ("attribute", "first", "again"),
+    [
+        ("n_number", "1e20", "1e20"),
+        ("n_number", "1e20", "100000000000000000000"),
+        ("n_json", '{"x": 1e20}', '{"x": 1e20}'),
+    ],
+)
+def test_a_large_number_asserted_again_is_unchanged_not_a_conflict(
+    http: Client, tenant: ApiTenant, attribute: str, first: str, again: str
+) -> None:
+    # The first is read back from jsonb as an integer; the same number again is a repeat.
+    subject = f"big-{attribute}-{len(again)}"
+
+    def result(value: str) -> Any:
+        response = post_candidates(http, tenant, candidate(subject, attribute, value))
+        assert response.status_code == 200, response.text
+        return response.json()["results"][0]
+
+    assert result(first)["status"] == "written"
+    assert result(again)["status"] == "unchanged"
+
+
 # -- values PostgreSQL would refuse -----------------------------------------------------------
 
 
