@@ -24,7 +24,8 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from retrieval.hnsw import halfvec
-from retrieval.models import SearchPlan
+from retrieval.models import SearchPlan, SearchRequest
+from retrieval.snippets import trim_snippet
 
 EXACT_SCAN_LIMIT = 10_000
 """Scopes up to this many vectors are scanned exactly.
@@ -90,6 +91,28 @@ class EvidenceHit:
     session_id: str | None
     text: str
     score: float
+
+
+def request_scope(request: SearchRequest) -> SearchScope:
+    """The part of the tenant's episodes a search request narrows to."""
+    return SearchScope(
+        subject=request.subject,
+        session_id=request.session_id,
+        occurred_from=request.occurred_from,
+        occurred_to=request.occurred_to,
+    )
+
+
+def cited_fields(hit: EvidenceHit, query: str) -> dict[str, Any]:
+    """A hit's ``EvidenceItem`` fields: its snippet trimmed around ``query``."""
+    return {
+        "episode_id": hit.episode_id,
+        "occurred_at": hit.occurred_at,
+        "kind": hit.kind,
+        "session_id": hit.session_id,
+        "snippet": trim_snippet(hit.text, query),
+        "score": hit.score,
+    }
 
 
 def _params(

@@ -11,9 +11,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from retrieval.embeddings import Embedder
-from retrieval.evidence import EvidenceHit, SearchScope, search_evidence
+from retrieval.evidence import EvidenceHit, cited_fields, request_scope, search_evidence
 from retrieval.models import EvidenceItem, SearchPlan, SearchRequest
-from retrieval.snippets import trim_snippet
 from store.outcomes import EpisodeOutcome, current_outcomes
 from store.service import MemoryStore
 from store.snapshot import ReadSnapshot
@@ -46,12 +45,7 @@ def search_experiences(
 ) -> ExperienceResult:
     """The episodes most similar to ``request.query``, with their outcomes, in one snapshot."""
     query = embedder.embed([request.query])[0]
-    scope = SearchScope(
-        subject=request.subject,
-        session_id=request.session_id,
-        occurred_from=request.occurred_from,
-        occurred_to=request.occurred_to,
-    )
+    scope = request_scope(request)
 
     def read(
         snapshot: ReadSnapshot,
@@ -82,12 +76,7 @@ def experiences(
     """The answer for ``hits`` (best first) given their outcomes: the order stays similarity's."""
     results = [
         ExperienceItem(
-            episode_id=hit.episode_id,
-            occurred_at=hit.occurred_at,
-            kind=hit.kind,
-            session_id=hit.session_id,
-            snippet=trim_snippet(hit.text, query),
-            score=hit.score,
+            **cited_fields(hit, query),
             outcome=found.get(hit.episode_id),
             experience=is_experience(found.get(hit.episode_id)),
         )

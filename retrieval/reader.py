@@ -14,7 +14,14 @@ import psycopg
 
 from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
 from retrieval.embeddings import Embedder
-from retrieval.evidence import EvidenceHit, SearchScope, episode_scores, search_evidence
+from retrieval.evidence import (
+    EvidenceHit,
+    SearchScope,
+    cited_fields,
+    episode_scores,
+    request_scope,
+    search_evidence,
+)
 from retrieval.models import (
     ContextRequest,
     ContextResult,
@@ -28,7 +35,6 @@ from retrieval.planner import plan_question
 from retrieval.question import KnownSubject, routing_text, subject_candidates
 from retrieval.route import route_keys
 from retrieval.routing import AttributeIndex
-from retrieval.snippets import trim_snippet
 from retrieval.stale import NO_VALUES, subject_values
 from store.models import Episode
 from store.service import MemoryStore
@@ -56,12 +62,7 @@ class Reader:
     def search(self, tenant_id: str, request: SearchRequest) -> SearchResult:
         """Episodes similar to the query, cited, best first."""
         query = self.embedder.embed([request.query])[0]
-        scope = SearchScope(
-            subject=request.subject,
-            session_id=request.session_id,
-            occurred_from=request.occurred_from,
-            occurred_to=request.occurred_to,
-        )
+        scope = request_scope(request)
         hits, plan = self.store.snapshots.read(
             tenant_id,
             lambda snapshot: self._search(
@@ -69,17 +70,7 @@ class Reader:
             ),
         )
         return SearchResult(
-            results=[
-                EvidenceItem(
-                    episode_id=hit.episode_id,
-                    occurred_at=hit.occurred_at,
-                    kind=hit.kind,
-                    session_id=hit.session_id,
-                    snippet=trim_snippet(hit.text, request.query),
-                    score=hit.score,
-                )
-                for hit in hits
-            ],
+            results=[EvidenceItem(**cited_fields(hit, request.query)) for hit in hits],
             search=plan,
         )
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validat
 
 from store.errors import Conflict, NotFound
 from store.models import MAX_METADATA_DEPTH, MAX_TEXT, Identifier, Integer, Timestamp
-from store.values import canonical, json_depth
+from store.values import check_stored_object
 
 MAX_VERSION = 2**31 - 1
 """The last version a thread can reach (the column is a PostgreSQL integer)."""
@@ -57,17 +57,7 @@ class CheckpointWrite(BaseModel):
     @field_validator("state")
     @classmethod
     def _state_fits(cls, state: dict[str, Any]) -> dict[str, Any]:
-        if json_depth(state) > MAX_METADATA_DEPTH:
-            raise ValueError(f"state may nest at most {MAX_METADATA_DEPTH} levels deep")
-        stored = canonical(state)
-        if "\\u0000" in stored:
-            raise ValueError("state must not contain NUL characters")
-        try:
-            size = len(stored.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise ValueError("state must not contain an unpaired surrogate") from None
-        if size > MAX_STATE_BYTES:
-            raise ValueError(f"state may take at most {MAX_STATE_BYTES} bytes as JSON")
+        check_stored_object(state, "state", max_depth=MAX_METADATA_DEPTH, max_bytes=MAX_STATE_BYTES)
         return state
 
 

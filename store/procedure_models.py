@@ -15,7 +15,7 @@ from pydantic import (
 )
 
 from store.models import MAX_METADATA_DEPTH, Identifier, NoNul, Timestamp
-from store.values import canonical, json_depth
+from store.values import check_stored_object
 
 MAX_VERSION = 2**31 - 1
 """The last version a procedure can reach (the column is a PostgreSQL integer)."""
@@ -34,17 +34,9 @@ def _given(value: object) -> object:
 
 
 def _definition_fits(definition: dict[str, Any]) -> dict[str, Any]:
-    if json_depth(definition) > MAX_METADATA_DEPTH:
-        raise ValueError(f"definition may nest at most {MAX_METADATA_DEPTH} levels deep")
-    stored = canonical(definition)
-    if "\\u0000" in stored:
-        raise ValueError("definition must not contain NUL characters")
-    try:
-        size = len(stored.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise ValueError("definition must not contain an unpaired surrogate") from None
-    if size > MAX_DEFINITION_BYTES:
-        raise ValueError(f"definition may take at most {MAX_DEFINITION_BYTES} bytes as JSON")
+    check_stored_object(
+        definition, "definition", max_depth=MAX_METADATA_DEPTH, max_bytes=MAX_DEFINITION_BYTES
+    )
     return definition
 
 

@@ -202,6 +202,22 @@ def _json_integer(literal: str) -> int:
     return int(literal)
 
 
+def check_stored_object(value: JsonValue, name: str, *, max_depth: int, max_bytes: int) -> None:
+    """Raise ValueError (worded with ``name``) unless ``value`` can be stored as jsonb and read
+    back: at most ``max_depth`` levels, no NUL, no unpaired surrogate, ``max_bytes`` as JSON."""
+    if json_depth(value) > max_depth:
+        raise ValueError(f"{name} may nest at most {max_depth} levels deep")
+    stored = canonical(value)
+    if "\\u0000" in stored:
+        raise ValueError(f"{name} must not contain NUL characters")
+    try:
+        size = len(stored.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} must not contain an unpaired surrogate") from None
+    if size > max_bytes:
+        raise ValueError(f"{name} may take at most {max_bytes} bytes as JSON")
+
+
 def has_nul(value: JsonValue) -> bool:
     """Whether a JSON value holds a NUL character anywhere (PostgreSQL text refuses it)."""
     return "\\u0000" in canonical(value)
