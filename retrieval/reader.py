@@ -7,6 +7,7 @@ always come from exact reads of the fact store (invariant 5).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -33,10 +34,12 @@ from retrieval.models import (
 )
 from retrieval.planner import plan_question
 from retrieval.question import KnownSubject, routing_text, subject_candidates
+from retrieval.receipts import context_receipts
 from retrieval.route import route_keys
 from retrieval.routing import AttributeIndex
 from retrieval.stale import NO_VALUES, subject_values
 from store.models import Episode
+from store.receipts import NO_TRACE, Trace, leave_receipts
 from store.service import MemoryStore
 from store.snapshot import ReadSnapshot
 from store.subject_reads import SubjectMemory
@@ -93,17 +96,24 @@ class Reader:
             scope=scope,
         )
 
-    def context(self, tenant_id: str, request: ContextRequest) -> ContextResult:
+    def context(
+        self, tenant_id: str, request: ContextRequest, *, trace: Trace = NO_TRACE
+    ) -> ContextResult:
         """The smallest cited block answering the question, with its plan.
 
         Every read it makes (subjects, the subject's memory, evidence) is of one snapshot at
-        one ``now``, and the question costs at most one call to the encoder.
+        one ``now``, and the question costs at most one call to the encoder. The call opens a
+        decision (``trace``'s, or a new one) and leaves a receipt for every key and episode
+        it read, in the same transaction.
         """
+        decision = replace(trace, decision_id=trace.decision_id or self.store.new_id())
         return self.store.snapshots.read(
-            tenant_id, lambda snapshot: self._context(snapshot, request)
+            tenant_id, lambda snapshot: self._context(snapshot, request, decision)
         )
 
-    def _context(self, snapshot: ReadSnapshot, request: ContextRequest) -> ContextResult:
+    def _context(
+        self, snapshot: ReadSnapshot, request: ContextRequest, trace: Trace
+    ) -> ContextResult:
         plan, memory, query = self._plan(snapshot, request)
         keys = (
             []
@@ -134,6 +144,21 @@ class Reader:
             count_tokens=self.embedder.count_tokens,
             unverified=not plan.routed,
         )
+        leave_receipts(
+            snapshot.conn,
+            snapshot.tenant_id,
+            context_receipts(
+                keys,
+                evidence,
+                assembled,
+                asked=request.subject or plan.subject,
+                now=snapshot.now,
+            ),
+            action="read",
+            trace=trace,
+            now=snapshot.now,
+        )
+        assert trace.decision_id is not None
         return ContextResult(
             block=assembled.block,
             citations=assembled.citations,
@@ -141,7 +166,7 @@ class Reader:
             evidence=assembled.evidence,
             uncertain=assembled.uncertain,
             plan=plan,
-            decision_id=self.store.new_id(),
+            decision_id=trace.decision_id,
             over_budget=assembled.over_budget,
             tokens=assembled.tokens,
         )

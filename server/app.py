@@ -29,15 +29,18 @@ from server.routes.admin import admin_routes
 from server.routes.attributes import attribute_routes
 from server.routes.common import provide_read_times
 from server.routes.conflicts import conflict_routes
+from server.routes.decisions import decision_routes
 from server.routes.episodes import episode_routes
 from server.routes.experiences import experience_routes
 from server.routes.facts import fact_router
 from server.routes.health import health_routes
+from server.routes.memory_health import memory_health_routes
 from server.routes.procedures import procedure_routes
 from server.routes.retrieval import retrieval_routes
 from server.routes.subjects import subject_routes
 from server.routes.threads import thread_routes
 from server.settings import Settings
+from server.trace import provide_trace
 from store.clock import Clock, wall_clock
 
 VERSION = "0.1.0"
@@ -73,6 +76,8 @@ def create_app(
             *thread_routes,
             *experience_routes,
             *procedure_routes,
+            *decision_routes,
+            *memory_health_routes,
         ],
         guards=[tenant_guard],
         dependencies={
@@ -80,6 +85,7 @@ def create_app(
             "tenant_id": Provide(provide_tenant_id, sync_to_thread=False),
             "reader": Provide(provide_reader, sync_to_thread=False),
             "times": Provide(provide_read_times, sync_to_thread=False),
+            "trace": Provide(provide_trace, sync_to_thread=False),
         },
         parameters={"x_sgam_now": CLOCK_HEADER_PARAMETER},
         security=[{"ApiKey": []}],

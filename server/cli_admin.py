@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated
 
+import psycopg
 import typer
 
 from server.settings import Settings
@@ -73,3 +74,36 @@ def revoke_key(
     with _store() as store:
         revoked = store.admin.revoke_api_key(key_id)
     typer.echo(f"key {revoked.key_id} of tenant {revoked.tenant_id} revoked")
+
+
+receipts_app = typer.Typer(help="Keep receipts within their retention.")
+
+
+@receipts_app.command("purge")
+def purge_receipts(
+    days: Annotated[
+        int | None,
+        typer.Option(min=1, help="Keep this many days (env SGAM_RECEIPT_RETENTION_DAYS, 90)."),
+    ] = None,
+) -> None:
+    """Delete every tenant's receipts older than the retention, and the decisions left empty.
+
+    Runs as the database URL's own role, like migrations: it purges all tenants at once.
+    """
+    from datetime import UTC, datetime, timedelta  # noqa: PLC0415 - keep --help fast
+
+    from store.database import connect, resolve_conninfo  # noqa: PLC0415
+    from store.errors import StoreError, translate  # noqa: PLC0415
+    from store.receipts import purge_receipts as purge  # noqa: PLC0415
+
+    settings = Settings()
+    kept = timedelta(days=days or settings.receipt_retention_days)
+    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    try:
+        with connect(conninfo) as conn:
+            deleted = purge(conn, None, before=datetime.now(UTC) - kept)
+    except psycopg.Error as error:
+        failure: StoreError = translate(error)
+        typer.echo(f"error: {failure}", err=True)
+        raise typer.Exit(1) from error
+    typer.echo(f"deleted {deleted} receipts older than {kept.days} days")

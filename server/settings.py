@@ -38,6 +38,12 @@ class Settings(BaseSettings):
     torch_threads: int | None = Field(
         default=None, ge=1, le=256, description="Threads torch may use for embeddings."
     )
+    receipt_retention_days: int = Field(
+        default=90,
+        ge=1,
+        le=36500,
+        description="Days receipts are kept; `sgam receipts purge` deletes older ones.",
+    )
 
     admin_token: SecretStr | None = Field(
         default=None,

@@ -13,6 +13,12 @@ from pydantic import BaseModel, Field
 PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
 CLOCK_HEADER: Final = "X-SGAM-Now"
 """Sets a request's system time where the server allows it (evaluations only)."""
+DECISION_HEADER: Final = "X-SGAM-Decision"
+"""Names the decision a read is made for: the read leaves receipts under it."""
+SCOPE_HEADER: Final = "X-SGAM-Scope"
+"""The caller's own scope (e.g. ``project:acme``), part of every receipt's scope hash."""
+FRESHNESS_HEADER: Final = "X-SGAM-Freshness-Budget"
+"""The age in seconds the caller allows what it reads: receipts record it."""
 UNSUPPORTED_MEDIA_TYPE: Final = "unsupported_media_type"
 """A body sent to a JSON route as something else (415): the code its problem carries."""
 

@@ -15,12 +15,13 @@ from uuid import UUID
 
 import psycopg
 
-from store import episodes, versions
+from store import episodes, receipts, touched, versions
 from store.attributes import ask_attributes
 from store.clock import Clock
 from store.facts import Accepted, check_candidate, invalid_result, resolve_candidate
 from store.locks import lock_keys
 from store.models import Episode, MemoryUpdate
+from store.receipts import NO_TRACE, Trace
 from store.results import UpdateResult
 from store.temporal import Plan
 from store.versions import IdFactory, Key
@@ -37,6 +38,7 @@ def send_candidates(
     updates: Sequence[MemoryUpdate | UpdateResult],
     clock: Clock,
     new_id: IdFactory,
+    trace: Trace = NO_TRACE,
 ) -> Results:
     """Send the statements of candidates citing one episode (the caller's, never the model's);
     the returned call gives their results once those statements ran.
@@ -81,6 +83,7 @@ def send_candidates(
             results=results,
             clock=clock,
             new_id=new_id,
+            trace=trace,
         )
 
     def shaped() -> list[UpdateResult]:
@@ -101,6 +104,7 @@ def _send_writes(
     results: dict[int, UpdateResult],
     clock: Clock,
     new_id: IdFactory,
+    trace: Trace,
 ) -> Callable[[], None]:
     """Plan and send the accepted candidates' writes at the system time read under their
     locks; the returned call sets their results from what the writes returned."""
@@ -112,6 +116,7 @@ def _send_writes(
             error = refused[item.key]
             results[item.index] = invalid_result(item.index, error.detail, error.field)
     written = [item for item in accepted if item.key not in refused]
+    accepted_keys = {item.index: item.key for item in written}
     writes = versions.PendingWrites(tenant_id=tenant_id, now=now, new_id=new_id)
     planned: dict[int, tuple[Plan, UUID | None]] = {}
     seen: set[Key] = set()
@@ -140,6 +145,21 @@ def _send_writes(
             )
             planned[item.index] = (outcome, shown)
     writes.flush(conn)
+    # Each version written leaves its receipt, in the same transaction (and round trip).
+    receipts.leave_receipts(
+        conn,
+        tenant_id,
+        [
+            touched.fact_written(
+                *accepted_keys[index], version_id=shown, now=now, source_episode_id=episode.id
+            )
+            for index, (_, shown) in planned.items()
+            if shown is not None
+        ],
+        action="write",
+        trace=trace,
+        now=now,
+    )
     if written:
         # Last, so the episode's row, which every call citing it updates, is locked only until
         # the COMMIT that follows.

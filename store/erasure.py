@@ -14,10 +14,13 @@ from typing import Any, LiteralString
 
 import psycopg
 
+from store import receipts
+
 # An erased id is named in its tombstone by the same one-way hash as content.
 from store.episodes import LINKED_TO_SUBJECT, content_hash
 from store.errors import NotFound
 from store.locks import lock_keys
+from store.receipt_models import owner_key
 from store.results import ErasureResult
 from store.retraction import retract_current
 from store.versions import IdFactory
@@ -101,6 +104,8 @@ def erase_subject(
         params,
     )
     conn.execute("DELETE FROM episode_subjects " + by_subject, params)
+    # Receipts hold no content, but they say the subject's memory existed: they go too.
+    receipts.erase_owners(conn, tenant_id, [owner_key(tenant_id, "subject", subject)])
     return _tombstone(
         conn,
         tenant_id,
@@ -196,6 +201,7 @@ def _remove_episodes(
     cited = {row[0] for row in conn.execute(_STILL_CITED, params)}
     params["stubbed"] = sorted(cited)
     params["deleted"] = sorted(set(episode_ids) - cited)
+    receipts.erase_episodes(conn, tenant_id, episode_ids)
     # Quotes of erased text held by surviving rows go with the text.
     conn.execute(
         "UPDATE fact_versions SET evidence = NULL"

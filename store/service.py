@@ -22,6 +22,7 @@ from store.api.erasure import ErasureCalls
 from store.api.facts import FactCalls
 from store.api.outcomes import OutcomeCalls
 from store.api.procedures import ProcedureCalls
+from store.api.receipts import ReceiptCalls
 from store.api.snapshots import SnapshotCalls
 from store.api.subjects import SubjectCalls
 from store.api.threads import ThreadCalls
@@ -43,6 +44,7 @@ class MemoryStore:
     ``snapshots``: a request's reads in one consistent transaction. ``threads``: working
     memory, each thread's checkpoints. ``outcomes``: what came of episodes (episodic
     memory). ``procedures``: procedural memory, approved versions active in scopes.
+    ``receipts``: the content-free trace reads for decisions and writes leave.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class MemoryStore:
         self.threads = ThreadCalls(transactions)
         self.outcomes = OutcomeCalls(transactions)
         self.procedures = ProcedureCalls(transactions)
+        self.receipts = ReceiptCalls(transactions)
 
 
 @contextmanager

@@ -29,7 +29,7 @@ READ_AT = {"X-SGAM-Now": "2027-01-01T00:00:00Z"}
 It falls after ``SEEDED_AT``, but a write at the wall clock may fall after it: a test whose
 reads at ``READ_AT`` must see a write sets that write's clock before it."""
 
-DEPENDENCIES = frozenset({"store", "tenant_id", "reader", "times", "resources"})
+DEPENDENCIES = frozenset({"store", "tenant_id", "reader", "times", "trace", "resources"})
 """The names routes are injected with; ``dependency_names`` of the app must be these."""
 
 _numbers = itertools.count(1)

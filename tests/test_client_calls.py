@@ -30,6 +30,7 @@ from server.client import (
     episodic_calls,
     procedure_calls,
     read_calls,
+    receipt_calls,
     thread_calls,
 )
 from server.client.base import Route, Routes
@@ -90,6 +91,15 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "activate_procedure": procedure_calls.activate_procedure("triage", 1),
     "roll_back_procedure": procedure_calls.roll_back_procedure("triage"),
     "active_procedure": procedure_calls.active_procedure("triage", scope="eu"),
+    "decision_receipts": receipt_calls.decision_receipts("00000000-0000-0000-0000-000000000001"),
+    "classify_health": receipt_calls.classify_health(
+        [
+            {
+                "decision_id": "00000000-0000-0000-0000-000000000001",
+                "memory": {"type": "working", "thread": "t-1"},
+            }
+        ]
+    ),
     "healthz": read_calls.healthz(),
     "readyz": read_calls.readyz(),
 }

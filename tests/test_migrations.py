@@ -52,6 +52,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "procedures",
         "procedure_versions",
         "procedure_activations",
+        "decisions",
+        "receipts",
     }
     assert _names(
         blank,
@@ -73,6 +75,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "procedure_versions_definition_object",
         "procedure_versions_approval",
         "procedure_activations_depth",
+        "receipts_read_shape",
     }
     assert _names(
         blank,
@@ -99,6 +102,12 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "episode_subjects_episode",
         "episode_outcomes_current",
         "procedure_versions_approved",
+        "decisions_opened",
+        "receipts_decision",
+        "receipts_writes",
+        "receipts_owner",
+        "receipts_provenance",
+        "receipts_recorded",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(

@@ -42,6 +42,7 @@ REQUEST_BODIES = {
     ("POST", "/v1/procedures/{name}/versions/{version}/activate"): "ActivationInput",
     ("POST", "/v1/procedures/{name}/rollback"): "RollbackInput",
     ("PUT", "/v1/threads/{thread_id}/checkpoint"): "CheckpointWrite",
+    ("POST", "/v1/health/classify"): "ClassifyRequest",
 }
 """The model each body-carrying call takes; every other call takes none."""
 

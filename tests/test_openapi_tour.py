@@ -361,6 +361,32 @@ def test_every_call_with_real_data_answers_as_documented(
     )
     tour.call("GET", active_path, expect=404, headers=key, path_parameters=procedure)
 
+    # A read made for a decision leaves receipts; the decision reads back, and is judged.
+    decision = "6f1c0a52-3f0e-4f57-9a43-5d2f3b8f0a11"
+    traced = {**key, "X-SGAM-Decision": decision, "X-SGAM-Scope": "project:acme"}
+    tour.call("GET", checkpoint_path, expect=200, headers=traced, path_parameters=thread)
+    receipts_path = "/v1/decisions/{decision_id}/receipts"
+    answer = tour.call(
+        "GET", receipts_path, expect=200, headers=key, path_parameters={"decision_id": decision}
+    )
+    assert [receipt["memory_type"] for receipt in answer["receipts"]] == ["working"]
+    tour.call(
+        "GET",
+        receipts_path,
+        expect=404,
+        headers=key,
+        path_parameters={"decision_id": "00000000-0000-0000-0000-000000000000"},
+    )
+    expectation = {
+        "decision_id": decision,
+        "memory": {"type": "working", "thread": thread["thread_id"]},
+        "scope": "project:acme",
+    }
+    judged = tour.call(
+        "POST", "/v1/health/classify", expect=200, headers=key, body={"expectations": [expectation]}
+    )
+    assert [verdict["verdict"] for verdict in judged["verdicts"]] == ["HEALTHY"]
+
     # Whole-request failures, each as problem+json.
     tour.call("GET", "/v1/attributes", expect=401, headers={})
     tour.call("GET", "/v1/attributes", expect=401, headers={"Authorization": "Bearer sgam_nope"})

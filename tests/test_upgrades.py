@@ -24,6 +24,7 @@ from store.database import temporary_database
 from store.errors import NotFound
 from store.migrate import available_migrations, migrate
 from store.models import Fact
+from store.receipt_models import memory_key, owner_key, scope_hash
 from store.service import MemoryStore, open_store
 from tests.conftest import ts
 
@@ -39,6 +40,7 @@ T1, T2, T3, T4 = (ts(f"2026-0{month}-10T00:00:00Z") for month in (1, 2, 3, 4))
 """When the four episodes, and the writes they caused, arrived."""
 OSLO, BLUE, NICK, BERGEN, TROMSO = (UUID(int=n) for n in (1, 3, 5, 7, 11))
 EXPIRY = UUID(int=9)
+DECISION = UUID(int=0xDEC)
 
 WRITE_ORDER = {UUID(int=n): order for order, n in enumerate((2, 4, 5, 8, 9, 10, 12, 13), 1)}
 """Each version's and the expiry's ``write_order`` as the store gives it, from 0004 on."""
@@ -82,7 +84,8 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
     """Mira's city and team as the store writes them: Oslo; Bergen from the same start, first a
     conflict, then chosen over Oslo; the team expired in June; Tromso from March. From 0003 on,
     a vector; from 0004, a nickname retracted; from 0006, an API key; from 0015, a
-    thread's checkpoint; from 0016, a procedure's versions and its activation.
+    thread's checkpoint; from 0016, a procedure's versions and its activation; from 0017, an
+    episode's outcome; from 0018, a decision and its receipt.
 
     Fact versions are listed latest first: inserted so, their physical order is not arrival order.
     """
@@ -179,6 +182,41 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
         found["procedure_activations"] = _rows(
             "tenant_id name scope depth version approved_at activated_at",
             ("acme", "move", "default", 1, 1, T2, T3),
+        )
+    if version >= 17:
+        found["episode_outcomes"] = _rows(
+            "tenant_id episode_id revision status outcome_receipt_id verified human_intervened"
+            " budget_exhausted recorded_at superseded_at",
+            ("acme", "e3", 1, "partial", "run-7", True, False, False, T3, None),
+        )
+    if version >= 18:
+        found["decisions"] = _rows("tenant_id decision_id opened_at", ("acme", DECISION, T4))
+        scope = scope_hash("acme", "subject", "mira", None)
+        found["receipts"] = _rows(
+            "tenant_id receipt_id decision_id action memory_type memory_key owner_key version"
+            " expected_scope_hash observed_scope_hash written_at read_at freshness_budget_s"
+            " provenance activated invalidation outcome approved recorded_at",
+            (
+                "acme",
+                UUID(int=70),
+                DECISION,
+                "read",
+                "semantic",
+                memory_key("semantic", "city"),
+                owner_key("acme", "subject", "mira"),
+                str(UUID(int=13)),
+                scope,
+                scope,
+                T4,
+                T4,
+                None,
+                "e4",
+                True,
+                "current",
+                None,
+                None,
+                T4,
+            ),
         )
     return found
 
@@ -304,6 +342,11 @@ def _check_reads(store: MemoryStore, version: int) -> None:
             "move-to-tromso",
             {"step": 1},
         )
+    if version >= 17:
+        assert store.outcomes.current("acme", "e3").status == "partial"
+    if version >= 18:
+        [receipt] = store.receipts.decision("acme", DECISION).receipts
+        assert (receipt.receipt_id, receipt.version) == (UUID(int=70), str(TROMSO))
     if version >= 16:
         active = store.procedures.active("acme", "move")
         assert (active.version, active.approver, active.rollback_target) == (1, "ops", None)

@@ -13,13 +13,27 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, ParamSpec, Protocol, Self, TypeVar, overload
+from uuid import UUID
 
 import httpx
 
-from server.client import calls, episodic_calls, procedure_calls, read_calls, thread_calls
+from server.client import (
+    calls,
+    episodic_calls,
+    procedure_calls,
+    read_calls,
+    receipt_calls,
+    thread_calls,
+)
 from server.client.call import Call, Instant, instant
 from server.client.errors import error_from, is_problem
-from server.wire import CLOCK_HEADER, PROBLEM_MEDIA_TYPE
+from server.wire import (
+    CLOCK_HEADER,
+    DECISION_HEADER,
+    FRESHNESS_HEADER,
+    PROBLEM_MEDIA_TYPE,
+    SCOPE_HEADER,
+)
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -61,6 +75,7 @@ class ClientBase(ABC, Generic[H]):
         self.admin_token = admin_token
         self.timeout = timeout
         self.now = None if now is None else instant(now)
+        self.trace: dict[str, str] = {}
         self.owns_http = http is None
         self.http: H = self._open_http() if http is None else http
 
@@ -75,6 +90,25 @@ class ClientBase(ABC, Generic[H]):
         other.owns_http = False
         return other
 
+    def for_decision(
+        self,
+        decision_id: UUID | str,
+        *,
+        scope: str | None = None,
+        freshness_budget_s: int | None = None,
+    ) -> Self:
+        """A client on the same connection whose reads are made for the decision
+        ``decision_id`` (``X-SGAM-Decision``): they leave content-free receipts under it, in
+        the caller's ``scope`` (``X-SGAM-Scope``) with its ``freshness_budget_s``."""
+        other = copy.copy(self)
+        other.trace = {DECISION_HEADER: str(decision_id)}
+        if scope is not None:
+            other.trace[SCOPE_HEADER] = scope
+        if freshness_budget_s is not None:
+            other.trace[FRESHNESS_HEADER] = str(freshness_budget_s)
+        other.owns_http = False
+        return other
+
     def request_args(self, call: Call[Any]) -> dict[str, Any]:
         """The arguments of ``httpx.Client.request`` for the call."""
         headers = {"Accept": f"application/json, {PROBLEM_MEDIA_TYPE}"}
@@ -83,6 +117,7 @@ class ClientBase(ABC, Generic[H]):
             headers["Authorization"] = f"Bearer {token}"
         if self.now is not None:
             headers[CLOCK_HEADER] = self.now
+        headers.update(self.trace)
         return {
             "method": call.method,
             "url": self.base_url + call.path,
@@ -185,6 +220,9 @@ class Routes:
     activate_procedure = Route(procedure_calls.activate_procedure)
     roll_back_procedure = Route(procedure_calls.roll_back_procedure)
     active_procedure = Route(procedure_calls.active_procedure)
+
+    decision_receipts = Route(receipt_calls.decision_receipts)
+    classify_health = Route(receipt_calls.classify_health)
 
     healthz = Route(read_calls.healthz)
     readyz = Route(read_calls.readyz)

@@ -18,6 +18,7 @@ from server.bodies import (
 )
 from server.metrics import count_results
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
+from server.trace import RequestTrace
 from store.models import Episode
 from store.outcomes import EpisodeOutcome, OutcomeInput
 from store.results import ErasureResult, UpdateResult
@@ -30,22 +31,22 @@ def _recorded(episode: Episode, results: list[UpdateResult]) -> EpisodeRecorded:
 
 @post("/v1/episodes", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def record_episode(
-    *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBody]
+    *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBody], trace: RequestTrace
 ) -> EpisodeRecorded:
     """Record an episode (idempotent on ``id``) and apply its candidates, in one transaction."""
     [(episode, results)] = store.episodes.record_with_updates(
-        tenant_id, [(data.episode(), data.updates)], field_prefix=""
+        tenant_id, [(data.episode(), data.updates)], field_prefix="", trace=trace
     )
     return _recorded(episode, results)
 
 
 @post("/v1/episodes/batch", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def record_batch(
-    *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBatch]
+    *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBatch], trace: RequestTrace
 ) -> EpisodeBatchRecorded:
     """Record several episodes and apply each one's candidates, all in one transaction."""
     recorded = store.episodes.record_with_updates(
-        tenant_id, [(body.episode(), body.updates) for body in data.episodes]
+        tenant_id, [(body.episode(), body.updates) for body in data.episodes], trace=trace
     )
     return EpisodeBatchRecorded(
         episodes=[_recorded(episode, results) for episode, results in recorded]
@@ -66,11 +67,16 @@ def read_outcome(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> Ep
 
 @post("/outcome", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def record_outcome(
-    *, store: Store, tenant_id: TenantId, episode_id: PathId, data: JSONBody[OutcomeInput]
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    episode_id: PathId,
+    data: JSONBody[OutcomeInput],
+    trace: RequestTrace,
 ) -> EpisodeOutcome:
     """Record what came of the episode: it supersedes the episode's outcome, if any (kept as
     history); the same outcome again changes nothing. An erased episode is 409."""
-    return store.outcomes.record(tenant_id, episode_id, data)
+    return store.outcomes.record(tenant_id, episode_id, data, trace=trace)
 
 
 @post(
@@ -80,10 +86,15 @@ def record_outcome(
     responses=PROBLEM_RESPONSES,
 )
 def apply_updates(
-    *, store: Store, tenant_id: TenantId, episode_id: PathId, data: JSONBody[CandidatesBody]
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    episode_id: PathId,
+    data: JSONBody[CandidatesBody],
+    trace: RequestTrace,
 ) -> CandidateResults:
     """Candidates from a later extraction of the episode, in one transaction; one result each."""
-    results = store.facts.apply_updates(tenant_id, episode_id, data.candidates)
+    results = store.facts.apply_updates(tenant_id, episode_id, data.candidates, trace=trace)
     count_results(results)
     return CandidateResults(results=results)
 

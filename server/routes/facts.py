@@ -7,20 +7,33 @@ from litestar.params import JSONBody
 
 from server.bodies import ExpireBody, RetractBody
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
+from server.trace import RequestTrace
 from store.models import Fact
 from store.results import ExpireResult, RetractResult
 
 
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def read_fact(
-    *, store: Store, tenant_id: TenantId, subject: PathId, attribute: PathId, times: Times
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    subject: PathId,
+    attribute: PathId,
+    times: Times,
+    trace: RequestTrace,
 ) -> Fact:
     """The value valid at ``valid_at`` as believed at ``known_at``; 404 means "not known".
 
-    Both default to now; given only ``known_at``, ``valid_at`` defaults to it.
+    Both default to now; given only ``known_at``, ``valid_at`` defaults to it. With
+    ``X-SGAM-Decision`` the read leaves a receipt under that decision.
     """
     return store.facts.at(
-        tenant_id, subject, attribute, valid_at=times.valid_at, known_at=times.known_at
+        tenant_id,
+        subject,
+        attribute,
+        valid_at=times.valid_at,
+        known_at=times.known_at,
+        trace=trace,
     )
 
 

@@ -8,6 +8,7 @@ from litestar import get, post
 from litestar.params import JSONBody, PathParameter, QueryParameter, SkipValidation
 
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
+from server.trace import RequestTrace
 from store.models import IDENTIFIER_PATTERN
 from store.procedure_models import (
     DEFAULT_SCOPE,
@@ -87,10 +88,15 @@ def roll_back_procedure(
 
 @get("/v1/procedures/{name:str}/active", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def read_active_procedure(
-    *, store: Store, tenant_id: TenantId, name: PathId, in_scope: QueryScope = DEFAULT_SCOPE
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    name: PathId,
+    trace: RequestTrace,
+    in_scope: QueryScope = DEFAULT_SCOPE,
 ) -> ActiveProcedure:
     """The approved version active in the scope; 404 when none is."""
-    return store.procedures.active(tenant_id, name, scope=in_scope)
+    return store.procedures.active(tenant_id, name, scope=in_scope, trace=trace)
 
 
 procedure_routes = [

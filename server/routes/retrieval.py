@@ -8,6 +8,7 @@ from litestar.params import JSONBody
 from retrieval.models import ContextRequest, ContextResult, SearchRequest, SearchResult
 from server.metrics import CONTEXT_ASSEMBLIES, EVIDENCE_SEARCHES
 from server.routes.common import PROBLEM_RESPONSES, StoreReader, TenantId
+from server.trace import RequestTrace
 
 
 @post("/v1/evidence/search", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -22,10 +23,14 @@ def search_evidence(
 
 @post("/v1/context", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def context(
-    *, reader: StoreReader, tenant_id: TenantId, data: JSONBody[ContextRequest]
+    *, reader: StoreReader, tenant_id: TenantId, data: JSONBody[ContextRequest], trace: RequestTrace
 ) -> ContextResult:
-    """The smallest cited block answering the question: exact facts first, then evidence."""
-    result = reader.context(tenant_id, data)
+    """The smallest cited block answering the question: exact facts first, then evidence.
+
+    The call opens a decision (``X-SGAM-Decision``'s, or a new one: ``decision_id``) and
+    leaves a content-free receipt for every key and episode it read.
+    """
+    result = reader.context(tenant_id, data, trace=trace)
     CONTEXT_ASSEMBLIES.labels(str(result.over_budget).lower()).inc()
     return result
 

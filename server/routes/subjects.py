@@ -8,6 +8,7 @@ from litestar import delete, get
 from litestar.params import QueryParameter
 
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
+from server.trace import RequestTrace
 from store.results import ErasureResult, Profile, SubjectExport, SubjectPage
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500, description="Page size.")]
@@ -30,10 +31,15 @@ def list_subjects(
 
 
 @get("/v1/subjects/{subject:str}/profile", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def read_profile(*, store: Store, tenant_id: TenantId, subject: PathId, times: Times) -> Profile:
-    """Every attribute of the subject valid at ``valid_at`` as believed at ``known_at``."""
+def read_profile(
+    *, store: Store, tenant_id: TenantId, subject: PathId, times: Times, trace: RequestTrace
+) -> Profile:
+    """Every attribute of the subject valid at ``valid_at`` as believed at ``known_at``.
+
+    With ``X-SGAM-Decision`` the read leaves a receipt per fact under that decision.
+    """
     return store.subjects.profile(
-        tenant_id, subject, valid_at=times.valid_at, known_at=times.known_at
+        tenant_id, subject, valid_at=times.valid_at, known_at=times.known_at, trace=trace
     )
 
 

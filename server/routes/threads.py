@@ -9,6 +9,7 @@ from litestar.enums import HttpMethod
 from litestar.params import JSONBody, QueryParameter
 
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
+from server.trace import RequestTrace
 from store.checkpoints import MAX_VERSION, Checkpoint, CheckpointWrite
 
 CheckpointVersion = Annotated[
@@ -21,18 +22,31 @@ CheckpointVersion = Annotated[
 # the versions it replaced stay readable with ?version=.
 @put("/", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def write_checkpoint(
-    *, store: Store, tenant_id: TenantId, thread_id: PathId, data: JSONBody[CheckpointWrite]
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    thread_id: PathId,
+    data: JSONBody[CheckpointWrite],
+    trace: RequestTrace,
 ) -> Checkpoint:
     """Write the thread's next checkpoint version (compare-and-set with ``expected_version``)."""
-    return store.threads.write_checkpoint(tenant_id, thread_id, data)
+    return store.threads.write_checkpoint(tenant_id, thread_id, data, trace=trace)
 
 
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def read_checkpoint(
-    *, store: Store, tenant_id: TenantId, thread_id: PathId, version: CheckpointVersion = None
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    thread_id: PathId,
+    trace: RequestTrace,
+    version: CheckpointVersion = None,
 ) -> Checkpoint:
-    """The thread's latest checkpoint, or the version asked for; 404 when there is none."""
-    return store.threads.read_checkpoint(tenant_id, thread_id, version=version)
+    """The thread's latest checkpoint, or the version asked for; 404 when there is none.
+
+    With ``X-SGAM-Decision`` the read leaves a receipt under that decision.
+    """
+    return store.threads.read_checkpoint(tenant_id, thread_id, version=version, trace=trace)
 
 
 _METHODS = ", ".join(sorted({*read_checkpoint.http_methods, *write_checkpoint.http_methods}))

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from store import bulk, bulk_write, episodes, tenants
+from store import bulk, bulk_write, episodes, receipts, tenants, touched
 from store.api.transactions import Transactions
 from store.bulk import ImportResult
 from store.candidates import send_candidates
@@ -18,6 +18,7 @@ from store.errors import InvalidInput, StoreError
 from store.facts import validate_candidate
 from store.inputs import check_identifier, parse_input
 from store.models import Episode, EpisodeInput, MemoryUpdate
+from store.receipts import NO_TRACE, Trace
 from store.results import UpdateResult
 from store.vectors import EpisodeEmbedder, SharedBatches, insert_vectors
 
@@ -57,6 +58,7 @@ class EpisodeCalls:
         batch: Sequence[tuple[EpisodeInput | Mapping[str, Any], Sequence[object]]],
         *,
         field_prefix: str = "episodes",
+        trace: Trace = NO_TRACE,
     ) -> list[tuple[Episode, list[UpdateResult]]]:
         """Record episodes with the candidates each one carries, all in one transaction.
 
@@ -112,8 +114,16 @@ class EpisodeCalls:
                     e.model_copy(update={"embedding_truncated": True}) if e.id in truncated else e
                     for e in recorded
                 ]
+            receipts.leave_receipts(
+                conn,
+                tenant_id,
+                [touched.episode_written(episode) for episode in recorded],
+                action="write",
+                trace=trace,
+                now=now,
+            )
             return [
-                (episode, _apply(conn, tenant_id, episode, updates, transactions))
+                (episode, _apply(conn, tenant_id, episode, updates, transactions, trace=trace))
                 for episode, updates in zip(recorded, checked, strict=True)
             ]
 
@@ -220,6 +230,8 @@ def _apply(
     episode: Episode,
     updates: Sequence[MemoryUpdate | UpdateResult],
     transactions: Transactions,
+    *,
+    trace: Trace,
 ) -> list[UpdateResult]:
     if not updates:
         return []
@@ -230,5 +242,6 @@ def _apply(
         updates=updates,
         clock=transactions.clock,
         new_id=transactions.new_id,
+        trace=trace,
     )
     return results()

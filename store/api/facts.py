@@ -10,11 +10,13 @@ from uuid import UUID
 import psycopg
 
 from store import candidates as candidates_
-from store import episodes, facts, reads, retraction
+from store import episodes, facts, reads, retraction, touched
+from store.api.receipts import traced_read
 from store.api.transactions import Transactions
 from store.errors import InvalidInput, NotFound
 from store.inputs import check_identifier, parse_instant, parse_uuid, read_times
 from store.models import Fact
+from store.receipts import NO_TRACE, Trace
 from store.results import ExpireResult, RetractResult, UpdateResult
 
 
@@ -25,7 +27,12 @@ class FactCalls:
         self._transactions = transactions
 
     def apply_updates(
-        self, tenant_id: str, episode_id: str, candidates: Sequence[object]
+        self,
+        tenant_id: str,
+        episode_id: str,
+        candidates: Sequence[object],
+        *,
+        trace: Trace = NO_TRACE,
     ) -> list[UpdateResult]:
         """Apply candidates citing one episode, all in one transaction.
 
@@ -44,6 +51,7 @@ class FactCalls:
                 updates=updates,
                 clock=transactions.clock,
                 new_id=transactions.new_id,
+                trace=trace,
             ),
             tenant_id=tenant_id,
         )
@@ -128,17 +136,20 @@ class FactCalls:
         *,
         valid_at: datetime | str | None = None,
         known_at: datetime | str | None = None,
+        trace: Trace = NO_TRACE,
     ) -> Fact:
         """The value valid at ``valid_at`` as believed at ``known_at``.
 
         Both default to now; given only ``known_at``, ``valid_at`` defaults to it ("what did
-        we believe on June 2 about June 2").
+        we believe on June 2 about June 2"). A read for a decision (``trace``) leaves its
+        receipt, also when nothing was known.
         """
         check_identifier(subject, "subject")
         check_identifier(attribute, "attribute")
         valid, known = read_times(valid_at, known_at)
-        return self._transactions.read(
-            lambda conn, now: reads.read_at(
+
+        def read(conn: psycopg.Connection[Any], now: datetime) -> Fact:
+            return reads.read_at(
                 conn,
                 tenant_id,
                 subject=subject,
@@ -146,8 +157,18 @@ class FactCalls:
                 valid_at=valid or known or now,
                 known_at=known or now,
                 now=now,
-            ),
-            tenant_id=tenant_id,
+            )
+
+        return traced_read(
+            self._transactions,
+            tenant_id,
+            trace,
+            read,
+            lambda _, fact, now: [
+                touched.fact_missing(subject, attribute)
+                if fact is None
+                else touched.fact_read(fact, now=now, asked=subject)
+            ],
         )
 
     def history(self, tenant_id: str, subject: str, attribute: str) -> list[Fact]:

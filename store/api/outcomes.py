@@ -8,11 +8,13 @@ from typing import Any
 
 import psycopg
 
-from store import episodes, outcomes
+from store import episodes, outcomes, touched
+from store.api.receipts import traced_write
 from store.api.transactions import Transactions
 from store.errors import NotFound
 from store.inputs import check_identifier, parse_input
 from store.outcomes import EpisodeOutcome, OutcomeInput
+from store.receipts import NO_TRACE, Trace
 
 
 class OutcomeCalls:
@@ -22,7 +24,12 @@ class OutcomeCalls:
         self._transactions = transactions
 
     def record(
-        self, tenant_id: str, episode_id: str, outcome: OutcomeInput | Mapping[str, Any]
+        self,
+        tenant_id: str,
+        episode_id: str,
+        outcome: OutcomeInput | Mapping[str, Any],
+        *,
+        trace: Trace = NO_TRACE,
     ) -> EpisodeOutcome:
         """Make ``outcome`` the episode's current outcome (``outcomes.record_outcome``).
 
@@ -30,11 +37,14 @@ class OutcomeCalls:
         """
         check_identifier(episode_id, "episode_id")
         parsed = parse_input(OutcomeInput, outcome)
-        return self._transactions.run(
+        return traced_write(
+            self._transactions,
+            tenant_id,
+            trace,
             lambda conn, now: outcomes.record_outcome(
                 conn, tenant_id, episode_id=episode_id, outcome=parsed, now=now
             ),
-            tenant_id=tenant_id,
+            lambda written: [touched.outcome_written(episode_id, written.recorded_at)],
         )
 
     def current(self, tenant_id: str, episode_id: str) -> EpisodeOutcome:

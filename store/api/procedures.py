@@ -13,7 +13,8 @@ from typing import Any
 
 import psycopg
 
-from store import procedure_rules, procedures
+from store import procedure_rules, procedures, touched
+from store.api.receipts import traced_read, traced_write
 from store.api.transactions import Transactions
 from store.errors import InvalidInput, NotFound
 from store.inputs import check_identifier, parse_input
@@ -25,6 +26,7 @@ from store.procedure_models import (
     ProcedureInput,
     ProcedureVersion,
 )
+from store.receipts import NO_TRACE, Touched, Trace
 
 
 class ProcedureCalls:
@@ -38,9 +40,12 @@ class ProcedureCalls:
     ) -> ProcedureVersion:
         """Write a draft: version 1 of a new procedure, or the next version of a known one."""
         given = parse_input(ProcedureInput, procedure)
-        return self._transactions.run(
+        return traced_write(
+            self._transactions,
+            tenant_id,
+            NO_TRACE,
             lambda conn, now: procedures.create_version(conn, tenant_id, given, now=now),
-            tenant_id=tenant_id,
+            lambda written: [touched.procedure_written(written)],
         )
 
     def approve(
@@ -66,7 +71,13 @@ class ProcedureCalls:
                 conn, tenant_id, name=name, version=version, approval=given, now=now
             )
 
-        return self._transactions.run(work, tenant_id=tenant_id)
+        return traced_write(
+            self._transactions,
+            tenant_id,
+            NO_TRACE,
+            work,
+            lambda written: [touched.procedure_written(written)],
+        )
 
     def activate(
         self, tenant_id: str, name: str, *, version: int, scope: str = DEFAULT_SCOPE
@@ -91,7 +102,7 @@ class ProcedureCalls:
                 )
             return _active(conn, tenant_id, name, scope)
 
-        return self._transactions.run(work, tenant_id=tenant_id)
+        return traced_write(self._transactions, tenant_id, NO_TRACE, work, _activation_written)
 
     def rollback(self, tenant_id: str, name: str, *, scope: str = DEFAULT_SCOPE) -> ActiveProcedure:
         """Make the active version's rollback target active again in ``scope``.
@@ -109,15 +120,39 @@ class ProcedureCalls:
             procedures.pop_activation(conn, tenant_id, name=name, scope=scope, stack=stack, now=now)
             return _active(conn, tenant_id, name, scope)
 
-        return self._transactions.run(work, tenant_id=tenant_id)
+        return traced_write(self._transactions, tenant_id, NO_TRACE, work, _activation_written)
 
-    def active(self, tenant_id: str, name: str, *, scope: str = DEFAULT_SCOPE) -> ActiveProcedure:
-        """The version active in ``scope``: NotFound when none is."""
+    def active(
+        self,
+        tenant_id: str,
+        name: str,
+        *,
+        scope: str = DEFAULT_SCOPE,
+        trace: Trace = NO_TRACE,
+    ) -> ActiveProcedure:
+        """The version active in ``scope``: NotFound when none is. A read for a decision
+        (``trace``) leaves its receipt."""
         check_identifier(name, "name")
         check_identifier(scope, "scope")
-        return self._transactions.read(
-            lambda conn, _: _active(conn, tenant_id, name, scope), tenant_id=tenant_id
+
+        def read(conn: psycopg.Connection[Any], _: datetime) -> ActiveProcedure:
+            return _active(conn, tenant_id, name, scope)
+
+        return traced_read(
+            self._transactions,
+            tenant_id,
+            trace,
+            read,
+            lambda _, active, __: [
+                touched.procedure_missing(name, scope)
+                if active is None
+                else touched.procedure_read(active)
+            ],
         )
+
+
+def _activation_written(active: ActiveProcedure) -> list[Touched]:
+    return [touched.procedure_written(active, scope=active.scope)]
 
 
 def _check_version(name: str, version: int) -> None:

@@ -7,9 +7,11 @@ from typing import Any
 
 import psycopg
 
-from store import reads, subjects
+from store import reads, subjects, touched
+from store.api.receipts import traced_read
 from store.api.transactions import Transactions
 from store.inputs import check_identifier, read_times
+from store.receipts import NO_TRACE, Trace
 from store.results import Profile, SubjectExport, SubjectPage
 
 
@@ -26,8 +28,12 @@ class SubjectCalls:
         *,
         valid_at: datetime | str | None = None,
         known_at: datetime | str | None = None,
+        trace: Trace = NO_TRACE,
     ) -> Profile:
-        """Every attribute of a subject at one valid and known time (defaults as ``at``)."""
+        """Every attribute of a subject at one valid and known time (defaults as ``at``).
+
+        A read for a decision (``trace``) leaves a receipt per fact served.
+        """
         check_identifier(subject, "subject")
         valid, known = read_times(valid_at, known_at)
 
@@ -44,7 +50,16 @@ class SubjectCalls:
             )
             return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
 
-        return self._transactions.read(work, tenant_id=tenant_id)
+        return traced_read(
+            self._transactions,
+            tenant_id,
+            trace,
+            work,
+            lambda _, profile, now: [
+                touched.fact_read(fact, now=now, asked=subject)
+                for fact in (profile.facts if profile is not None else [])
+            ],
+        )
 
     def list(self, tenant_id: str, *, limit: int = 100, cursor: str | None = None) -> SubjectPage:
         """A page of the tenant's subject ids in byte order (facts held or episodes naming)."""

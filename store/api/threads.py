@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from store import checkpoints
+import psycopg
+
+from store import checkpoints, touched
+from store.api.receipts import traced_read, traced_write
 from store.api.transactions import Transactions
 from store.checkpoints import Checkpoint, CheckpointWrite
 from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_input
+from store.receipts import NO_TRACE, Touched, Trace
 
 
 class ThreadCalls:
@@ -19,30 +24,58 @@ class ThreadCalls:
         self._transactions = transactions
 
     def write_checkpoint(
-        self, tenant_id: str, thread_id: str, checkpoint: CheckpointWrite | Mapping[str, Any]
+        self,
+        tenant_id: str,
+        thread_id: str,
+        checkpoint: CheckpointWrite | Mapping[str, Any],
+        *,
+        trace: Trace = NO_TRACE,
     ) -> Checkpoint:
         """Write the thread's next version; a stale ``expected_version`` is a Conflict."""
         check_identifier(thread_id, "thread_id")
         parsed = parse_input(CheckpointWrite, checkpoint)
-        return self._transactions.run(
+        return traced_write(
+            self._transactions,
+            tenant_id,
+            trace,
             lambda conn, now: checkpoints.write_checkpoint(
                 conn, tenant_id, thread_id, parsed, now=now
             ),
-            tenant_id=tenant_id,
+            lambda written: [touched.checkpoint_written(written)],
         )
 
     def read_checkpoint(
-        self, tenant_id: str, thread_id: str, *, version: int | None = None
+        self,
+        tenant_id: str,
+        thread_id: str,
+        *,
+        version: int | None = None,
+        trace: Trace = NO_TRACE,
     ) -> Checkpoint:
-        """The thread's latest checkpoint, or ``version``; NotFound when there is none."""
+        """The thread's latest checkpoint, or ``version``; NotFound when there is none.
+
+        A read for a decision (``trace``) leaves its receipt, saying whether a later version
+        than the one read existed.
+        """
         check_identifier(thread_id, "thread_id")
         if version is not None and not 1 <= version <= checkpoints.MAX_VERSION:
             raise InvalidInput(
                 f"version must be from 1 to {checkpoints.MAX_VERSION}", field="version"
             )
-        return self._transactions.read(
-            lambda conn, _: checkpoints.read_checkpoint(
-                conn, tenant_id, thread_id, version=version
-            ),
-            tenant_id=tenant_id,
-        )
+
+        def read(conn: psycopg.Connection[Any], _: datetime) -> Checkpoint:
+            return checkpoints.read_checkpoint(conn, tenant_id, thread_id, version=version)
+
+        def describe(
+            conn: psycopg.Connection[Any], found: Checkpoint | None, _: datetime
+        ) -> list[Touched]:
+            if found is None:
+                return [touched.checkpoint_missing(thread_id)]
+            latest = (
+                found.version
+                if version is None
+                else checkpoints.latest_version(conn, tenant_id, thread_id)
+            )
+            return [touched.checkpoint_read(found, latest=latest)]
+
+        return traced_read(self._transactions, tenant_id, trace, read, describe)

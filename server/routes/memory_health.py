@@ -1,0 +1,54 @@
+"""``/v1/health/classify``: memory health, judged from the tenant's own receipts.
+
+Expectations go in (the decision, the memory it needed, its scope and freshness budget, the
+task's outcome); one verdict each comes out, from ``evals.health``'s classifier. Evidence the
+server cannot read (the database is down) is UNKNOWN, never healthy.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from litestar import post
+from litestar.params import JSONBody
+
+from evals.health.classifier import classify_all
+from evals.health.expectations import ClassifyRequest, ClassifyResult, Evidence
+from server.routes.common import PROBLEM_RESPONSES, Store, TenantId
+from store.errors import DatabaseUnavailable
+
+_log = logging.getLogger(__name__)
+
+
+@post(
+    "/v1/health/classify",
+    status_code=200,
+    sync_to_thread=True,
+    responses=PROBLEM_RESPONSES,
+    tags=["receipts"],
+)
+def classify(
+    *, store: Store, tenant_id: TenantId, data: JSONBody[ClassifyRequest]
+) -> ClassifyResult:
+    """Judge each expectation against the tenant's receipts: the first failing layer's verdict
+    (available, written, read, scope, freshness, provenance, activated, the type's invariant)
+    and the operating state it makes with the task's outcome."""
+    expectations = data.expectations
+    try:
+        receipts = store.receipts.evidence(
+            tenant_id,
+            decision_ids=sorted({item.decision_id for item in expectations}),
+            memories=sorted(
+                {(item.memory.type, item.memory.memory_key()) for item in expectations}
+            ),
+        )
+    except DatabaseUnavailable:
+        _log.warning("memory health judged without evidence: the database is unavailable")
+        evidence = Evidence(available=False, receipts=[])
+    else:
+        evidence = Evidence(available=True, receipts=receipts)
+    verdicts = classify_all(expectations, evidence, tenant_id=tenant_id)
+    return ClassifyResult(verdicts=verdicts, evidence_available=evidence.available)
+
+
+memory_health_routes = [classify]

@@ -1,0 +1,273 @@
+"""Receipts written and read: the SQL behind ``store.receipt_models``.
+
+A call that reads for a decision, or writes, describes each memory it touched as a
+``Touched`` and leaves their receipts with ``leave_receipts`` in its own transaction, so a
+receipt exists exactly when the read or write it describes committed. Read transactions then
+commit with ``synchronous_commit = off``: a crash may lose the last moment's receipts (and
+nothing else, as such a transaction wrote nothing else), never half of one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID, uuid4
+
+import psycopg
+from psycopg.rows import class_row
+
+from store.receipt_models import (
+    OWNER_KINDS,
+    DecisionReceipts,
+    Invalidation,
+    MemoryType,
+    Receipt,
+    ReceiptAction,
+    memory_key,
+    owner_key,
+    scope_hash,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """What a request says about the decision it serves (``X-SGAM-Decision``,
+    ``X-SGAM-Scope``, ``X-SGAM-Freshness-Budget``)."""
+
+    decision_id: UUID | None = None
+    scope: str | None = None
+    freshness_budget_s: int | None = None
+
+
+NO_TRACE = Trace()
+"""A request for no decision: its reads leave no receipt, its writes an unscoped one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Touched:
+    """One memory a call read or wrote, as its receipt will describe it.
+
+    ``owner`` is what the memory served belongs to (a subject, thread or procedure);
+    ``asked`` what the request asked for, when that differs. An episode's outcome, and its
+    write time when not given, are looked up as the receipt is written.
+    """
+
+    memory_type: MemoryType
+    key: str
+    owner: str | None
+    version: str | None
+    written_at: datetime | None
+    provenance: str | None
+    activated: bool
+    invalidation: Invalidation | None = None
+    approved: bool | None = None
+    asked: str | None = None
+
+
+_OPEN_DECISION = """
+INSERT INTO decisions (tenant_id, decision_id, opened_at)
+VALUES (%(tenant_id)s, %(decision_id)s, %(now)s)
+ON CONFLICT DO NOTHING
+"""
+
+_INSERT = """
+INSERT INTO receipts (
+    tenant_id, receipt_id, decision_id, action, memory_type, memory_key, owner_key, version,
+    expected_scope_hash, observed_scope_hash, written_at, read_at, freshness_budget_s,
+    provenance, activated, invalidation, outcome, approved, recorded_at
+)
+SELECT %(tenant_id)s, r.receipt_id, %(decision_id)s, %(action)s, r.memory_type, r.memory_key,
+    r.owner_key, r.version, r.expected, r.observed, coalesce(r.written_at, e.recorded_at),
+    %(read_at)s,
+    %(freshness_budget_s)s, r.provenance, r.activated, r.invalidation, o.status, r.approved,
+    %(now)s
+FROM unnest(
+    %(receipt_id)s::uuid[], %(memory_type)s::text[], %(memory_key)s::text[],
+    %(owner_key)s::text[], %(version)s::text[], %(expected)s::text[], %(observed)s::text[],
+    %(written_at)s::timestamptz[], %(provenance)s::text[], %(activated)s::boolean[],
+    %(invalidation)s::text[], %(approved)s::boolean[], %(episode_id)s::text[]
+) AS r (
+    receipt_id, memory_type, memory_key, owner_key, version, expected, observed, written_at,
+    provenance, activated, invalidation, approved, episode_id
+)
+LEFT JOIN episodes AS e ON e.tenant_id = %(tenant_id)s AND e.id = r.episode_id
+LEFT JOIN episode_outcomes AS o
+    ON o.tenant_id = %(tenant_id)s AND o.episode_id = r.episode_id AND o.superseded_at IS NULL
+"""
+
+
+def leave_receipts(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    touched: Sequence[Touched],
+    *,
+    action: ReceiptAction,
+    trace: Trace,
+    now: datetime,
+) -> None:
+    """Write one receipt per touched memory, in the caller's transaction.
+
+    A read opens its decision if nothing did yet, and leaves receipts only for a decision: a
+    read for none leaves nothing. A write leaves its receipts whatever the trace.
+    """
+    decision_id = trace.decision_id
+    if action == "read" and decision_id is None:
+        return
+    # One round trip: in the caller's pipeline when it has one (a write's), else in its own.
+    with nullcontext() if conn.pgconn.pipeline_status else conn.pipeline():
+        if action == "read":
+            # Only this transaction's own receipts ride on it: nothing else is lost in a crash.
+            conn.execute("SET LOCAL synchronous_commit = off")
+        if decision_id is not None:
+            conn.execute(
+                _OPEN_DECISION, {"tenant_id": tenant_id, "decision_id": decision_id, "now": now}
+            )
+        if touched:
+            columns = _columns(tenant_id, touched, action=action, trace=trace, now=now)
+            conn.execute(_INSERT, columns)
+
+
+def _columns(
+    tenant_id: str,
+    touched: Sequence[Touched],
+    *,
+    action: ReceiptAction,
+    trace: Trace,
+    now: datetime,
+) -> dict[str, Any]:
+    def scope_of(item: Touched, owner: str | None) -> str:
+        return scope_hash(tenant_id, OWNER_KINDS[item.memory_type], owner, trace.scope)
+
+    return {
+        "tenant_id": tenant_id,
+        "decision_id": trace.decision_id,
+        "action": action,
+        "read_at": now if action == "read" else None,
+        "freshness_budget_s": trace.freshness_budget_s,
+        "now": now,
+        # Not the store's id factory: receipts must not shift the ids replays pin.
+        "receipt_id": [uuid4() for _ in touched],
+        "memory_type": [item.memory_type for item in touched],
+        "memory_key": [memory_key(item.memory_type, item.key) for item in touched],
+        "owner_key": [
+            owner_key(tenant_id, OWNER_KINDS[item.memory_type], item.owner) for item in touched
+        ],
+        "version": [item.version for item in touched],
+        "expected": [
+            scope_of(item, item.owner if item.asked is None else item.asked) for item in touched
+        ],
+        "observed": [scope_of(item, item.owner) for item in touched],
+        "written_at": [item.written_at for item in touched],
+        "provenance": [item.provenance for item in touched],
+        "activated": [item.activated for item in touched],
+        "invalidation": [item.invalidation for item in touched],
+        "approved": [item.approved for item in touched],
+        "episode_id": [item.key if item.memory_type == "episodic" else None for item in touched],
+    }
+
+
+_RECEIPT_COLUMNS = """receipt_id, decision_id, action, memory_type, memory_key, version,
+    expected_scope_hash, observed_scope_hash, written_at, read_at, freshness_budget_s,
+    provenance, activated, invalidation, outcome, approved, recorded_at"""
+
+
+def read_decision(
+    conn: psycopg.Connection[Any], tenant_id: str, decision_id: UUID
+) -> DecisionReceipts | None:
+    """The decision and its receipts, oldest first; None when the tenant has no such one."""
+    opened = conn.execute(
+        "SELECT opened_at FROM decisions WHERE tenant_id = %s AND decision_id = %s",
+        (tenant_id, decision_id),
+    ).fetchone()
+    if opened is None:
+        return None
+    with conn.cursor(row_factory=class_row(Receipt)) as cur:
+        cur.execute(
+            f"SELECT {_RECEIPT_COLUMNS} FROM receipts"
+            " WHERE tenant_id = %s AND decision_id = %s ORDER BY recorded_at, receipt_id",
+            (tenant_id, decision_id),
+        )
+        receipts = cur.fetchall()
+    return DecisionReceipts(decision_id=decision_id, opened_at=opened[0], receipts=receipts)
+
+
+def evidence_receipts(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    decision_ids: Sequence[UUID],
+    memories: Sequence[tuple[MemoryType, str]],
+) -> list[Receipt]:
+    """What the health classifier judges: the decisions' receipts, and the writes of the
+    memories (type and ``memory_key`` hash) the expectations name."""
+    with conn.cursor(row_factory=class_row(Receipt)) as cur:
+        cur.execute(
+            f"SELECT {_RECEIPT_COLUMNS} FROM receipts"
+            " WHERE tenant_id = %(tenant_id)s AND decision_id = ANY(%(decisions)s)"
+            f" UNION SELECT {_RECEIPT_COLUMNS} FROM receipts"
+            " WHERE tenant_id = %(tenant_id)s AND action = 'write'"
+            " AND (memory_type, memory_key) IN"
+            " (SELECT * FROM unnest(%(types)s::text[], %(keys)s::text[]))"
+            " ORDER BY recorded_at, receipt_id",
+            {
+                "tenant_id": tenant_id,
+                "decisions": list(decision_ids),
+                "types": [memory_type for memory_type, _ in memories],
+                "keys": [key for _, key in memories],
+            },
+        )
+        return cur.fetchall()
+
+
+def erase_owners(conn: psycopg.Connection[Any], tenant_id: str, owner_keys: Sequence[str]) -> int:
+    """Delete the receipts of what was erased (``owner_key`` hashes); their count."""
+    cur = conn.execute(
+        "DELETE FROM receipts WHERE tenant_id = %s AND owner_key = ANY(%s)",
+        (tenant_id, list(owner_keys)),
+    )
+    return cur.rowcount
+
+
+def erase_episodes(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_ids: Sequence[str]
+) -> int:
+    """Delete the receipts of erased episodes: their own, and those citing them as provenance."""
+    cur = conn.execute(
+        "DELETE FROM receipts WHERE tenant_id = %(tenant_id)s AND ("
+        " (memory_type = 'episodic' AND memory_key = ANY(%(keys)s))"
+        " OR (memory_type = 'semantic' AND provenance = ANY(%(ids)s)))",
+        {
+            "tenant_id": tenant_id,
+            "keys": [memory_key("episodic", episode_id) for episode_id in episode_ids],
+            "ids": list(episode_ids),
+        },
+    )
+    return cur.rowcount
+
+
+def purge_receipts(
+    conn: psycopg.Connection[Any], tenant_id: str | None, *, before: datetime
+) -> int:
+    """Delete the receipts recorded before ``before`` and the decisions opened before it
+    that kept none (retention); the number of receipts deleted.
+
+    ``tenant_id`` None purges every tenant: only on the owner's connection, which row-level
+    security does not hold.
+    """
+    params = {"tenant_id": tenant_id, "before": before}
+    cur = conn.execute(
+        "DELETE FROM receipts WHERE (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)"
+        " AND recorded_at < %(before)s",
+        params,
+    )
+    conn.execute(
+        "DELETE FROM decisions d"
+        " WHERE (%(tenant_id)s::text IS NULL OR d.tenant_id = %(tenant_id)s)"
+        " AND d.opened_at < %(before)s AND NOT EXISTS (SELECT FROM receipts r"
+        " WHERE r.tenant_id = d.tenant_id AND r.decision_id = d.decision_id)",
+        params,
+    )
+    return cur.rowcount
