@@ -26,3 +26,5 @@ class EvidenceCandidate:
     text: str
     score: float
     is_fact_source: bool = False
+    recorded_at: datetime | None = None
+    """When the server recorded it (its receipt's write time), where the read knew it."""

@@ -87,6 +87,7 @@ class EvidenceHit:
 
     episode_id: str
     occurred_at: datetime
+    recorded_at: datetime
     kind: str
     session_id: str | None
     text: str
@@ -163,7 +164,7 @@ def search_evidence(
     capped = size > exact_limit
     params = _params(tenant_id, scope, query, k)
     columns = """
-        SELECT v.episode_id, e.occurred_at, e.kind, e.session_id, e.text,
+        SELECT v.episode_id, e.occurred_at, e.recorded_at, e.kind, e.session_id, e.text,
                1 - ({distance}) AS score
     """
     if not capped:
@@ -196,6 +197,7 @@ def search_evidence(
             EvidenceHit(
                 episode_id=row["episode_id"],
                 occurred_at=row["occurred_at"],
+                recorded_at=row["recorded_at"],
                 kind=row["kind"],
                 session_id=row["session_id"],
                 text=row["text"],

@@ -38,8 +38,11 @@ def context_receipts(
         )
         for key in keys
     ]
-    retrieved = dict.fromkeys(candidate.episode_id for candidate in evidence)
+    retrieved: dict[str, datetime | None] = {}
+    for candidate in evidence:
+        retrieved.setdefault(candidate.episode_id, candidate.recorded_at)
     receipts.extend(
-        touched.episode_read(episode_id, activated=episode_id in quoted) for episode_id in retrieved
+        touched.episode_read(episode_id, written_at=written, activated=episode_id in quoted)
+        for episode_id, written in retrieved.items()
     )
     return receipts

@@ -14,6 +14,7 @@ a guessable subject from someone who holds the receipts and tries names.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Literal
 from uuid import UUID
@@ -25,7 +26,7 @@ from store.models import Timestamp
 MemoryType = Literal["working", "semantic", "episodic", "procedural"]
 ReceiptAction = Literal["read", "write"]
 Invalidation = Literal["current", "superseded"]
-OwnerKind = Literal["subject", "thread", "procedure", "tenant"]
+OwnerKind = Literal["subject", "thread", "procedure", "episode"]
 OutcomeStatus = Literal["succeeded", "failed", "partial", "unknown"]
 
 OWNER_KINDS: dict[str, OwnerKind] = {
@@ -39,9 +40,10 @@ OWNER_KINDS: dict[str, OwnerKind] = {
 _HASH_CHARS = 32  # 128 bits of SHA-256, as hex
 
 
+@functools.lru_cache(maxsize=8192)
 def _digest(*parts: str) -> str:
     # The unit separator cannot occur in an identifier, so distinct part lists never collide
-    # by concatenation.
+    # by concatenation. Cached: a tenant's reads hash the same few keys and scopes again.
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:_HASH_CHARS]
 
 
@@ -59,8 +61,8 @@ def fold_owner(kind: OwnerKind, owner: str | None) -> str:
 
 
 def owner_key(tenant_id: str, kind: OwnerKind, owner: str | None) -> str:
-    """The hash of what a memory belongs to, without the caller's scope: erasure finds a
-    subject's or a thread's receipts by it."""
+    """The hash of what a receipt is erased with, without the caller's scope: its subject,
+    thread or procedure, or for an episode the episode itself."""
     return _digest("sgam-owner/1", tenant_id, kind, fold_owner(kind, owner))
 
 

@@ -135,15 +135,17 @@ def procedure_written(version: ProcedureVersion, *, scope: str | None = None) ->
     )
 
 
-def episode_read(episode_id: str, *, activated: bool) -> Touched:
-    """An episode retrieved for a decision; its write time and outcome are looked up as the
-    receipt is written."""
+def episode_read(
+    episode_id: str, *, activated: bool, written_at: datetime | None = None
+) -> Touched:
+    """An episode retrieved for a decision; its outcome, and its write time when not given,
+    are looked up as the receipt is written."""
     return Touched(
         memory_type="episodic",
         key=episode_id,
         owner=None,
         version=None,
-        written_at=None,
+        written_at=written_at,
         provenance=episode_id,
         activated=activated,
         invalidation="current",

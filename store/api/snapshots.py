@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from datetime import datetime
+from typing import Any, TypeVar
+
+import psycopg
 
 from store.api.transactions import Transactions
 from store.snapshot import ReadSnapshot
@@ -21,10 +24,17 @@ class SnapshotCalls:
         """``work``'s reads in one REPEATABLE READ transaction at one ``now``.
 
         ``work`` may run again when the transaction is retried, so it must not have effects
-        outside the database.
+        outside the database. What it defers (``ReadSnapshot.defer``) is sent with the COMMIT.
         """
+        opened: list[ReadSnapshot] = []
+
+        def body(conn: psycopg.Connection[Any], now: datetime) -> T:
+            opened[:] = [ReadSnapshot(conn, tenant_id, now)]
+            return work(opened[0])
+
         return self._transactions.run(
-            lambda conn, now: work(ReadSnapshot(conn, tenant_id, now)),
+            body,
             tenant_id=tenant_id,
             snapshot=True,
+            with_commit=lambda: opened[0].deferred,
         )

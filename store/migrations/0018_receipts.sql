@@ -23,8 +23,8 @@ CREATE TABLE receipts (
     memory_type text NOT NULL
         CHECK (memory_type IN ('working', 'semantic', 'episodic', 'procedural')),
     memory_key text NOT NULL,
-    -- What the memory belongs to (a subject, thread or procedure), hashed without the caller's
-    -- scope string: erasure finds a subject's or a thread's receipts by it.
+    -- What the receipt is erased with (a subject, thread or procedure; an episode's own id),
+    -- hashed, without the caller's scope string: erasure finds receipts by it.
     owner_key text NOT NULL,
     version text,
     expected_scope_hash text NOT NULL,
@@ -38,9 +38,9 @@ CREATE TABLE receipts (
     outcome text CHECK (outcome IN ('succeeded', 'failed', 'partial', 'unknown')),
     approved boolean,
     recorded_at timestamptz NOT NULL,
+    -- decision_id names a row of decisions, which the store writes first; no foreign key, so a
+    -- read's receipts cost no per-row check (retention and erasure delete both themselves).
     PRIMARY KEY (tenant_id, receipt_id),
-    FOREIGN KEY (tenant_id, decision_id) REFERENCES decisions (tenant_id, decision_id)
-        ON DELETE CASCADE,
     -- A read has a read time and a decision; a write has no read time.
     CONSTRAINT receipts_read_shape CHECK (
         (action = 'read') = (read_at IS NOT NULL)
@@ -52,8 +52,12 @@ CREATE INDEX receipts_decision ON receipts (tenant_id, decision_id, recorded_at)
 CREATE INDEX receipts_writes ON receipts (tenant_id, memory_type, memory_key)
     WHERE action = 'write';
 CREATE INDEX receipts_owner ON receipts (tenant_id, owner_key);
-CREATE INDEX receipts_provenance ON receipts (tenant_id, provenance);
-CREATE INDEX receipts_recorded ON receipts (tenant_id, recorded_at);
+-- Erasing an episode takes the receipts of the facts it sourced.
+CREATE INDEX receipts_provenance ON receipts (tenant_id, provenance)
+    WHERE memory_type = 'semantic';
+-- Retention deletes by age; receipts arrive in time order, so a block range index serves it
+-- at almost no cost to each insert.
+CREATE INDEX receipts_recorded ON receipts USING brin (recorded_at);
 
 GRANT SELECT, INSERT, DELETE ON decisions, receipts TO sgam_app;
 
