@@ -16,8 +16,6 @@ Prints a table and writes ``evals/results/receipts.json``.
 
 from __future__ import annotations
 
-import json
-import platform
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -29,7 +27,15 @@ from uuid import uuid4
 
 import typer
 
-from evals.bench_row_security import ATTRIBUTES, SUBJECT, TENANT, _RandomVectors, _seed
+from evals.bench_row_security import (
+    ATTRIBUTES,
+    SUBJECT,
+    TENANT,
+    _RandomVectors,
+    _seed,
+    machine,
+    save,
+)
 from retrieval import reader as reader_module
 from retrieval.embeddings import Embedder
 from retrieval.models import ContextRequest
@@ -37,7 +43,7 @@ from retrieval.reader import Reader
 from store.clock import wall_clock
 from store.database import make_pool, scratch_database
 from store.migrate import migrate
-from store.receipts import Trace, receipts_sql
+from store.receipts import Trace, leave_receipts
 from store.service import MemoryStore
 
 RESULTS = Path(__file__).parent / "results" / "receipts.json"
@@ -58,8 +64,8 @@ class _RandomEncoder(_RandomVectors):
 def _receipts(written: bool) -> Iterator[None]:
     """The context call as served, or with its receipt write left out; both sides patch, so
     that the patching costs them alike."""
-    statement = receipts_sql if written else (lambda *_, **__: None)
-    with mock.patch.object(reader_module, "receipts_sql", statement):
+    leave = leave_receipts if written else (lambda *_, **__: None)
+    with mock.patch.object(reader_module, "leave_receipts", leave):
         yield
 
 
@@ -128,12 +134,7 @@ def measure(rounds: int) -> dict[str, Any]:
             "without_ms": round(without_p50, 3),
             "added_ms": round(with_p50 - without_p50, 3),
         }
-    return {
-        "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        "rounds": rounds,
-        "target_added_ms": TARGET_MS,
-        "cases": results,
-    }
+    return {"machine": machine(), "rounds": rounds, "target_added_ms": TARGET_MS, "cases": results}
 
 
 def main(
@@ -147,8 +148,7 @@ def main(
             f"{case:34} {row['with_receipts_ms']:12.3f} {row['without_ms']:11.3f}"
             f" {row['added_ms']:9.3f}"
         )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    save(RESULTS, result)
 
 
 if __name__ == "__main__":

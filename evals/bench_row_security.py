@@ -190,11 +190,18 @@ def measure(rounds: int) -> dict[str, Any]:
         }
         for case in walled
     }
-    return {
-        "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        "rounds": rounds,
-        "cases": cases,
-    }
+    return {"machine": machine(), "rounds": rounds, "cases": cases}
+
+
+def machine() -> dict[str, str]:
+    """The platform and Python a result was measured on."""
+    return {"platform": platform.platform(), "python": platform.python_version()}
+
+
+def save(path: Path, result: dict[str, Any]) -> None:
+    """Write ``result`` as indented JSON to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
 def main(
@@ -207,8 +214,7 @@ def main(
         typer.echo(
             f"{case:34} {row['row_security_ms']:8.3f} {row['owner_ms']:9.3f} {row['ratio']:6.2f}"
         )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    save(RESULTS, result)
 
 
 if __name__ == "__main__":

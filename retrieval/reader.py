@@ -39,7 +39,7 @@ from retrieval.route import route_keys
 from retrieval.routing import AttributeIndex
 from retrieval.stale import NO_VALUES, subject_values
 from store.models import Episode
-from store.receipts import NO_TRACE, Trace, receipts_sql
+from store.receipts import NO_TRACE, Trace, leave_receipts
 from store.service import MemoryStore
 from store.snapshot import ReadSnapshot
 from store.subject_reads import SubjectMemory
@@ -144,21 +144,19 @@ class Reader:
             count_tokens=self.embedder.count_tokens,
             unverified=not plan.routed,
         )
-        # Sent with the COMMIT: the receipts cost no round trip of their own.
-        snapshot.defer(
-            receipts_sql(
-                snapshot.tenant_id,
-                context_receipts(
-                    keys,
-                    evidence,
-                    assembled,
-                    asked=request.subject or plan.subject,
-                    now=snapshot.now,
-                ),
-                action="read",
-                trace=trace,
+        leave_receipts(
+            snapshot.conn,
+            snapshot.tenant_id,
+            context_receipts(
+                keys,
+                evidence,
+                assembled,
+                asked=request.subject or plan.subject,
                 now=snapshot.now,
-            )
+            ),
+            action="read",
+            trace=trace,
+            now=snapshot.now,
         )
         assert trace.decision_id is not None
         return ContextResult(

@@ -19,7 +19,6 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from store.api.transactions import Statement
 from store.receipt_models import (
     OWNER_KINDS,
     DecisionReceipts,
@@ -114,21 +113,7 @@ def leave_receipts(
     trace: Trace,
     now: datetime,
 ) -> None:
-    """Write one receipt per touched memory, in the caller's transaction (``receipts_sql``)."""
-    statement = receipts_sql(tenant_id, touched, action=action, trace=trace, now=now)
-    if statement is not None:
-        conn.execute(*statement)
-
-
-def receipts_sql(
-    tenant_id: str,
-    touched: Sequence[Touched],
-    *,
-    action: ReceiptAction,
-    trace: Trace,
-    now: datetime,
-) -> Statement | None:
-    """The statement writing one receipt per touched memory; None when there is none to write.
+    """Write one receipt per touched memory, in the caller's transaction.
 
     A read opens its decision if nothing did yet, and leaves receipts only for a decision: a
     read for none leaves nothing. A write leaves its receipts whatever the trace. A read's
@@ -136,8 +121,8 @@ def receipts_sql(
     them): it commits without waiting for the disk.
     """
     if action == "read" and trace.decision_id is None:
-        return None
-    return _LEAVE, _columns(tenant_id, touched, action=action, trace=trace, now=now)
+        return
+    conn.execute(_LEAVE, _columns(tenant_id, touched, action=action, trace=trace, now=now))
 
 
 def _owner_key(tenant_id: str, item: Touched) -> str:

@@ -8,13 +8,12 @@ them) and share one ``now``. ``MemoryStore.snapshots.read`` opens it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
-from store.api.transactions import Statement
 from store.reads import find_subjects
 from store.subject_reads import SubjectMemory, read_subject_memory
 
@@ -27,13 +26,6 @@ class ReadSnapshot:
     """The transaction's connection, for reads the store does not own (evidence search)."""
     tenant_id: str
     now: datetime
-    deferred: list[Statement] = field(default_factory=list)
-    """Statements whose answers the request does not read, sent with the COMMIT."""
-
-    def defer(self, statement: Statement | None) -> None:
-        """Send ``statement`` with the transaction's COMMIT (None: nothing to send)."""
-        if statement is not None:
-            self.deferred.append(statement)
 
     def find_subjects(self, names: Sequence[str]) -> list[str]:
         """The tenant's subjects among ``names`` (case-insensitive), for question planning."""

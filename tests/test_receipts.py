@@ -14,13 +14,13 @@ from litestar.testing import TestClient
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
+from retrieval import reader as reader_module
 from store import receipts as receipts_module
 from store.clock import ManualClock
 from store.errors import DatabaseUnavailable
 from store.receipt_models import memory_key, owner_key, scope_hash
 from store.receipts import Trace
 from store.service import MemoryStore
-from store.snapshot import ReadSnapshot
 from tests.conftest import ApiTenant, ts
 from tests.helpers import owner_connection
 from tests.http_helpers import assert_problem, candidate, declare, make_tenant, record
@@ -255,20 +255,20 @@ def test_the_audit_finds_content_in_a_receipt(pool: ConnectionPool, store: Memor
 def test_a_context_call_and_its_receipts_commit_together_or_not_at_all(
     http: Client, pool: ConnectionPool, seeded: ApiTenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The receipts travel with the snapshot's COMMIT: a statement failing beside them there
-    # fails the call, and no receipt of it (nor its decision) remains.
-    defer = ReadSnapshot.defer
+    # The receipts are written in the snapshot's transaction: a failure after them fails the
+    # call, and no receipt of it (nor its decision) remains.
+    leave = receipts_module.leave_receipts
 
-    def then_fail(snapshot: ReadSnapshot, statement: Any) -> None:
-        defer(snapshot, statement)
-        snapshot.deferred.append(("SELECT 1 / 0", {}))
+    def then_fail(conn: psycopg.Connection[Any], *args: Any, **kwargs: Any) -> None:
+        leave(conn, *args, **kwargs)
+        conn.execute("SELECT 1 / 0")
 
-    monkeypatch.setattr(ReadSnapshot, "defer", then_fail)
+    monkeypatch.setattr(reader_module, "leave_receipts", then_fail)
     decision = str(uuid4())
     question = {"question": "Where does Mira live?", "subject": "mira"}
     failed = http.post("/v1/context", json=question, headers=_headers(seeded, decision))
     assert failed.status_code >= 400, failed.text
-    monkeypatch.setattr(ReadSnapshot, "defer", defer)
+    monkeypatch.setattr(reader_module, "leave_receipts", leave)
     assert [row for row in _rows(pool, seeded.name) if row[0] == "read"] == []
     missing = http.get(f"/v1/decisions/{decision}/receipts", headers=seeded.headers)
     assert_problem(missing, 404, "not_found", field="decision_id")

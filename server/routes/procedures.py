@@ -39,10 +39,10 @@ _VERSION_PATH = "/v1/procedures/{name:str}/versions/{version:int}"
 
 @post("/v1/procedures", status_code=201, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def create_procedure_version(
-    *, store: Store, tenant_id: TenantId, data: JSONBody[ProcedureInput]
+    *, store: Store, tenant_id: TenantId, data: JSONBody[ProcedureInput], trace: RequestTrace
 ) -> ProcedureVersion:
     """Write a draft: version 1 of a new procedure, or the next version of a known one."""
-    return store.procedures.create(tenant_id, data)
+    return store.procedures.create(tenant_id, data, trace=trace)
 
 
 @post(_VERSION_PATH + "/approve", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -53,9 +53,10 @@ def approve_procedure_version(
     name: PathId,
     version: PathVersion,
     data: JSONBody[ApprovalInput],
+    trace: RequestTrace,
 ) -> ProcedureVersion:
     """Approve a draft, recording by whom and under which policy; 409 if already approved."""
-    return store.procedures.approve(tenant_id, name, version=version, approval=data)
+    return store.procedures.approve(tenant_id, name, version=version, approval=data, trace=trace)
 
 
 @post(
@@ -68,9 +69,12 @@ def activate_procedure_version(
     name: PathId,
     version: PathVersion,
     data: JSONBody[ActivationInput],
+    trace: RequestTrace,
 ) -> ActiveProcedure:
     """Make an approved version active in a scope; 409 if it is not approved."""
-    return store.procedures.activate(tenant_id, name, version=version, scope=data.scope)
+    return store.procedures.activate(
+        tenant_id, name, version=version, scope=data.scope, trace=trace
+    )
 
 
 @post(
@@ -80,10 +84,15 @@ def activate_procedure_version(
     responses=PROBLEM_RESPONSES,
 )
 def roll_back_procedure(
-    *, store: Store, tenant_id: TenantId, name: PathId, data: JSONBody[RollbackInput]
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    name: PathId,
+    data: JSONBody[RollbackInput],
+    trace: RequestTrace,
 ) -> ActiveProcedure:
     """Make the version active before the current one active again; 409 if there is none."""
-    return store.procedures.rollback(tenant_id, name, scope=data.scope)
+    return store.procedures.rollback(tenant_id, name, scope=data.scope, trace=trace)
 
 
 @get("/v1/procedures/{name:str}/active", sync_to_thread=True, responses=PROBLEM_RESPONSES)

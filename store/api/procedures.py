@@ -36,14 +36,18 @@ class ProcedureCalls:
         self._transactions = transactions
 
     def create(
-        self, tenant_id: str, procedure: ProcedureInput | Mapping[str, Any]
+        self,
+        tenant_id: str,
+        procedure: ProcedureInput | Mapping[str, Any],
+        *,
+        trace: Trace = NO_TRACE,
     ) -> ProcedureVersion:
         """Write a draft: version 1 of a new procedure, or the next version of a known one."""
         given = parse_input(ProcedureInput, procedure)
         return traced_write(
             self._transactions,
             tenant_id,
-            NO_TRACE,
+            trace,
             lambda conn, now: procedures.create_version(conn, tenant_id, given, now=now),
             lambda written: [touched.procedure_written(written)],
         )
@@ -55,6 +59,7 @@ class ProcedureCalls:
         *,
         version: int,
         approval: ApprovalInput | Mapping[str, Any],
+        trace: Trace = NO_TRACE,
     ) -> ProcedureVersion:
         """Record who approved a draft, under which policy; a second approval is a conflict."""
         _check_version(name, version)
@@ -74,13 +79,19 @@ class ProcedureCalls:
         return traced_write(
             self._transactions,
             tenant_id,
-            NO_TRACE,
+            trace,
             work,
             lambda written: [touched.procedure_written(written)],
         )
 
     def activate(
-        self, tenant_id: str, name: str, *, version: int, scope: str = DEFAULT_SCOPE
+        self,
+        tenant_id: str,
+        name: str,
+        *,
+        version: int,
+        scope: str = DEFAULT_SCOPE,
+        trace: Trace = NO_TRACE,
     ) -> ActiveProcedure:
         """Make an approved version the active one in ``scope``; the one it replaces becomes
         its rollback target. Activating the active version changes nothing."""
@@ -102,9 +113,11 @@ class ProcedureCalls:
                 )
             return _active(conn, tenant_id, name, scope)
 
-        return traced_write(self._transactions, tenant_id, NO_TRACE, work, _activation_written)
+        return traced_write(self._transactions, tenant_id, trace, work, _activation_written)
 
-    def rollback(self, tenant_id: str, name: str, *, scope: str = DEFAULT_SCOPE) -> ActiveProcedure:
+    def rollback(
+        self, tenant_id: str, name: str, *, scope: str = DEFAULT_SCOPE, trace: Trace = NO_TRACE
+    ) -> ActiveProcedure:
         """Make the active version's rollback target active again in ``scope``.
 
         The target's own rollback target is then the next one back.
@@ -120,7 +133,7 @@ class ProcedureCalls:
             procedures.pop_activation(conn, tenant_id, name=name, scope=scope, stack=stack, now=now)
             return _active(conn, tenant_id, name, scope)
 
-        return traced_write(self._transactions, tenant_id, NO_TRACE, work, _activation_written)
+        return traced_write(self._transactions, tenant_id, trace, work, _activation_written)
 
     def active(
         self,

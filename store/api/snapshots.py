@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
-from typing import Any, TypeVar
-
-import psycopg
+from typing import TypeVar
 
 from store.api.transactions import Transactions
 from store.snapshot import ReadSnapshot
@@ -24,17 +21,10 @@ class SnapshotCalls:
         """``work``'s reads in one REPEATABLE READ transaction at one ``now``.
 
         ``work`` may run again when the transaction is retried, so it must not have effects
-        outside the database. What it defers (``ReadSnapshot.defer``) is sent with the COMMIT.
+        outside the database.
         """
-        opened: list[ReadSnapshot] = []
-
-        def body(conn: psycopg.Connection[Any], now: datetime) -> T:
-            opened[:] = [ReadSnapshot(conn, tenant_id, now)]
-            return work(opened[0])
-
         return self._transactions.run(
-            body,
+            lambda conn, now: work(ReadSnapshot(conn, tenant_id, now)),
             tenant_id=tenant_id,
             snapshot=True,
-            with_commit=lambda: opened[0].deferred,
         )

@@ -8,11 +8,10 @@ such a call sees no tenant's rows, only what the key functions answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, LiteralString, TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import IsolationLevel
@@ -26,8 +25,6 @@ from store.tenants import enter_tenant
 from store.versions import IdFactory
 
 T = TypeVar("T")
-Statement = tuple[LiteralString, dict[str, Any]]
-"""A statement and its parameters."""
 
 
 @dataclass(frozen=True)
@@ -44,36 +41,27 @@ class Transactions:
         *,
         tenant_id: str | None,
         snapshot: bool = False,
-        with_commit: Callable[[], Sequence[Statement]] | None = None,
     ) -> T:
         """Run ``work`` in one transaction at one system time, retried when that is safe.
 
         A write to a key reads the clock again once the key's lock is held (``hold_key``).
         With ``snapshot``, every statement of ``work`` sees the database as of its first one
-        (REPEATABLE READ) rather than each its own (READ COMMITTED). ``with_commit`` gives,
-        once ``work`` is done, statements whose answers nobody reads: they travel with the
-        COMMIT, in its round trip, and an error in one rolls everything back.
+        (REPEATABLE READ) rather than each its own (READ COMMITTED).
         """
 
         def body(conn: psycopg.Connection[Any], now: datetime) -> T:
-            if snapshot:
-                # Set before BEGIN, the level travels with it: no SET TRANSACTION round trip.
-                conn.isolation_level = IsolationLevel.REPEATABLE_READ
+            if not snapshot:
+                with conn.transaction():
+                    enter_tenant(conn, tenant_id)
+                    return work(conn, now)
+            # Set before BEGIN, the level travels with it: no SET TRANSACTION round trip.
+            conn.isolation_level = IsolationLevel.REPEATABLE_READ
             try:
-                with ExitStack() as pipeline:
-                    with conn.transaction():
-                        enter_tenant(conn, tenant_id)
-                        done = work(conn, now)
-                        tail = with_commit() if with_commit is not None else ()
-                        if tail:
-                            # Left open past the block: the COMMIT joins the statements in it.
-                            pipeline.enter_context(conn.pipeline())
-                            for query, params in tail:
-                                conn.execute(query, params)
-                    return done
+                with conn.transaction():
+                    enter_tenant(conn, tenant_id)
+                    return work(conn, now)
             finally:
-                if snapshot:
-                    _restore(conn, isolation_level=None)
+                _restore(conn, isolation_level=None)
 
         return self._call(body)
 
