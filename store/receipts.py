@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
+import msgspec
 import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
@@ -146,14 +147,14 @@ def _columns(
     rows = [
         {
             # Not the store's id factory: receipts must not shift the ids replays pin.
-            "receipt_id": str(uuid4()),
+            "receipt_id": uuid4(),
             "memory_type": item.memory_type,
             "memory_key": memory_key(item.memory_type, item.key),
             "owner_key": _owner_key(tenant_id, item),
             "version": item.version,
             "expected": scope_of(item, item.owner if item.asked is None else item.asked),
             "observed": scope_of(item, item.owner),
-            "written_at": None if item.written_at is None else item.written_at.isoformat(),
+            "written_at": item.written_at,
             "provenance": item.provenance,
             "activated": item.activated,
             "invalidation": item.invalidation,
@@ -170,8 +171,9 @@ def _columns(
         "read_at": now if action == "read" else None,
         "freshness_budget_s": trace.freshness_budget_s,
         "now": now,
-        # One JSON document rather than an array per column: the server parses it faster.
-        "rows": Jsonb(rows),
+        # One JSON document rather than an array per column: the server parses it faster, and
+        # msgspec writes ids and times itself, several times faster than the json module.
+        "rows": Jsonb(rows, dumps=msgspec.json.encode),
     }
 
 
