@@ -2,11 +2,11 @@
 
 The database and tenant of ``evals.bench_row_security`` (42 attributes on one subject, 2,000
 more subjects, 2,000 episodes with vectors); the reader encodes with seeded random vectors, so
-the encoder's time is out of both sides alike. Each context call runs twice per round (each
-side first every other round): as
-served (one snapshot that also writes the decision's receipts) and with the receipt write
-left out; a fact read runs for a decision (a transaction with its receipt) and for none (one
-statement). The difference of the medians is what receipts add; on a shared machine only
+the encoder's time is out of both sides alike. Each call runs twice per round, each side first
+every other round: a context call as served (one snapshot that also writes the decision's
+receipts) and with the receipt write left out; a fact read for a decision (a transaction with
+its receipt) and for none (one statement); three candidates written with their write receipts
+and without. The difference of the medians is what receipts add; on a shared machine only
 differences within one run mean anything.
 
     python -m evals.bench_receipts [--rounds 400]
@@ -16,10 +16,12 @@ Prints a table and writes ``evals/results/receipts.json``.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, cast
 from unittest import mock
@@ -28,7 +30,9 @@ from uuid import uuid4
 import typer
 
 from evals.bench_row_security import (
+    _WRITES_FROM,
     ATTRIBUTES,
+    OTHER_SUBJECTS,
     SUBJECT,
     TENANT,
     _RandomVectors,
@@ -40,6 +44,7 @@ from retrieval import reader as reader_module
 from retrieval.embeddings import Embedder
 from retrieval.models import ContextRequest
 from retrieval.reader import Reader
+from store import receipts as receipts_module
 from store.clock import wall_clock
 from store.database import make_pool, scratch_database
 from store.migrate import migrate
@@ -62,10 +67,13 @@ class _RandomEncoder(_RandomVectors):
 
 @contextmanager
 def _receipts(written: bool) -> Iterator[None]:
-    """The context call as served, or with its receipt write left out; both sides patch, so
-    that the patching costs them alike."""
+    """The call as served, or with its receipt writes left out (the read path's and the write
+    path's); both sides patch, so that the patching costs them alike."""
     leave = leave_receipts if written else (lambda *_, **__: None)
-    with mock.patch.object(reader_module, "leave_receipts", leave):
+    with (
+        mock.patch.object(reader_module, "leave_receipts", leave),
+        mock.patch.object(receipts_module, "leave_receipts", leave),
+    ):
         yield
 
 
@@ -84,6 +92,29 @@ def _cases(store: MemoryStore) -> dict[str, tuple[Callable[[], object], Callable
 
         return call
 
+    writes = itertools.count()
+
+    def candidates(*, receipts: bool) -> Callable[[], object]:
+        def call() -> object:
+            # Ten new versions on keys of a subject the episode names: spread, never a repeat.
+            n = next(writes)
+            k = 1 + n % (OTHER_SUBJECTS - 1)
+            updates = [
+                {
+                    "evidence": "",
+                    "subject": f"subject_{k}",
+                    "attribute": attribute,
+                    "change": "update",
+                    "value": f"w{n}",
+                    "valid_from": (_WRITES_FROM + timedelta(minutes=n)).isoformat(),
+                }
+                for attribute in ATTRIBUTES[:3]
+            ]
+            with _receipts(receipts):
+                return store.facts.apply_updates(TENANT, f"e{k}", updates)
+
+        return call
+
     def fact(*, receipts: bool) -> Callable[[], object]:
         trace = Trace(decision_id=uuid4()) if receipts else Trace()
         return lambda: store.facts.at(TENANT, SUBJECT, ATTRIBUTES[0], trace=trace)
@@ -98,6 +129,10 @@ def _cases(store: MemoryStore) -> dict[str, tuple[Callable[[], object], Callable
             context(routed, receipts=False),
         ),
         "GET fact, for a decision or none": (fact(receipts=True), fact(receipts=False)),
+        "3 candidates written, spread keys": (
+            candidates(receipts=True),
+            candidates(receipts=False),
+        ),
     }
 
 

@@ -181,6 +181,30 @@ _RECEIPT_COLUMNS = """receipt_id, decision_id, action, memory_type, memory_key, 
     expected_scope_hash, observed_scope_hash, written_at, read_at, freshness_budget_s,
     provenance, activated, invalidation, outcome, approved, recorded_at"""
 
+# Each lookup compares by plain equality, which an index serves under row-level security.
+DECISION_RECEIPTS = (
+    f"SELECT {_RECEIPT_COLUMNS} FROM receipts"
+    " WHERE tenant_id = %(tenant_id)s AND decision_id = %(decision_id)s"
+    " ORDER BY recorded_at, receipt_id"
+)
+EVIDENCE = (
+    f"SELECT {_RECEIPT_COLUMNS} FROM receipts"
+    " WHERE tenant_id = %(tenant_id)s AND decision_id = ANY(%(decisions)s)"
+    f" UNION SELECT {_RECEIPT_COLUMNS} FROM receipts"
+    " WHERE tenant_id = %(tenant_id)s AND action = 'write'"
+    " AND (memory_type, memory_key) IN"
+    " (SELECT * FROM unnest(%(types)s::text[], %(keys)s::text[]))"
+    " ORDER BY recorded_at, receipt_id"
+)
+ERASE_OWNERS = (
+    "DELETE FROM receipts WHERE tenant_id = %(tenant_id)s AND owner_key = ANY(%(owners)s)"
+)
+ERASE_EPISODES = (
+    "DELETE FROM receipts WHERE tenant_id = %(tenant_id)s AND ("
+    " owner_key = ANY(%(owners)s)"
+    " OR (memory_type = 'semantic' AND provenance = ANY(%(ids)s)))"
+)
+
 
 def read_decision(
     conn: psycopg.Connection[Any], tenant_id: str, decision_id: UUID
@@ -193,11 +217,7 @@ def read_decision(
     if opened is None:
         return None
     with conn.cursor(row_factory=class_row(Receipt)) as cur:
-        cur.execute(
-            f"SELECT {_RECEIPT_COLUMNS} FROM receipts"
-            " WHERE tenant_id = %s AND decision_id = %s ORDER BY recorded_at, receipt_id",
-            (tenant_id, decision_id),
-        )
+        cur.execute(DECISION_RECEIPTS, {"tenant_id": tenant_id, "decision_id": decision_id})
         receipts = cur.fetchall()
     return DecisionReceipts(decision_id=decision_id, opened_at=opened[0], receipts=receipts)
 
@@ -213,13 +233,7 @@ def evidence_receipts(
     memories (type and ``memory_key`` hash) the expectations name."""
     with conn.cursor(row_factory=class_row(Receipt)) as cur:
         cur.execute(
-            f"SELECT {_RECEIPT_COLUMNS} FROM receipts"
-            " WHERE tenant_id = %(tenant_id)s AND decision_id = ANY(%(decisions)s)"
-            f" UNION SELECT {_RECEIPT_COLUMNS} FROM receipts"
-            " WHERE tenant_id = %(tenant_id)s AND action = 'write'"
-            " AND (memory_type, memory_key) IN"
-            " (SELECT * FROM unnest(%(types)s::text[], %(keys)s::text[]))"
-            " ORDER BY recorded_at, receipt_id",
+            EVIDENCE,
             {
                 "tenant_id": tenant_id,
                 "decisions": list(decision_ids),
@@ -232,10 +246,7 @@ def evidence_receipts(
 
 def erase_owners(conn: psycopg.Connection[Any], tenant_id: str, owner_keys: Sequence[str]) -> int:
     """Delete the receipts of what was erased (``owner_key`` hashes); their count."""
-    cur = conn.execute(
-        "DELETE FROM receipts WHERE tenant_id = %s AND owner_key = ANY(%s)",
-        (tenant_id, list(owner_keys)),
-    )
+    cur = conn.execute(ERASE_OWNERS, {"tenant_id": tenant_id, "owners": list(owner_keys)})
     return cur.rowcount
 
 
@@ -244,9 +255,7 @@ def erase_episodes(
 ) -> int:
     """Delete the receipts of erased episodes: their own, and those of the facts they sourced."""
     cur = conn.execute(
-        "DELETE FROM receipts WHERE tenant_id = %(tenant_id)s AND ("
-        " owner_key = ANY(%(owners)s)"
-        " OR (memory_type = 'semantic' AND provenance = ANY(%(ids)s)))",
+        ERASE_EPISODES,
         {
             "tenant_id": tenant_id,
             "owners": [owner_key(tenant_id, "episode", episode_id) for episode_id in episode_ids],

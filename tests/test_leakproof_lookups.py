@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from uuid import uuid4
 
 import psycopg
 from psycopg_pool import ConnectionPool
@@ -18,7 +19,9 @@ from psycopg_pool import ConnectionPool
 from retrieval.embeddings import DEFAULT_MODEL_ID
 from retrieval.evidence import SearchScope, scope_condition
 from retrieval.hnsw import index_name
+from store import receipts
 from store.reads import FIND_SUBJECTS, find_subjects
+from store.receipt_models import memory_key, owner_key
 from store.service import MemoryStore
 from tests.helpers import assert_value, declare, owner_connection, record
 from tests.test_import import candidate, episode_line, import_text
@@ -113,3 +116,44 @@ def test_a_search_past_the_exact_limit_is_served_by_the_hnsw_index(
             conn, tenant, statement, {"tenant_id": tenant, "subject": "mira", "query": query}
         )
     assert index_name(DEFAULT_MODEL_ID) in plan
+
+
+def test_receipt_lookups_are_served_by_their_indexes_under_the_policy(
+    store: MemoryStore, tenant: str, pool: ConnectionPool
+) -> None:
+    # A decision's receipts, a memory's writes, and the receipts erasure deletes, among many.
+    with owner_connection(pool) as conn:
+        conn.execute(
+            "INSERT INTO receipts (tenant_id, receipt_id, decision_id, action, memory_type,"
+            " memory_key, owner_key, expected_scope_hash, observed_scope_hash, read_at,"
+            " provenance, activated, recorded_at)"
+            " SELECT %(tenant)s, gen_random_uuid(),"
+            " CASE WHEN n %% 2 = 0 THEN gen_random_uuid() END,"
+            " CASE WHEN n %% 2 = 0 THEN 'read' ELSE 'write' END,"
+            " CASE WHEN n %% 3 = 0 THEN 'semantic' ELSE 'episodic' END, md5(n::text),"
+            " md5((n %% 500)::text), 's', 's', CASE WHEN n %% 2 = 0 THEN now() END, 'e' || n,"
+            " false, now() FROM generate_series(1, 5000) AS n",
+            {"tenant": tenant},
+        )
+        conn.execute("ANALYZE receipts")
+    owners = [owner_key(tenant, "subject", "mira")]
+    cases = {
+        "receipts_decision": (receipts.DECISION_RECEIPTS, {"decision_id": uuid4()}),
+        "receipts_writes": (
+            receipts.EVIDENCE,
+            {"decisions": [], "types": ["semantic"], "keys": [memory_key("semantic", "city")]},
+        ),
+        "receipts_owner": (receipts.ERASE_OWNERS, {"owners": owners}),
+        "receipts_provenance": (
+            receipts.ERASE_EPISODES,
+            {"owners": [owner_key(tenant, "episode", "e1")], "ids": ["e1"]},
+        ),
+    }
+    try:
+        for index, (query, params) in cases.items():
+            plan = _plan(pool, tenant, query, {"tenant_id": tenant, **params})
+            assert index in plan, (index, plan)
+            assert '"Seq Scan"' not in plan, plan
+    finally:  # the rows are shapes for the planner, not receipts the store wrote
+        with owner_connection(pool) as conn:
+            conn.execute("DELETE FROM receipts WHERE tenant_id = %s", [tenant])

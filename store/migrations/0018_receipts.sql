@@ -47,7 +47,9 @@ CREATE TABLE receipts (
         AND (action = 'write' OR decision_id IS NOT NULL)
     )
 );
-CREATE INDEX receipts_decision ON receipts (tenant_id, decision_id, recorded_at);
+-- A decision's receipts; a write made for no decision costs this index nothing.
+CREATE INDEX receipts_decision ON receipts (tenant_id, decision_id, recorded_at)
+    WHERE decision_id IS NOT NULL;
 -- The classifier's "written" layer looks a memory's writes up by type and key.
 CREATE INDEX receipts_writes ON receipts (tenant_id, memory_type, memory_key)
     WHERE action = 'write';
