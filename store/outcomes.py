@@ -93,6 +93,21 @@ def current_outcomes(
         return {outcome.episode_id: outcome for outcome in cur.fetchall()}
 
 
+def outcome_history(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_ids: Iterable[str]
+) -> list[EpisodeOutcome]:
+    """Every outcome ``episode_ids`` were given, by episode then revision (the last is the
+    current one)."""
+    with conn.cursor(row_factory=class_row(EpisodeOutcome)) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM episode_outcomes"
+            " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(episode_ids)s)"
+            " ORDER BY episode_id, revision",
+            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids))},
+        )
+        return cur.fetchall()
+
+
 def record_outcome(
     conn: psycopg.Connection[Any],
     tenant_id: str,

@@ -14,6 +14,7 @@ from store.models import (
     Timestamp,
     UpdateStatus,
 )
+from store.outcomes import EpisodeOutcome
 
 
 class UpdateResult(BaseModel):
@@ -117,7 +118,8 @@ class SubjectExport(BaseModel):
 
     ``facts`` is its profile now; ``versions`` every version ever believed, by attribute then
     history order; ``episodes`` those that name it or source, expire or challenge its facts
-    (stubs included); ``conflicts`` its conflicts, open and resolved, oldest first.
+    (stubs included); ``conflicts`` its conflicts, open and resolved, oldest first;
+    ``outcomes`` every outcome those episodes were given, by episode then revision.
     """
 
     subject: str
@@ -126,3 +128,4 @@ class SubjectExport(BaseModel):
     versions: list[Fact]
     episodes: list[Episode]
     conflicts: list[ConflictRecord]
+    outcomes: list[EpisodeOutcome]

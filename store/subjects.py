@@ -13,6 +13,7 @@ import psycopg
 
 from store import conflicts, episodes, reads
 from store.errors import NotFound
+from store.outcomes import outcome_history
 from store.paging import check_limit, decode_text_cursor, encode_text_cursor
 from store.results import SubjectExport
 
@@ -65,4 +66,5 @@ def export_subject(
         versions=versions,
         episodes=linked,
         conflicts=conflicts.subject_conflicts(conn, tenant_id, subject=subject),
+        outcomes=outcome_history(conn, tenant_id, (episode.id for episode in linked)),
     )

@@ -137,7 +137,7 @@ def test_receipt_lookups_are_served_by_their_indexes_under_the_policy(
         )
         conn.execute("ANALYZE receipts")
     owners = [owner_key(tenant, "subject", "mira")]
-    cases = {
+    cases: dict[str, tuple[str, dict[str, object]]] = {
         "receipts_decision": (receipts.DECISION_RECEIPTS, {"decision_id": uuid4()}),
         "receipts_writes": (
             receipts.EVIDENCE,

@@ -240,3 +240,18 @@ def test_erasure_removes_the_text_of_every_episode_export_shows(
     assert {e.id for e in store.subjects.export(bravo, "mira").episodes} == {
         e.id for e in shown.episodes
     }
+
+
+def test_an_export_holds_every_outcome_of_its_episodes(
+    store: MemoryStore, pair: tuple[str, str]
+) -> None:
+    alpha, _ = pair
+    first = store.outcomes.record(alpha, "e2", {"status": "failed", "verified": True})
+    second = store.outcomes.record(alpha, "e2", {"status": "succeeded", "verified": True})
+    store.outcomes.record(alpha, "e3", {"status": "partial"})  # an episode not about mira
+    exported = store.subjects.export(alpha, "mira")
+    assert exported.outcomes == [first, second]
+    assert [(o.episode_id, o.revision, o.status) for o in exported.outcomes] == [
+        ("e2", 1, "failed"),
+        ("e2", 2, "succeeded"),
+    ]
