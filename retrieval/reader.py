@@ -151,6 +151,7 @@ class Reader:
                 keys,
                 evidence,
                 assembled,
+                evidence_k=request.evidence_k,
                 asked=request.subject or plan.subject,
                 now=snapshot.now,
             ),

@@ -16,17 +16,21 @@ def context_receipts(
     evidence: Sequence[EvidenceCandidate],
     assembled: Assembled,
     *,
+    evidence_k: int,
     asked: str | None,
     now: datetime,
 ) -> list[Touched]:
     """One receipt per key read (found or not) and per distinct episode retrieved.
 
     A fact is activated when the block states it, as a fact or as a disputed key's
-    incumbent; an episode when the block quotes it.
+    incumbent; an episode when the block cites it. The episodes retrieved are the facts'
+    sources, the search's first ``evidence_k`` hits and any episode the block cites: the
+    look-ahead past them (fetched to skip stale or repeated lines) was not put before the
+    decision.
     """
     stated = {fact.version_id for fact in assembled.facts}
     disputed = {incumbent.fact_id for incumbent in (key.incumbent for key in assembled.uncertain)}
-    quoted = {line.episode_id for line in assembled.evidence}
+    cited = {citation.episode_id for citation in assembled.citations}
     receipts = [
         touched.fact_missing(key.subject, key.attribute)
         if key.fact is None
@@ -39,10 +43,13 @@ def context_receipts(
         for key in keys
     ]
     retrieved: dict[str, datetime | None] = {}
+    hits = 0
     for candidate in evidence:
-        retrieved.setdefault(candidate.episode_id, candidate.recorded_at)
+        if candidate.is_fact_source or hits < evidence_k or candidate.episode_id in cited:
+            retrieved.setdefault(candidate.episode_id, candidate.recorded_at)
+        hits += not candidate.is_fact_source
     receipts.extend(
-        touched.episode_read(episode_id, written_at=written, activated=episode_id in quoted)
+        touched.episode_read(episode_id, written_at=written, activated=episode_id in cited)
         for episode_id, written in retrieved.items()
     )
     return receipts

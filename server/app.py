@@ -27,6 +27,7 @@ from server.request_log import REQUEST_ID_RESPONSE_HEADER, RequestLog
 from server.resources import lifespan, provide_reader, provide_resources
 from server.routes.admin import admin_routes
 from server.routes.attributes import attribute_routes
+from server.routes.buffer import buffer_routes
 from server.routes.common import provide_read_times
 from server.routes.conflicts import conflict_routes
 from server.routes.decisions import decision_routes
@@ -72,6 +73,7 @@ def create_app(
             fact_router,
             *subject_routes,
             *conflict_routes,
+            *buffer_routes,
             *retrieval_routes,
             *thread_routes,
             *experience_routes,

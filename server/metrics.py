@@ -36,11 +36,15 @@ POOL_SAMPLE_SECONDS = 1.0
 
 CANDIDATES = Counter(
     "sgam_candidates",
-    "Candidates applied, by result status (written, unchanged, ignored, conflict, invalid).",
+    "Candidates applied, by result status (written, unchanged, ignored, conflict, invalid,"
+    " buffered).",
     ["status"],
 )
 FACTS_WRITTEN = Counter("sgam_facts_written", "Candidates that wrote a fact version.")
 CONFLICTS = Counter("sgam_conflicts", "Candidates that opened an equal-start conflict.")
+WEAK_PROMOTED = Counter(
+    "sgam_weak_signals_promoted", "Weak candidates promoted from the buffer to the write path."
+)
 CONTEXT_ASSEMBLIES = Counter(
     "sgam_context_assemblies",
     "Context blocks assembled, by whether they fit the budget.",
@@ -57,6 +61,8 @@ def count_results(results: Iterable[UpdateResult]) -> None:
             FACTS_WRITTEN.inc()
         elif result.status == "conflict":
             CONFLICTS.inc()
+        if result.supporting_episode_ids is not None:
+            WEAK_PROMOTED.inc()
 
 
 class PoolCollector(Collector):

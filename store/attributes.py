@@ -15,7 +15,8 @@ from store.models import Attribute, AttributeDeclaration, MemoryUpdate
 
 _COLUMNS = """
     attribute, description, value_type, enum_values, aliases, memory_type, on_equal_start,
-    source_ranks, retention_class, schema_version, created_at, updated_at
+    source_ranks, retention_class, weak_quorum, weak_window_days, schema_version, created_at,
+    updated_at
 """
 # Fields whose change is compatible: they bump schema_version and keep stored values valid.
 _COMPATIBLE = (
@@ -25,6 +26,8 @@ _COMPATIBLE = (
     "on_equal_start",
     "source_ranks",
     "retention_class",
+    "weak_quorum",
+    "weak_window_days",
 )
 
 
@@ -133,12 +136,13 @@ def declare_attribute(
             """
             INSERT INTO attributes (
                 tenant_id, attribute, description, value_type, enum_values, aliases,
-                memory_type, on_equal_start, source_ranks, retention_class, schema_version,
-                created_at, updated_at
+                memory_type, on_equal_start, source_ranks, retention_class, weak_quorum,
+                weak_window_days, schema_version, created_at, updated_at
             ) VALUES (
                 %(tenant_id)s, %(attribute)s, %(description)s, %(value_type)s,
                 %(enum_values)s, %(aliases)s, %(memory_type)s, %(on_equal_start)s,
-                %(source_ranks)s, %(retention_class)s, 1, %(now)s, %(now)s
+                %(source_ranks)s, %(retention_class)s, %(weak_quorum)s, %(weak_window_days)s, 1,
+                %(now)s, %(now)s
             )
             """,
             params,
@@ -169,7 +173,8 @@ def declare_attribute(
             description = %(description)s, enum_values = %(enum_values)s,
             aliases = %(aliases)s, memory_type = %(memory_type)s,
             on_equal_start = %(on_equal_start)s, source_ranks = %(source_ranks)s,
-            retention_class = %(retention_class)s,
+            retention_class = %(retention_class)s, weak_quorum = %(weak_quorum)s,
+            weak_window_days = %(weak_window_days)s,
             schema_version = schema_version + 1, updated_at = %(now)s
         WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
         """,

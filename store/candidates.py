@@ -15,7 +15,7 @@ from uuid import UUID
 
 import psycopg
 
-from store import episodes, receipts, touched, versions
+from store import episodes, receipts, touched, versions, weak_signals
 from store.attributes import ask_attributes
 from store.clock import Clock
 from store.facts import Accepted, check_candidate, invalid_result, resolve_candidate
@@ -66,13 +66,32 @@ def send_candidates(
     accepted = []
     for index, update in proposed:
         checked = check_candidate(
-            update, index, episode=episode, attribute=declared.get(update.attribute)
+            update,
+            index,
+            episode=episode,
+            attribute=declared.get(update.attribute),
+            buffers_weak=True,
         )
         if isinstance(checked, UpdateResult):
             results[index] = checked
         else:
             accepted.append(Accepted(index, update, *checked))
     finish = None
+    supporting: dict[int, list[str]] = {}
+    if state_of is not None and any(item.update.strength == "weak" for item in accepted):
+        # Weak candidates are buffered; those the buffer promotes are written like the rest.
+        weak = weak_signals.take_weak(
+            conn,
+            tenant_id,
+            accepted,
+            episode=episode,
+            clock=clock,
+            state_of=state_of,
+            new_id=new_id,
+            results=results,
+        )
+        accepted, clock, supporting = weak.accepted, weak.clock, weak.supporting
+        state_of = weak.state_of
     if accepted and state_of is not None:
         finish = _send_writes(
             conn,
@@ -89,6 +108,7 @@ def send_candidates(
     def shaped() -> list[UpdateResult]:
         if finish is not None:
             finish()
+        weak_signals.mark_promoted(results, supporting)
         return [results[index] for index in range(len(updates))]
 
     return shaped

@@ -15,9 +15,15 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
+from store import receipts
+from store.episodes import content_hash
 from store.errors import Conflict, NotFound
 from store.models import MAX_METADATA_DEPTH, MAX_TEXT, Identifier, Integer, Timestamp
+from store.receipt_models import owner_key
+from store.results import ErasureResult
+from store.tombstones import write_tombstone
 from store.values import check_stored_object
+from store.versions import IdFactory
 
 MAX_VERSION = 2**31 - 1
 """The last version a thread can reach (the column is a PostgreSQL integer)."""
@@ -145,6 +151,43 @@ def write_checkpoint(
             field="expected_version",
         )
     return written
+
+
+def erase_thread(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    thread_id: str,
+    *,
+    now: datetime,
+    new_id: IdFactory,
+) -> ErasureResult:
+    """Delete every checkpoint of the thread and the receipts of its reads and writes; leave a
+    content-free tombstone. NotFound (``thread_id``) when it has none: no tombstone is written.
+
+    It waits for the thread's writers (their lock), so none writes into an erased thread.
+    """
+    conn.execute(
+        _LOCK_THREAD,
+        {"space": THREAD_LOCKS, "thread": "\x1f".join((tenant_id, thread_id))},
+    )
+    cur = conn.execute(
+        "DELETE FROM thread_checkpoints"
+        " WHERE tenant_id = %(tenant_id)s AND thread_id = %(thread_id)s",
+        {"tenant_id": tenant_id, "thread_id": thread_id},
+    )
+    if not cur.rowcount:
+        raise NotFound(f"thread {thread_id!r} has no checkpoint", field="thread_id")
+    receipts.erase_owners(conn, tenant_id, [owner_key(tenant_id, "thread", thread_id)])
+    return write_tombstone(
+        conn,
+        tenant_id,
+        target="thread",
+        target_hash=content_hash(thread_id),
+        episode_hashes=[],
+        counts={"checkpoints_deleted": cur.rowcount},
+        now=now,
+        new_id=new_id,
+    )
 
 
 def latest_version(conn: psycopg.Connection[Any], tenant_id: str, thread_id: str) -> int:

@@ -23,6 +23,7 @@ from store.locks import lock_keys
 from store.receipt_models import owner_key
 from store.results import ErasureResult
 from store.retraction import retract_current
+from store.tombstones import write_tombstone
 from store.versions import IdFactory
 
 _LINKED_EPISODES = (
@@ -52,6 +53,8 @@ SELECT EXISTS (SELECT FROM fact_versions AS t WHERE t.tenant_id = %(tenant_id)s
                                          AND t.subject = %(subject)s)
     OR EXISTS (SELECT FROM retractions AS t WHERE t.tenant_id = %(tenant_id)s
                                             AND t.subject = %(subject)s)
+    OR EXISTS (SELECT FROM weak_signals AS t WHERE t.tenant_id = %(tenant_id)s
+                                             AND t.subject = %(subject)s)
 """
 
 
@@ -89,6 +92,8 @@ def erase_subject(
     by_subject = "WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
     # The retraction log is internal bookkeeping: it goes, but the tombstone does not count it.
     conn.execute("DELETE FROM retractions " + by_subject, params)
+    # So is the buffer of weak signals: they were never facts, and the tombstone counts none.
+    conn.execute("DELETE FROM weak_signals " + by_subject, params)
     counts = {
         "fact_versions_deleted": _count(conn, "DELETE FROM fact_versions " + by_subject, params),
         "conflicts_deleted": _count(conn, "DELETE FROM conflicts " + by_subject, params),
@@ -106,7 +111,7 @@ def erase_subject(
     conn.execute("DELETE FROM episode_subjects " + by_subject, params)
     # Receipts hold no content, but they say the subject's memory existed: they go too.
     receipts.erase_owners(conn, tenant_id, [owner_key(tenant_id, "subject", subject)])
-    return _tombstone(
+    return write_tombstone(
         conn,
         tenant_id,
         target="subject",
@@ -181,7 +186,7 @@ def erase_episode(
         ),
         **_remove_episodes(conn, tenant_id, [] if erased_at else [episode_id], now=now),
     }
-    return _tombstone(
+    return write_tombstone(
         conn,
         tenant_id,
         target="episode",
@@ -213,9 +218,9 @@ def _remove_episodes(
         " WHERE tenant_id = %(tenant_id)s AND source_episode_id = ANY(%(episode_ids)s)",
         params,
     )
-    # A stub keeps no embedding, subject nor outcome either (deleted episodes take theirs
-    # along by cascade).
-    for table in ("episode_vectors", "episode_subjects", "episode_outcomes"):
+    # A stub keeps no embedding, subject, outcome nor buffered weak signal either (deleted
+    # episodes take theirs along by cascade).
+    for table in ("episode_vectors", "episode_subjects", "episode_outcomes", "weak_signals"):
         conn.execute(
             f"DELETE FROM {table}"  # our own table names
             " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(stubbed)s)",
@@ -236,48 +241,3 @@ def _remove_episodes(
         params,
     )
     return {"episodes_stubbed": stubbed, "episodes_deleted": deleted}
-
-
-def _tombstone(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    *,
-    target: str,
-    target_hash: str,
-    episode_hashes: list[str],
-    counts: dict[str, int],
-    now: datetime,
-    new_id: IdFactory,
-) -> ErasureResult:
-    result = ErasureResult(
-        tombstone_id=new_id(),
-        episodes_deleted=counts.get("episodes_deleted", 0),
-        episodes_stubbed=counts.get("episodes_stubbed", 0),
-        fact_versions_deleted=counts.get("fact_versions_deleted", 0),
-        conflicts_deleted=counts.get("conflicts_deleted", 0),
-        expiries_deleted=counts.get("expiries_deleted", 0),
-        facts_retracted=counts.get("facts_retracted", 0),
-    )
-    conn.execute(
-        """
-        INSERT INTO tombstones (
-            tenant_id, tombstone_id, target, target_hash, erased_at, episodes_deleted,
-            episodes_stubbed, fact_versions_deleted, conflicts_deleted, expiries_deleted,
-            facts_retracted, episode_hashes
-        ) VALUES (
-            %(tenant_id)s, %(tombstone_id)s, %(target)s, %(target_hash)s, %(now)s,
-            %(episodes_deleted)s, %(episodes_stubbed)s, %(fact_versions_deleted)s,
-            %(conflicts_deleted)s, %(expiries_deleted)s, %(facts_retracted)s,
-            %(episode_hashes)s
-        )
-        """,
-        {
-            **result.model_dump(exclude={"status"}),
-            "tenant_id": tenant_id,
-            "target": target,
-            "target_hash": target_hash,
-            "episode_hashes": sorted(episode_hashes),
-            "now": now,
-        },
-    )
-    return result

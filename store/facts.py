@@ -56,14 +56,22 @@ def validate_candidate(candidate: object, index: int) -> MemoryUpdate | UpdateRe
 
 
 def check_candidate(
-    update: MemoryUpdate, index: int, *, episode: Episode, attribute: Attribute | None
+    update: MemoryUpdate,
+    index: int,
+    *,
+    episode: Episode,
+    attribute: Attribute | None,
+    buffers_weak: bool = False,
 ) -> tuple[Attribute, JsonValue] | UpdateResult:
     """The declaration (``attribute``, None if undeclared) and typed value of a candidate, or
-    the result that refuses it."""
+    the result that refuses it. A weak candidate is refused where nothing buffers it
+    (``buffers_weak`` false: the bulk import); it is checked like any other elsewhere."""
     if update.change == "no_change":
         return UpdateResult(index=index, status="ignored", reason="change is no_change")
-    if update.strength == "weak":
-        return invalid_result(index, "weak signals not supported yet", "strength")
+    if update.strength == "weak" and not buffers_weak:
+        return invalid_result(
+            index, "weak signals are buffered only on the episode write path", "strength"
+        )
     if update.value is None:
         return invalid_result(index, "value is required unless change is no_change", "value")
     if episode.erased_at is not None:

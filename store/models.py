@@ -42,7 +42,7 @@ EpisodeKind = Literal[
 MemoryType = Literal["working", "semantic", "episodic", "procedural"]
 EqualStartPolicy = Literal["reject", "source_precedence", "confirmed_wins"]
 FactStatus = Literal["current", "past", "future", "retired"]
-UpdateStatus = Literal["written", "unchanged", "ignored", "conflict", "invalid"]
+UpdateStatus = Literal["written", "unchanged", "ignored", "conflict", "invalid", "buffered"]
 
 MAX_TEXT = 100_000
 MAX_DESCRIPTION = 2_000
@@ -68,6 +68,12 @@ validates bodies in lax mode, which overrides ``StrictInt`` alone."""
 
 SourceRank = Annotated[StrictInt, Field(ge=0, le=100), BeforeValidator(_integer_only)]
 """A rank ``source_precedence`` compares (its bounds inside, so the JSON Schema states them)."""
+
+WeakQuorum = Annotated[StrictInt, Field(ge=1, le=100), BeforeValidator(_integer_only)]
+"""How many independent episodes make a weak signal a fact."""
+
+WeakWindowDays = Annotated[StrictInt, Field(ge=1, le=3650), BeforeValidator(_integer_only)]
+"""How many days a buffered weak signal waits for support."""
 
 MAX_METADATA_DEPTH = MAX_JSON_DEPTH
 """How deep episode metadata may nest: what is stored must also serialize when read back."""
@@ -109,6 +115,14 @@ class AttributeDeclaration(_Input):
         " kind (unnamed kinds keep their default rank)",
     )
     retention_class: Identifier = "standard"
+    weak_quorum: WeakQuorum = Field(
+        default=2,
+        description="How many independent episodes (distinct ids and content hashes) must"
+        " support a weak candidate's value before it becomes a fact",
+    )
+    weak_window_days: WeakWindowDays = Field(
+        default=30, description="How many days a buffered weak candidate waits for support"
+    )
 
     @model_validator(mode="after")
     def _enum_values_match_type(self) -> AttributeDeclaration:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 from uuid import UUID
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from store.models import (
     ConflictRecord,
@@ -26,6 +26,12 @@ class UpdateResult(BaseModel):
     field: str | None = None
     fact: Fact | None = None
     conflict_id: UUID | None = None
+    supporting_episode_ids: list[str] | None = Field(
+        default=None,
+        description="For a weak candidate promoted to a fact: the other episodes whose buffered"
+        " signals supported its value (the fact's source is the episode that completed the"
+        " quorum), earliest first; null otherwise",
+    )
 
 
 class RetractResult(BaseModel):
@@ -73,7 +79,8 @@ class Profile(BaseModel):
 
 
 class ErasureResult(BaseModel):
-    """An erasure's receipt: what kind of thing went and the tombstone that records it."""
+    """An erasure's receipt: what kind of thing went and the tombstone that records it (a
+    thread's erasure deletes checkpoints and nothing else)."""
 
     status: Literal["erased"] = "erased"
     tombstone_id: UUID
@@ -83,6 +90,7 @@ class ErasureResult(BaseModel):
     fact_versions_deleted: int
     conflicts_deleted: int
     expiries_deleted: int
+    checkpoints_deleted: int = 0
 
 
 class ApiKey(BaseModel):

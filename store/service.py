@@ -16,6 +16,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from store.api.admin import AdminCalls
+from store.api.buffer import BufferCalls
 from store.api.conflicts import ConflictCalls
 from store.api.episodes import EpisodeCalls
 from store.api.erasure import ErasureCalls
@@ -44,7 +45,8 @@ class MemoryStore:
     ``snapshots``: a request's reads in one consistent transaction. ``threads``: working
     memory, each thread's checkpoints. ``outcomes``: what came of episodes (episodic
     memory). ``procedures``: procedural memory, approved versions active in scopes.
-    ``receipts``: the content-free trace reads for decisions and writes leave.
+    ``receipts``: the content-free trace reads for decisions and writes leave. ``buffer``: weak
+    signals waiting for independent episodes to repeat them.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class MemoryStore:
         self.outcomes = OutcomeCalls(transactions)
         self.procedures = ProcedureCalls(transactions)
         self.receipts = ReceiptCalls(transactions)
+        self.buffer = BufferCalls(transactions)
 
 
 @contextmanager

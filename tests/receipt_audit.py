@@ -24,6 +24,8 @@ WITH RECURSIVE doc(value) AS (
     UNION ALL SELECT state FROM thread_checkpoints
     UNION ALL SELECT to_jsonb(steps) FROM procedure_versions WHERE steps IS NOT NULL
     UNION ALL SELECT definition FROM procedure_versions WHERE definition IS NOT NULL
+    UNION ALL SELECT value FROM weak_signals
+    UNION ALL SELECT to_jsonb(evidence) FROM weak_signals WHERE evidence IS NOT NULL
 ), leaf(value) AS (
     SELECT value FROM doc
     UNION ALL

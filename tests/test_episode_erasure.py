@@ -408,6 +408,7 @@ def test_erasing_an_episode_withdraws_its_facts_and_every_trace_of_its_content(
             "conflicts_deleted": 1,
             "expiries_deleted": 0,
             "facts_retracted": 2,
+            "checkpoints_deleted": 0,
             "episode_hashes": [bad_before.content_hash],
         }
     ]

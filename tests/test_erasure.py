@@ -298,6 +298,7 @@ MIRA_COUNTS = {
     "conflicts_deleted": 1,
     "expiries_deleted": 1,
     "facts_retracted": 0,  # a subject's erasure deletes; only an episode's retracts
+    "checkpoints_deleted": 0,  # only a thread's erasure deletes checkpoints
 }
 
 

@@ -384,6 +384,7 @@ def test_batch_records_every_episode_in_order_and_applies_each_ones_candidates(
         "reason": None,
         "field": None,
         "conflict_id": None,
+        "supporting_episode_ids": None,
         "fact": fact(
             fact_id=uuid_text(porto["fact"]["fact_id"]),
             version_id=uuid_text(porto["fact"]["version_id"]),
@@ -466,6 +467,8 @@ def test_attributes_are_declared_listed_and_published_as_the_update_schema_enum(
         "on_equal_start": "source_precedence",
         "source_ranks": None,
         "retention_class": "standard",
+        "weak_quorum": 2,
+        "weak_window_days": 30,
         "schema_version": 1,
         "created_at": now,
         "updated_at": now,
@@ -704,6 +707,7 @@ def test_export_holds_everything_about_the_subject(http: Client) -> None:
         "versions": history,
         "episodes": episodes,
         "conflicts": [],
+        "outcomes": [],
     }
     porto, lisbon = written(first)["fact_id"], written(second)["fact_id"]
     assert [(f["fact_id"], f["value"]) for f in exported["facts"]] == [(lisbon, "Lisbon")]
@@ -909,6 +913,7 @@ def test_erasing_an_episode_retracts_its_facts_and_leaves_a_tombstone(http: Clie
         "fact_versions_deleted": 1,
         "conflicts_deleted": 0,
         "expiries_deleted": 0,
+        "checkpoints_deleted": 0,
     }
     problem(http.get("/v1/episodes/wrong", headers=tenant.headers), 404, "not_found")
     # Porto reads as if Lisbon had never been said; no version cites the erased episode.
@@ -945,6 +950,7 @@ def test_erasing_a_subject_deletes_what_is_held_about_it(http: Client) -> None:
         "fact_versions_deleted": 3,  # Porto open (retired), Porto closed, Lisbon
         "conflicts_deleted": 0,
         "expiries_deleted": 0,
+        "checkpoints_deleted": 0,
     }
     for episode_id in ("said-1", "said-2"):
         problem(http.get(f"/v1/episodes/{episode_id}", headers=tenant.headers), 404, "not_found")

@@ -299,12 +299,24 @@ def test_episodes_used_as_experience_need_an_outcome_and_retrieved_ones_need_act
     tenant = make_tenant(http, "episodic")
     for episode_id, text in EPISODES:
         record(http, _headers(tenant, now=WRITTEN), episode_id, text, subjects=["mira"])
-    question = {"question": "How did Mira renew her passport?", "subject": "mira", "evidence_k": 1}
+    question: Json = {"question": "How did Mira renew her passport?", "subject": "mira"}
+
+    def answer(**asked: int) -> Json:
+        response = http.post("/v1/context", json=question | asked, headers=_headers(tenant))
+        assert response.status_code == 200, response.text
+        body: Json = response.json()
+        return body
+
+    # Two hits asked for, and the smallest budget that still quotes one of them: the other is
+    # retrieved for the decision but does not reach the block.
+    budget = next(
+        tokens
+        for tokens in range(16, 512, 8)
+        if len(answer(evidence_k=2, token_budget=tokens)["evidence"]) == 1
+    )
 
     def context() -> tuple[str, str]:
-        response = http.post("/v1/context", json=question, headers=_headers(tenant))
-        assert response.status_code == 200, response.text
-        body = response.json()
+        body = answer(evidence_k=2, token_budget=budget)
         [line] = body["evidence"]
         return body["decision_id"], line["episode_id"]
 

@@ -54,6 +54,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "procedure_activations",
         "decisions",
         "receipts",
+        "weak_signals",
     }
     assert _names(
         blank,
@@ -108,6 +109,9 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "receipts_owner",
         "receipts_provenance",
         "receipts_recorded",
+        "weak_signals_key",
+        "weak_signals_episode",
+        "weak_signals_buffered",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(
@@ -175,6 +179,21 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "embedding",
         "created_at",
         "embedding_truncated",
+    ]
+    assert _columns(blank, "attributes")[-2:] == ["weak_quorum", "weak_window_days"]
+    assert _columns(blank, "weak_signals") == [
+        "tenant_id",
+        "signal_id",
+        "subject",
+        "attribute",
+        "value",
+        "episode_id",
+        "content_hash",
+        "evidence",
+        "evidence_verified",
+        "valid_from",
+        "buffered_at",
+        "expires_at",
     ]
     assert _columns(blank, "api_keys") == [
         "key_id",

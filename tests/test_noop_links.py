@@ -148,6 +148,7 @@ def test_a_noop_expire_of_a_known_subject_does_not_link_the_cited_episode(
         "fact_versions_deleted": 2,  # red open (retired), red ended
         "conflicts_deleted": 0,
         "expiries_deleted": 2,
+        "checkpoints_deleted": 0,
     }
     assert ok(http.get("/v1/episodes/s1", headers=tenant.headers)) == s1_before
     assert ok(http.get("/v1/subjects", headers=tenant.headers))["subjects"] == ["carol"]

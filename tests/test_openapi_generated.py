@@ -85,7 +85,7 @@ def _names_both_times(case: GeneratedCase) -> bool:
     return {"at", "valid_at"} <= set(case.query or {})
 
 
-PAGED_ROUTES = {("GET", "/v1/subjects"), ("GET", "/v1/conflicts")}
+PAGED_ROUTES = {("GET", "/v1/subjects"), ("GET", "/v1/conflicts"), ("GET", "/v1/buffer")}
 
 
 def _names_a_cursor(case: GeneratedCase) -> bool:

@@ -211,6 +211,18 @@ def test_every_call_with_real_data_answers_as_documented(
         path_parameters={"conflict_id": conflict["conflict_id"]},
         body={"choose": "challenger"},
     )
+    weak = {**_candidate("2026-11-01", "Mira moved.", valid_from=start), "strength": "weak"}
+    buffered = tour.call(
+        "POST",
+        "/v1/episodes/{episode_id}/updates",
+        expect=200,
+        headers=key,
+        path_parameters={"episode_id": "ep-3"},
+        body={"candidates": [weak]},
+    )
+    assert [r["status"] for r in buffered["results"]] == ["buffered"], buffered
+    waiting = tour.call("GET", "/v1/buffer", expect=200, headers=key, query={"subject": "mira"})
+    assert [s["episode_id"] for s in waiting["signals"]] == ["ep-3"], waiting
     tour.call(
         "POST",
         "/v1/evidence/search",
@@ -386,6 +398,11 @@ def test_every_call_with_real_data_answers_as_documented(
         "POST", "/v1/health/classify", expect=200, headers=key, body={"expectations": [expectation]}
     )
     assert [verdict["verdict"] for verdict in judged["verdicts"]] == ["HEALTHY"]
+    erased = tour.call(
+        "DELETE", "/v1/threads/{thread_id}", expect=200, headers=key, path_parameters=thread
+    )
+    assert erased["checkpoints_deleted"] == 1, erased
+    tour.call("DELETE", "/v1/threads/{thread_id}", expect=404, headers=key, path_parameters=thread)
 
     # Whole-request failures, each as problem+json.
     tour.call("GET", "/v1/attributes", expect=401, headers={})

@@ -275,3 +275,37 @@ def test_a_context_call_and_its_receipts_commit_together_or_not_at_all(
     answered = http.post("/v1/context", json=question, headers=_headers(seeded, decision))
     assert answered.status_code == 200, answered.text
     assert http.get(f"/v1/decisions/{decision}/receipts", headers=seeded.headers).json()["receipts"]
+
+
+def test_erasing_a_thread_takes_its_checkpoints_and_receipts_and_leaves_a_tombstone(
+    http: Client, pool: ConnectionPool, seeded: ApiTenant
+) -> None:
+    for goal in ("goal-1", "goal-2"):
+        written = http.put(
+            "/v1/threads/t-9/checkpoint", json={"active_goal_id": goal}, headers=_headers(seeded)
+        )
+        assert written.status_code == 200, written.text
+    read = http.get("/v1/threads/t-9/checkpoint", headers=_headers(seeded, str(uuid4())))
+    assert read.status_code == 200, read.text
+    thread_key = memory_key("working", "t-9")
+    assert sum(key == thread_key for _, _, key, *_ in _rows(pool, seeded.name)) == 3
+    other = make_tenant(http, "receipts-thread")
+    assert_problem(
+        http.delete("/v1/threads/t-9", headers=other.headers), 404, "not_found", field="thread_id"
+    )
+    erased = http.delete("/v1/threads/t-9", headers=seeded.headers)
+    assert erased.status_code == 200, erased.text
+    assert erased.json()["checkpoints_deleted"] == 2
+    assert [key for _, _, key, *_ in _rows(pool, seeded.name) if key == thread_key] == []
+    gone = http.get("/v1/threads/t-9/checkpoint", headers=seeded.headers)
+    assert_problem(gone, 404, "not_found", field="thread_id")
+    with owner_connection(pool) as conn:
+        tombstone = conn.execute(
+            "SELECT target, checkpoints_deleted, episodes_deleted FROM tombstones"
+            " WHERE tenant_id = %s AND tombstone_id = %s",
+            (seeded.name, erased.json()["tombstone_id"]),
+        ).fetchone()
+    assert tombstone == ("thread", 2, 0)
+    assert_problem(
+        http.delete("/v1/threads/t-9", headers=seeded.headers), 404, "not_found", field="thread_id"
+    )

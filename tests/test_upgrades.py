@@ -41,6 +41,7 @@ T1, T2, T3, T4 = (ts(f"2026-0{month}-10T00:00:00Z") for month in (1, 2, 3, 4))
 OSLO, BLUE, NICK, BERGEN, TROMSO = (UUID(int=n) for n in (1, 3, 5, 7, 11))
 EXPIRY = UUID(int=9)
 DECISION = UUID(int=0xDEC)
+WEAK = UUID(int=0x3EA)
 
 WRITE_ORDER = {UUID(int=n): order for order, n in enumerate((2, 4, 5, 8, 9, 10, 12, 13), 1)}
 """Each version's and the expiry's ``write_order`` as the store gives it, from 0004 on."""
@@ -85,7 +86,7 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
     conflict, then chosen over Oslo; the team expired in June; Tromso from March. From 0003 on,
     a vector; from 0004, a nickname retracted; from 0006, an API key; from 0015, a
     thread's checkpoint; from 0016, a procedure's versions and its activation; from 0017, an
-    episode's outcome; from 0018, a decision and its receipt.
+    episode's outcome; from 0018, a decision and its receipt; from 0019, a buffered weak signal.
 
     Fact versions are listed latest first: inserted so, their physical order is not arrival order.
     """
@@ -218,6 +219,25 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
                 T4,
             ),
         )
+    if version >= 19:
+        found["weak_signals"] = _rows(
+            "tenant_id signal_id subject attribute value episode_id content_hash evidence"
+            " evidence_verified valid_from buffered_at expires_at",
+            (
+                "acme",
+                WEAK,
+                "mira",
+                "city",
+                Jsonb("Bergen"),
+                "e4",
+                _hash(_EPISODE_TEXTS[3]),
+                "quoted",
+                False,
+                T4,
+                T4,
+                ts("2026-05-10T00:00:00Z"),
+            ),
+        )
     return found
 
 
@@ -344,9 +364,12 @@ def _check_reads(store: MemoryStore, version: int) -> None:
         )
     if version >= 17:
         assert store.outcomes.current("acme", "e3").status == "partial"
+    if version >= 19:
+        [signal] = store.buffer.list("acme", subject="mira").signals
+        assert (signal.signal_id, signal.value, signal.episode_id) == (WEAK, "Bergen", "e4")
     if version >= 18:
         [receipt] = store.receipts.decision("acme", DECISION).receipts
-        assert (receipt.receipt_id, receipt.version) == (UUID(int=70), str(TROMSO))
+        assert (receipt.receipt_id, receipt.version) == (UUID(int=70), str(UUID(int=13)))
     if version >= 16:
         active = store.procedures.active("acme", "move")
         assert (active.version, active.approver, active.rollback_target) == (1, "ops", None)

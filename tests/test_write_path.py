@@ -86,7 +86,7 @@ def test_valid_from_defaults_to_the_episode_time_and_unquoted_evidence_is_flagge
         ({"value": "July 15"}, "value"),
         ({"value": None}, "value"),
         ({"change": "replace"}, "change"),
-        ({"strength": "weak"}, "strength"),
+        ({"strength": "firm"}, "strength"),
         ({"evidence": 12}, "evidence"),
     ],
 )

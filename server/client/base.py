@@ -18,6 +18,7 @@ from uuid import UUID
 import httpx
 
 from server.client import (
+    buffer_calls,
     calls,
     episodic_calls,
     procedure_calls,
@@ -209,11 +210,14 @@ class Routes:
     conflicts = Route(read_calls.conflicts)
     resolve_conflict = Route(read_calls.resolve_conflict)
 
+    buffer = Route(buffer_calls.buffer)
+
     search = Route(read_calls.search)
     context = Route(read_calls.context)
 
     write_checkpoint = Route(thread_calls.write_checkpoint)
     checkpoint = Route(thread_calls.checkpoint)
+    erase_thread = Route(thread_calls.erase_thread)
 
     create_procedure = Route(procedure_calls.create_procedure)
     approve_procedure = Route(procedure_calls.approve_procedure)

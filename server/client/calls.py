@@ -78,6 +78,8 @@ def declare_attribute(
     on_equal_start: EqualStartPolicy | None = None,
     source_ranks: Mapping[EpisodeKind, int] | None = None,
     retention_class: str | None = None,
+    weak_quorum: int | None = None,
+    weak_window_days: int | None = None,
 ) -> Call[Attribute]:
     """Declare or redeclare an attribute; omitted fields take the server's defaults."""
     body = json_body(
@@ -89,6 +91,8 @@ def declare_attribute(
         on_equal_start=on_equal_start,
         source_ranks=source_ranks,
         retention_class=retention_class,
+        weak_quorum=weak_quorum,
+        weak_window_days=weak_window_days,
     )
     path = url_path("/v1/attributes/{}", attribute)
     return Call("PUT", path, Attribute.model_validate_json, body=body)

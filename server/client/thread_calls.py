@@ -9,6 +9,7 @@ from typing import Any
 
 from server.client.call import Call, query_params, url_path
 from store.checkpoints import Checkpoint
+from store.results import ErasureResult
 
 
 def write_checkpoint(
@@ -30,6 +31,11 @@ def write_checkpoint(
         body["expected_version"] = expected_version
     path = url_path("/v1/threads/{}/checkpoint", thread_id)
     return Call("PUT", path, Checkpoint.model_validate_json, body=body)
+
+
+def erase_thread(thread_id: str) -> Call[ErasureResult]:
+    """Erase the thread's checkpoints and their receipts (NotFoundError when it has none)."""
+    return Call("DELETE", url_path("/v1/threads/{}", thread_id), ErasureResult.model_validate_json)
 
 
 def checkpoint(thread_id: str, *, version: int | None = None) -> Call[Checkpoint]:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Response, Router, get, put, route
+from litestar import Response, Router, delete, get, put, route
 from litestar.enums import HttpMethod
 from litestar.params import JSONBody, QueryParameter
+from litestar.types import ControllerRouterHandler
 
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from server.trace import RequestTrace
 from store.checkpoints import MAX_VERSION, Checkpoint, CheckpointWrite
+from store.results import ErasureResult
 
 CheckpointVersion = Annotated[
     int | None,
@@ -49,6 +51,15 @@ def read_checkpoint(
     return store.threads.read_checkpoint(tenant_id, thread_id, version=version, trace=trace)
 
 
+@delete(
+    "/v1/threads/{thread_id:str}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES
+)
+def erase_thread(*, store: Store, tenant_id: TenantId, thread_id: PathId) -> ErasureResult:
+    """Erase a thread: its checkpoints and their receipts go, a content-free tombstone stays.
+    404 when it has no checkpoint."""
+    return store.threads.erase(tenant_id, thread_id)
+
+
 _METHODS = ", ".join(sorted({*read_checkpoint.http_methods, *write_checkpoint.http_methods}))
 
 
@@ -63,4 +74,4 @@ thread_router = Router(
     "/v1/threads/{thread_id:str}/checkpoint",
     route_handlers=[checkpoint_options, read_checkpoint, write_checkpoint],
 )
-thread_routes = [thread_router]
+thread_routes: list[ControllerRouterHandler] = [thread_router, erase_thread]

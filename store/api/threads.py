@@ -15,6 +15,7 @@ from store.checkpoints import Checkpoint, CheckpointWrite
 from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_input
 from store.receipts import NO_TRACE, Touched, Trace
+from store.results import ErasureResult
 
 
 class ThreadCalls:
@@ -42,6 +43,20 @@ class ThreadCalls:
                 conn, tenant_id, thread_id, parsed, now=now
             ),
             lambda written: [touched.checkpoint_written(written)],
+        )
+
+    def erase(self, tenant_id: str, thread_id: str) -> ErasureResult:
+        """Delete the thread's checkpoints and their receipts; leave a content-free tombstone.
+
+        NotFound (``thread_id``) when it has no checkpoint: no tombstone is written.
+        """
+        check_identifier(thread_id, "thread_id")
+        new_id = self._transactions.new_id
+        return self._transactions.run(
+            lambda conn, now: checkpoints.erase_thread(
+                conn, tenant_id, thread_id, now=now, new_id=new_id
+            ),
+            tenant_id=tenant_id,
         )
 
     def read_checkpoint(

@@ -6,6 +6,13 @@
 -- are hashes (store/receipt_models.py), so the memory health classifier compares them without
 -- the names themselves being stored.
 
+-- A thread can be erased too (its checkpoints and their receipts): its tombstone counts them.
+ALTER TABLE tombstones DROP CONSTRAINT tombstones_target_check;
+ALTER TABLE tombstones ADD CONSTRAINT tombstones_target_check
+    CHECK (target IN ('subject', 'episode', 'thread'));
+ALTER TABLE tombstones ADD COLUMN checkpoints_deleted integer NOT NULL DEFAULT 0
+    CHECK (checkpoints_deleted >= 0);
+
 CREATE TABLE decisions (
     tenant_id sgam_identifier NOT NULL REFERENCES tenants (tenant_id),
     decision_id uuid NOT NULL,
