@@ -19,6 +19,7 @@ from store.api.admin import AdminCalls
 from store.api.conflicts import ConflictCalls
 from store.api.episodes import EpisodeCalls
 from store.api.erasure import ErasureCalls
+from store.api.extraction import ExtractionCalls
 from store.api.facts import FactCalls
 from store.api.outcomes import OutcomeCalls
 from store.api.procedures import ProcedureCalls
@@ -45,6 +46,7 @@ class MemoryStore:
     memory, each thread's checkpoints. ``outcomes``: what came of episodes (episodic
     memory). ``procedures``: procedural memory, approved versions active in scopes.
     ``receipts``: the content-free trace reads for decisions and writes leave.
+    ``extraction``: the queue of episodes sent to an extractor.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class MemoryStore:
         self.outcomes = OutcomeCalls(transactions)
         self.procedures = ProcedureCalls(transactions)
         self.receipts = ReceiptCalls(transactions)
+        self.extraction = ExtractionCalls(transactions)
 
 
 @contextmanager

@@ -54,6 +54,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "procedure_activations",
         "decisions",
         "receipts",
+        "extraction_jobs",
     }
     assert _names(
         blank,
@@ -76,6 +77,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "procedure_versions_approval",
         "procedure_activations_depth",
         "receipts_read_shape",
+        "extraction_jobs_lease",
     }
     assert _names(
         blank,
@@ -108,6 +110,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "receipts_owner",
         "receipts_provenance",
         "receipts_recorded",
+        "extraction_jobs_due",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(
@@ -131,6 +134,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "sgam_active_key",
         "sgam_key_tenant",
         "sgam_episode_subjects_inserted",
+        "sgam_claim_extractions",
+        "sgam_extraction_lag",
     }
     assert _columns(blank, "fact_versions") == [
         "tenant_id",

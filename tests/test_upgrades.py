@@ -218,6 +218,12 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
                 T4,
             ),
         )
+    if version >= 19:
+        found["extraction_jobs"] = _rows(
+            "tenant_id episode_id status prompt_version attempts queued_at run_after lease_id"
+            " leased_until last_error results finished_at",
+            ("acme", "e4", "dead", "extract-v1", 5, T4, T4, None, None, "timeout", None, T4),
+        )
     return found
 
 
@@ -346,7 +352,12 @@ def _check_reads(store: MemoryStore, version: int) -> None:
         assert store.outcomes.current("acme", "e3").status == "partial"
     if version >= 18:
         [receipt] = store.receipts.decision("acme", DECISION).receipts
-        assert (receipt.receipt_id, receipt.version) == (UUID(int=70), str(TROMSO))
+        assert (receipt.receipt_id, receipt.version) == (UUID(int=70), str(UUID(int=13)))
+    if version >= 19:
+        dead = store.extraction.state("acme", "e4")
+        assert dead is not None
+        assert (dead.status, dead.attempts, dead.last_error) == ("dead", 5, "timeout")
+        assert store.extraction.retry("acme", "e4").status == "queued"
     if version >= 16:
         active = store.procedures.active("acme", "move")
         assert (active.version, active.approver, active.rollback_target) == (1, "ops", None)
