@@ -129,5 +129,8 @@ class Worker:
             except StoreError as error:  # the database away: try again after a while
                 log.warning("extraction worker: %s", error.detail)
                 claimed = 0
+            except Exception:  # never let the loop die: log it, try again after a while
+                log.exception("extraction worker")
+                claimed = 0
             if claimed == 0:
                 self._stopping.wait(self._policy.poll_s)
