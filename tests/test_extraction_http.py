@@ -133,8 +133,8 @@ def test_extract_now_answers_with_the_results_and_the_next_read_sees_the_fact(
     assert recorded["extraction"]["status"] == "done"
     assert recorded["extraction"]["candidates"] == [{"index": 0, "status": "written",
                                                      "reason": None}]  # fmt: skip
-    context = _ok(client.post("/v1/context", json={"question": "Where does Mira live?",
-                                                   "subject": "mira"}, headers=tenant.headers))  # fmt: skip
+    question = {"question": "Where does Mira live?", "subject": "mira"}
+    context = _ok(client.post("/v1/context", json=question, headers=tenant.headers))
     assert "Tromsø" in context["block"]
     assert "e1" in context["block"]  # cited
     fact = _ok(client.get("/v1/facts/mira/city", headers=tenant.headers))
