@@ -45,7 +45,7 @@ class EpisodeBody(EpisodeInput):
         description="Send the episode's text to the configured extractor: `now` before"
         " answering (its candidates' results come back in `extracted` and hold for the next"
         " read), `background` queued for a worker; without a configured extractor anything but"
-        " `none` is 422 naming `extract`.",
+        " `none` is 409 `conflict` naming `extract`.",
     )
 
     def episode(self) -> EpisodeInput:

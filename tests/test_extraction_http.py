@@ -110,11 +110,11 @@ def test_without_an_extractor_extract_is_refused_naming_it(
 ) -> None:
     for mode in ("now", "background"):
         refused = http.post("/v1/episodes", json=_episode("e1", mode), headers=api_tenant.headers)
-        assert refused.status_code == 422, refused.text
-        assert (refused.json()["code"], refused.json()["field"]) == ("invalid", "extract")
+        assert refused.status_code == 409, refused.text
+        assert (refused.json()["code"], refused.json()["field"]) == ("conflict", "extract")
     batch = {"episodes": [_episode("e1", "none"), _episode("e2", "background")]}
     refused = http.post("/v1/episodes/batch", json=batch, headers=api_tenant.headers)
-    assert refused.status_code == 422
+    assert refused.status_code == 409
     assert refused.json()["field"] == "episodes.1.extract"
     assert http.get("/v1/episodes/e1", headers=api_tenant.headers).status_code == 404  # nothing
     recorded = _ok(http.post("/v1/episodes", json=_episode("e1", "none"),

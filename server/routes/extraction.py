@@ -4,7 +4,8 @@
 leased by the request, which then calls the extractor and writes what it proposes before
 answering (the results take effect for the very next read). A failed ``now`` attempt leaves
 the job ``failed``, retried by a worker like any other. Without a configured extractor,
-anything but ``none`` is refused: 422 ``invalid`` naming ``extract``.
+anything but ``none`` is refused: 409 ``conflict`` naming ``extract`` (the request is valid;
+this server's configuration cannot serve it), and nothing is recorded.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from server.metrics import count_results
 from server.resources import Resources
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from server.worker import run_job
-from store.errors import InvalidInput
+from store.errors import Conflict
 from store.extraction import Claim, ExtractionState, Queued
 from store.models import Episode
 from store.results import UpdateResult
@@ -35,7 +36,7 @@ def queued_for(body: EpisodeBody, resources: Resources, *, field: str = "extract
     if body.extract == "none":
         return None
     if resources.extractor is None:
-        raise InvalidInput(
+        raise Conflict(
             "no extractor is configured (SGAM_EXTRACTOR_URL): extract must be none", field=field
         )
     lease_id = uuid4() if body.extract == "now" else None
