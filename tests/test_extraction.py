@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from prometheus_client import REGISTRY
 
 from server.extractor import PROMPT_VERSION, Extractor
 from server.worker import WorkPolicy, drain, run_job, work_once
@@ -279,3 +280,19 @@ def test_erasure_takes_the_jobs_along(store: MemoryStore, tenant: str) -> None:
     assert store.extraction.state(tenant, "cited") is None
     assert store.extraction.state(tenant, "queued") is None
     assert store.extraction.claim(wanted=10, lease=timedelta(seconds=60)) == []
+
+
+def test_the_freshness_lag_is_a_metric(store: MemoryStore, tenant: str, clock: ManualClock) -> None:
+    declare(store, tenant, "city", "string")
+    _queue(store, tenant, "e1")
+    clock.set(clock() + timedelta(seconds=90))
+    with stand_in(lambda _: Reply(status=500)) as endpoint:
+        work_once(store, _extractor(endpoint), POLICY)  # failed: still waiting
+    assert REGISTRY.get_sample_value("sgam_extraction_lag_seconds") == 90.0
+    assert (
+        REGISTRY.get_sample_value("sgam_extraction_jobs_total", {"outcome": "failed"}) or 0
+    ) >= 1
+    with stand_in(lambda _: updates(_city())) as endpoint:
+        clock.set(clock() + timedelta(seconds=10))
+        work_once(store, _extractor(endpoint), POLICY)
+    assert REGISTRY.get_sample_value("sgam_extraction_lag_seconds") == 0.0
