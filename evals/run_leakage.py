@@ -44,6 +44,7 @@ from evals.systems import (
     open_sgam,
 )
 from retrieval.embeddings import Embedder
+from server.settings import Settings
 
 Progress = Callable[[str, int, int], None]
 """Called with (what runs now, steps just done, steps in all); a step is one write line sent
@@ -58,6 +59,9 @@ class Options:
     systems: tuple[str, ...] = SYSTEM_NAMES
     noise: Noise = field(default_factory=Noise)
     baseline: BaselineOptions = field(default_factory=BaselineOptions)
+    extractor: Settings | None = None
+    """Settings naming an extractor: SGAM's arm sends each episode through it (``extract:
+    now``) instead of the history's gold candidates."""
     torch_threads: int | None = 1
     """Threads torch may use during the run (None: as it is). One keeps a single question's
     embedding steady while the app, the database and the model share a few cores."""
@@ -112,7 +116,8 @@ def _opened(
             askers = {"dm": episodes.dm, "dm_recency": episodes.dm_recency}
             yield episodes, {name: askers[name] for name in load.systems}
     else:
-        with open_sgam(server, embedder=embedder) as sgam:
+        extractor = options.extractor if load.name == "sgam" else None
+        with open_sgam(server, embedder=embedder, extractor=extractor) as sgam:
             yield sgam, {load.name: sgam.ask}
 
 
@@ -280,6 +285,12 @@ def _finish(
         " valid from); dm and dm_recency read the raw episode text"
     )
     meta["transport"] = TRANSPORT
+    if options.extractor is not None and "sgam" in options.systems:
+        meta["extraction"] = (
+            f"sgam's episodes went through the extractor {options.extractor.extractor_model}"
+            f" at {options.extractor.extractor_url} (extract: now, at each episode's clock);"
+            " the history's gold candidates were not sent; a failed extraction is not retried"
+        )
     if {"dm", "dm_recency"} & set(options.systems):
         meta["baselines"] = options.baseline.describe()
     meta["database"] = database

@@ -222,10 +222,13 @@ class SgamOverHttp:
     load goes on; per-candidate outcomes are counted by status.
     """
 
-    def __init__(self, admin: SGAMClient) -> None:
+    def __init__(self, admin: SGAMClient, *, extract: bool = False) -> None:
         self.admin = admin
         self.clients: dict[str, SGAMClient] = {}
         self.outcomes: Counter[str] = Counter()
+        self.extract = extract
+        """Episodes go through the server's extractor (``extract: now``); the history's own
+        candidates (update lines) are not sent."""
 
     def client(self, tenant: str, now: str | None) -> SGAMClient:
         """The tenant's client with ``X-SGAM-Now: now`` (the tenant and key made if new)."""
@@ -240,10 +243,16 @@ class SgamOverHttp:
 
     def write(self, line: Mapping[str, Any], now: str | None) -> None:
         """Send one write line at its system time."""
-        if line["op"] == DROPPED:
+        if line["op"] == DROPPED or (self.extract and line["op"] == "update"):
             return
         try:
-            self.outcomes[_WRITERS[line["op"]](self.client(line["tenant"], now), line)] += 1
+            client = self.client(line["tenant"], now)
+            if self.extract and line["op"] == "episode":
+                recorded = client.record_episode(**body_fields(line), extract="now")
+                self.outcomes.update(f"extracted {r.status}" for r in recorded.extracted)
+                self.outcomes[f"extraction {getattr(recorded.extraction, 'status', None)}"] += 1
+                return
+            self.outcomes[_WRITERS[line["op"]](client, line)] += 1
         except SGAMError as error:
             self.outcomes[f"{line['op']} refused ({error.code})"] += 1
 
@@ -262,8 +271,11 @@ class SgamOverHttp:
 
 
 @contextmanager
-def open_sgam(server: str, *, embedder: Embedder) -> Iterator[SgamOverHttp]:
-    """SGAM on a fresh database of ``server``, migrated as ``sgam serve`` migrates on start."""
+def open_sgam(
+    server: str, *, embedder: Embedder, extractor: Settings | None = None
+) -> Iterator[SgamOverHttp]:
+    """SGAM on a fresh database of ``server``, migrated as ``sgam serve`` migrates on start;
+    with ``extractor`` (settings naming one), episodes are extracted by it before answering."""
     with temporary_database(server) as conninfo:
         migrate_database(conninfo)
         settings = Settings(
@@ -271,6 +283,17 @@ def open_sgam(server: str, *, embedder: Embedder) -> Iterator[SgamOverHttp]:
             allow_clock_header=True,
             admin_token=secrets.token_urlsafe(24),
             pool_max_size=4,
+            **_extractor_fields(extractor),
         )
         with app_client(settings, embedder=embedder) as admin:
-            yield SgamOverHttp(admin)
+            yield SgamOverHttp(admin, extract=extractor is not None)
+
+
+def _extractor_fields(extractor: Settings | None) -> dict[str, Any]:
+    if extractor is None:
+        return {}
+    fields = {name: getattr(extractor, name) for name in Settings.model_fields}
+    # No worker thread: each episode is extracted in its own request, at its own clock.
+    return {n: v for n, v in fields.items() if n.startswith("extractor_")} | {
+        "extractor_in_server": False
+    }

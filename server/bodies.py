@@ -7,6 +7,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from store.extraction import ExtractionState
 from store.models import Attribute, Episode, EpisodeInput, Identifier, Timestamp
 from store.results import UpdateResult
 
@@ -39,16 +40,34 @@ class EpisodeBody(EpisodeInput):
         description="MemoryUpdate candidates citing this episode (see /v1/memory-update-schema);"
         " each gets its own result.",
     )
+    extract: Literal["none", "now", "background"] = Field(
+        default="none",
+        description="Send the episode's text to the configured extractor: `now` before"
+        " answering (its candidates' results come back in `extracted` and hold for the next"
+        " read), `background` queued for a worker; without a configured extractor anything but"
+        " `none` is 409 `conflict` naming `extract`.",
+    )
 
     def episode(self) -> EpisodeInput:
-        """The episode without its candidates."""
-        return EpisodeInput.model_validate(self.model_dump(exclude={"updates"}))
+        """The episode without its candidates and extraction request."""
+        return EpisodeInput.model_validate(self.model_dump(exclude={"updates", "extract"}))
 
 
-class EpisodeRecorded(Episode):
-    """The recorded episode, and one result per candidate sent with it."""
+class EpisodeRead(Episode):
+    """A recorded episode and its extraction state (null when it was never sent)."""
+
+    extraction: ExtractionState | None = None
+
+
+class EpisodeRecorded(EpisodeRead):
+    """The recorded episode, one result per candidate sent with it, and those of the
+    candidates extracted from it before answering (`extract: now`)."""
 
     results: list[UpdateResult] = Field(default_factory=list)
+    extracted: list[UpdateResult] = Field(
+        default_factory=list,
+        description="Results of the candidates the extractor proposed (`extract: now`)",
+    )
 
 
 class EpisodeBatch(_Body):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -70,6 +71,13 @@ def leakage(
     noise_wrong: WrongOption = 0.1,
     database_url: DatabaseOption = None,
     system: SystemsOption = None,
+    extractor: Annotated[
+        bool,
+        typer.Option(
+            help="Feed SGAM's arm through the configured extractor (SGAM_EXTRACTOR_URL,"
+            " SGAM_EXTRACTOR_MODEL) with extract: now, instead of the history's gold candidates."
+        ),
+    ] = False,
 ) -> None:
     """Run every system on a generated history with gold answers; write the report to OUT.
 
@@ -80,6 +88,11 @@ def leakage(
     from evals.run_leakage import run_leakage  # noqa: PLC0415 - keep --help fast
 
     options = _options(system or list(ALL_SYSTEMS), noise_missing, noise_wrong, seed)
+    if extractor:
+        configured = Settings()
+        if configured.extractor_url is None:
+            raise _fail("--extractor needs SGAM_EXTRACTOR_URL and SGAM_EXTRACTOR_MODEL set")
+        options = replace(options, extractor=configured)
     settings, embedder = _model()
     with _server(database_url or settings.database_url) as (server, where), _bar() as progress:
         run = run_leakage(

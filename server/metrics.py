@@ -51,6 +51,17 @@ CONTEXT_ASSEMBLIES = Counter(
     ["over_budget"],
 )
 EVIDENCE_SEARCHES = Counter("sgam_evidence_searches", "Evidence searches answered.")
+EXTRACTION_JOBS = Counter(
+    "sgam_extraction_jobs",
+    "Extraction attempts, by what came of them (done, failed, dead, lost: the lease ran out).",
+    ["outcome"],
+)
+EXTRACTION_LAG = Gauge(
+    "sgam_extraction_lag_seconds",
+    "Freshness lag: age of the oldest extraction job still waiting (0 when none), as a worker"
+    " last saw it.",
+    multiprocess_mode="max",
+)
 
 
 def count_results(results: Iterable[UpdateResult]) -> None:

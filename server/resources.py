@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -26,10 +26,12 @@ from psycopg_pool import ConnectionPool
 from retrieval.embeddings import Embedder
 from retrieval.reader import Reader
 from retrieval.routing import AttributeIndex
+from server.extractor import Extract
 from server.keycache import KeyCache
 from server.keylistener import KeyChangeListener
 from server.metrics import pool_metrics
 from server.settings import Settings
+from server.worker import Worker, WorkPolicy
 from store.clock import Clock, wall_clock
 from store.database import APP_ROLE, check_app_role, make_pool, resolve_conninfo
 from store.migrate import pending_migrations
@@ -46,6 +48,8 @@ class Resources:
     store: MemoryStore
     attributes: AttributeIndex
     keys: KeyCache
+    extractor: Extract | None = None
+    policy: WorkPolicy = field(default_factory=WorkPolicy)
 
     def store_with_clock(self, clock: Clock) -> MemoryStore:
         """The same store reading system time from ``clock`` (the ``X-SGAM-Now`` header)."""
@@ -91,7 +95,11 @@ def lifespan(
     embedder: Embedder | None = None,
     clock: Clock = wall_clock,
 ) -> Callable[[Litestar], AbstractAsyncContextManager[None]]:
-    """The app's lifespan: open everything before the first request, close it after the last."""
+    """The app's lifespan: open everything before the first request, close it after the last.
+
+    With an extractor configured (and ``extractor_in_server``), an extraction worker runs on
+    its own thread while the app does.
+    """
 
     @asynccontextmanager
     async def run(app: Litestar) -> AsyncIterator[None]:
@@ -112,18 +120,29 @@ def lifespan(
         keys = KeyCache()
         listener = KeyChangeListener(conninfo, keys)
         listener.start()
+        extractor = settings.extractor()
+        policy = WorkPolicy.from_settings(settings)
+        store = MemoryStore(pool, clock=clock, embedder=model)
+        worker = None
+        if extractor is not None and settings.extractor_in_server:
+            worker = Worker(store, extractor, policy)
+            worker.start()
         try:
             with pool_metrics(pool):
                 app.state.resources = Resources(
                     settings=settings,
                     pool=pool,
                     embedder=model,
-                    store=MemoryStore(pool, clock=clock, embedder=model),
+                    store=store,
                     attributes=AttributeIndex(model),
                     keys=keys,
+                    extractor=extractor,
+                    policy=policy,
                 )
                 yield
         finally:
+            if worker is not None:
+                await anyio.to_thread.run_sync(worker.stop)
             await anyio.to_thread.run_sync(listener.stop)
             await anyio.to_thread.run_sync(pool.close)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from retrieval.embeddings import Embedder
+from server.extractor import Extractor
 from store.database import default_data_dir
 
 
@@ -70,6 +71,67 @@ class Settings(BaseSettings):
         default=True,
         description="`sgam serve` applies pending migrations as it starts, before its workers.",
     )
+
+    extractor_url: str | None = Field(
+        default=None,
+        description="Base URL of an OpenAI-compatible chat endpoint (e.g. ending in /v1) that"
+        " extracts candidates from episodes recorded with `extract`; unset = no extraction."
+        " Episodes sent for extraction go to this endpoint.",
+    )
+    extractor_model: str | None = Field(
+        default=None, description="The model the extractor asks (required with extractor_url)."
+    )
+    extractor_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key for the extractor endpoint, if it needs one."
+    )
+    extractor_timeout_s: float = Field(
+        default=60.0, gt=0, le=3600, description="Seconds one extractor call may take."
+    )
+    extractor_max_attempts: int = Field(
+        default=5, ge=1, le=100, description="Attempts before a job is dead (dead-letter)."
+    )
+    extractor_backoff_s: float = Field(
+        default=30.0,
+        ge=0,
+        le=86400,
+        description="Wait before the first retry; it doubles each attempt, at most an hour.",
+    )
+    extractor_lease_s: float = Field(
+        default=300.0,
+        gt=0,
+        le=86400,
+        description="How long a worker holds a job; a job of a worker killed mid-way is taken"
+        " again once its lease ran out.",
+    )
+    extractor_poll_s: float = Field(
+        default=2.0, gt=0, le=3600, description="Seconds an idle worker waits between polls."
+    )
+    extractor_batch: int = Field(
+        default=8, ge=1, le=1000, description="Jobs a worker claims at a time."
+    )
+    extractor_in_server: bool = Field(
+        default=True,
+        description="Whether each server process runs a worker thread when an extractor is"
+        " configured (off: only `sgam worker` processes take jobs).",
+    )
+
+    @model_validator(mode="after")
+    def _extractor_complete(self) -> Settings:
+        if (self.extractor_url is None) != (self.extractor_model is None):
+            raise ValueError("set both SGAM_EXTRACTOR_URL and SGAM_EXTRACTOR_MODEL, or neither")
+        return self
+
+    def extractor(self) -> Extractor | None:
+        """The configured extractor, or None when none is configured."""
+        if self.extractor_url is None or self.extractor_model is None:
+            return None
+        key = self.extractor_api_key
+        return Extractor(
+            base_url=self.extractor_url,
+            model=self.extractor_model,
+            api_key=None if key is None else key.get_secret_value(),
+            timeout_s=self.extractor_timeout_s,
+        )
 
     def embedder(self) -> Embedder:
         """The configured embedding model, not yet loaded."""

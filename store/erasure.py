@@ -218,9 +218,15 @@ def _remove_episodes(
         " WHERE tenant_id = %(tenant_id)s AND source_episode_id = ANY(%(episode_ids)s)",
         params,
     )
-    # A stub keeps no embedding, subject, outcome nor buffered weak signal either (deleted
-    # episodes take theirs along by cascade).
-    for table in ("episode_vectors", "episode_subjects", "episode_outcomes", "weak_signals"):
+    # A stub keeps no embedding, subject, outcome, buffered weak signal nor extraction job
+    # either (deleted episodes take theirs along by cascade).
+    for table in (
+        "episode_vectors",
+        "episode_subjects",
+        "episode_outcomes",
+        "weak_signals",
+        "extraction_jobs",
+    ):
         conn.execute(
             f"DELETE FROM {table}"  # our own table names
             " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(stubbed)s)",

@@ -20,6 +20,7 @@ from store.api.buffer import BufferCalls
 from store.api.conflicts import ConflictCalls
 from store.api.episodes import EpisodeCalls
 from store.api.erasure import ErasureCalls
+from store.api.extraction import ExtractionCalls
 from store.api.facts import FactCalls
 from store.api.outcomes import OutcomeCalls
 from store.api.procedures import ProcedureCalls
@@ -47,6 +48,7 @@ class MemoryStore:
     memory). ``procedures``: procedural memory, approved versions active in scopes.
     ``receipts``: the content-free trace reads for decisions and writes leave. ``buffer``: weak
     signals waiting for independent episodes to repeat them.
+    ``extraction``: the queue of episodes sent to an extractor.
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class MemoryStore:
         self.procedures = ProcedureCalls(transactions)
         self.receipts = ReceiptCalls(transactions)
         self.buffer = BufferCalls(transactions)
+        self.extraction = ExtractionCalls(transactions)
 
 
 @contextmanager

@@ -42,6 +42,7 @@ DESIGN_ROUTES = {
     ("DELETE", "/v1/episodes/{episode_id}"),
     ("POST", "/v1/episodes/{episode_id}/outcome"),
     ("GET", "/v1/episodes/{episode_id}/outcome"),
+    ("POST", "/v1/episodes/{episode_id}/extraction/retry"),
     ("POST", "/v1/experiences/search"),
     ("POST", "/v1/evidence/search"),
     ("POST", "/v1/context"),

@@ -72,6 +72,7 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "erase_episode": calls.erase_episode("e1"),
     "record_outcome": episodic_calls.record_outcome("e1", "succeeded"),
     "outcome": episodic_calls.outcome("e1"),
+    "retry_extraction": episodic_calls.retry_extraction("e1"),
     "experiences": episodic_calls.experiences("a deploy"),
     "fact": calls.fact("mira", "tier"),
     "history": calls.history("mira", "tier"),

@@ -55,6 +55,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "decisions",
         "receipts",
         "weak_signals",
+        "extraction_jobs",
     }
     assert _names(
         blank,
@@ -77,6 +78,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "procedure_versions_approval",
         "procedure_activations_depth",
         "receipts_read_shape",
+        "extraction_jobs_lease",
     }
     assert _names(
         blank,
@@ -112,6 +114,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "weak_signals_key",
         "weak_signals_episode",
         "weak_signals_buffered",
+        "extraction_jobs_due",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(
@@ -135,6 +138,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "sgam_active_key",
         "sgam_key_tenant",
         "sgam_episode_subjects_inserted",
+        "sgam_claim_extractions",
+        "sgam_extraction_lag",
     }
     assert _columns(blank, "fact_versions") == [
         "tenant_id",

@@ -237,6 +237,8 @@ def test_every_call_with_real_data_answers_as_documented(
     read = tour.call("GET", path, expect=200, headers=key, path_parameters=ep_1)
     assert read["status"] == "succeeded", read
     tour.call("GET", path, expect=404, headers=key, path_parameters={"episode_id": "ep-3"})
+    retry = "/v1/episodes/{episode_id}/extraction/retry"  # ep-1 was never sent: nothing dead
+    tour.call("POST", retry, expect=409, headers=key, path_parameters=ep_1)
     found = tour.call(
         "POST",
         "/v1/experiences/search",

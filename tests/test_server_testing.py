@@ -11,12 +11,12 @@ import itertools
 import pytest
 
 from retrieval.embeddings import Embedder
-from server.bodies import TenantCreated
+from server.bodies import EpisodeRead, TenantCreated
 from server.client import Forbidden, SGAMClient
 from server.settings import Settings
 from server.testing import app_client
 from store.clock import ManualClock
-from store.models import Attribute, Episode
+from store.models import Attribute
 from store.results import UpdateResult
 from tests.conftest import ts
 from tests.http_helpers import candidate
@@ -80,8 +80,8 @@ def test_a_tenant_made_through_it_declares_records_and_reads_back_at_the_apps_cl
         )
 
         assert client.fact("mira", "passport_deadline") == written
-        assert client.episode("e1") == Episode.model_validate(
-            recorded.model_dump(exclude={"results"})
+        assert client.episode("e1") == EpisodeRead.model_validate(
+            recorded.model_dump(exclude={"results", "extracted"})
         )
         assert client.history("mira", "passport_deadline") == [written]
 

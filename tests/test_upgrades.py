@@ -86,7 +86,8 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
     conflict, then chosen over Oslo; the team expired in June; Tromso from March. From 0003 on,
     a vector; from 0004, a nickname retracted; from 0006, an API key; from 0015, a
     thread's checkpoint; from 0016, a procedure's versions and its activation; from 0017, an
-    episode's outcome; from 0018, a decision and its receipt; from 0019, a buffered weak signal.
+    episode's outcome; from 0018, a decision and its receipt; from 0019, a buffered weak
+    signal; from 0020, an extraction job.
 
     Fact versions are listed latest first: inserted so, their physical order is not arrival order.
     """
@@ -238,6 +239,12 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
                 ts("2026-05-10T00:00:00Z"),
             ),
         )
+    if version >= 20:
+        found["extraction_jobs"] = _rows(
+            "tenant_id episode_id status prompt_version attempts queued_at run_after lease_id"
+            " leased_until last_error results finished_at",
+            ("acme", "e4", "dead", "extract-v1", 5, T4, T4, None, None, "timeout", None, T4),
+        )
     return found
 
 
@@ -370,6 +377,11 @@ def _check_reads(store: MemoryStore, version: int) -> None:
     if version >= 18:
         [receipt] = store.receipts.decision("acme", DECISION).receipts
         assert (receipt.receipt_id, receipt.version) == (UUID(int=70), str(UUID(int=13)))
+    if version >= 20:
+        dead = store.extraction.state("acme", "e4")
+        assert dead is not None
+        assert (dead.status, dead.attempts, dead.last_error) == ("dead", 5, "timeout")
+        assert store.extraction.retry("acme", "e4").status == "queued"
     if version >= 16:
         active = store.procedures.active("acme", "move")
         assert (active.version, active.approver, active.rollback_target) == (1, "ops", None)

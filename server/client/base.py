@@ -195,6 +195,7 @@ class Routes:
     erase_episode = Route(calls.erase_episode)
     record_outcome = Route(episodic_calls.record_outcome)
     outcome = Route(episodic_calls.outcome)
+    retry_extraction = Route(episodic_calls.retry_extraction)
     experiences = Route(episodic_calls.experiences)
 
     fact = Route(calls.fact)

@@ -6,7 +6,7 @@ Each returns a ``server.client.call.Call``: nothing here touches the network.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 from uuid import UUID
 
 from pydantic import TypeAdapter
@@ -16,13 +16,13 @@ from server.bodies import (
     CandidateResults,
     EpisodeBatchRecorded,
     EpisodeBody,
+    EpisodeRead,
     EpisodeRecorded,
     TenantCreated,
 )
 from server.client.call import Call, Candidate, Instant, json_body, jsonable, query_params, url_path
 from store.models import (
     Attribute,
-    Episode,
     EpisodeKind,
     EqualStartPolicy,
     Fact,
@@ -122,8 +122,10 @@ def record_episode(
     retention_class: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     updates: Sequence[Candidate] | None = None,
+    extract: Literal["none", "now", "background"] | None = None,
 ) -> Call[EpisodeRecorded]:
-    """Record an episode (idempotent on ``id``) and apply the candidates citing it."""
+    """Record an episode (idempotent on ``id``) and apply the candidates citing it; with
+    ``extract``, send its text to the server's extractor (``now``: before answering)."""
     body = json_body(
         id=id,
         occurred_at=occurred_at,
@@ -134,6 +136,7 @@ def record_episode(
         retention_class=retention_class,
         metadata=metadata,
         updates=updates,
+        extract=extract,
     )
     return Call("POST", "/v1/episodes", EpisodeRecorded.model_validate_json, body=body)
 
@@ -144,10 +147,11 @@ def record_batch(episodes: Sequence[EpisodeBody | Mapping[str, Any]]) -> Call[Ep
     return Call("POST", "/v1/episodes/batch", EpisodeBatchRecorded.model_validate_json, body=body)
 
 
-def episode(episode_id: str) -> Call[Episode]:
-    """One episode, as citations name it (an erased one is a stub without text)."""
+def episode(episode_id: str) -> Call[EpisodeRead]:
+    """One episode, as citations name it (an erased one is a stub without text), with its
+    extraction state."""
     path = url_path("/v1/episodes/{}", episode_id)
-    return Call("GET", path, Episode.model_validate_json)
+    return Call("GET", path, EpisodeRead.model_validate_json)
 
 
 def apply_updates(episode_id: str, candidates: Sequence[Candidate]) -> Call[CandidateResults]:

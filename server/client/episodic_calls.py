@@ -1,4 +1,5 @@
-"""The routes of episodic memory as calls: an episode's outcome, and experience search.
+"""The routes of episodic memory as calls: an episode's outcome, its extraction's retry, and
+experience search.
 
 Each returns a ``server.client.call.Call``: nothing here touches the network.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from retrieval.experiences import ExperienceResult
 from server.client.call import Call, Instant, json_body, url_path
+from store.extraction import ExtractionState
 from store.outcomes import EpisodeOutcome, OutcomeStatus
 
 
@@ -35,6 +37,12 @@ def outcome(episode_id: str) -> Call[EpisodeOutcome]:
     """What came of an episode: its current outcome (NotFoundError when none was recorded)."""
     path = url_path("/v1/episodes/{}/outcome", episode_id)
     return Call("GET", path, EpisodeOutcome.model_validate_json)
+
+
+def retry_extraction(episode_id: str) -> Call[ExtractionState]:
+    """Requeue an episode's dead extraction (ConflictError when it is not dead)."""
+    path = url_path("/v1/episodes/{}/extraction/retry", episode_id)
+    return Call("POST", path, ExtractionState.model_validate_json)
 
 
 def experiences(

@@ -14,49 +14,72 @@ from server.bodies import (
     EpisodeBatch,
     EpisodeBatchRecorded,
     EpisodeBody,
+    EpisodeRead,
     EpisodeRecorded,
 )
 from server.metrics import count_results
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
+from server.routes.extraction import Shared, answer, queued_for, retry_extraction
 from server.trace import RequestTrace
-from store.models import Episode
 from store.outcomes import EpisodeOutcome, OutcomeInput
-from store.results import ErasureResult, UpdateResult
-
-
-def _recorded(episode: Episode, results: list[UpdateResult]) -> EpisodeRecorded:
-    count_results(results)
-    return EpisodeRecorded(**episode.model_dump(), results=results)
+from store.results import ErasureResult
 
 
 @post("/v1/episodes", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def record_episode(
-    *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBody], trace: RequestTrace
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    data: JSONBody[EpisodeBody],
+    trace: RequestTrace,
+    resources: Shared,
 ) -> EpisodeRecorded:
-    """Record an episode (idempotent on ``id``) and apply its candidates, in one transaction."""
-    [(episode, results)] = store.episodes.record_with_updates(
-        tenant_id, [(data.episode(), data.updates)], field_prefix="", trace=trace
+    """Record an episode (idempotent on ``id``) and apply its candidates, in one transaction;
+    with ``extract``, send it to the extractor (``now``: before answering)."""
+    queued = queued_for(data, resources)
+    [recorded] = store.episodes.record_with_updates(
+        tenant_id, [(data.episode(), data.updates)], field_prefix="", trace=trace, queue=[queued]
     )
-    return _recorded(episode, results)
+    return answer(store, resources, tenant_id, recorded, queued)
 
 
 @post("/v1/episodes/batch", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def record_batch(
-    *, store: Store, tenant_id: TenantId, data: JSONBody[EpisodeBatch], trace: RequestTrace
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    data: JSONBody[EpisodeBatch],
+    trace: RequestTrace,
+    resources: Shared,
 ) -> EpisodeBatchRecorded:
-    """Record several episodes and apply each one's candidates, all in one transaction."""
+    """Record several episodes and apply each one's candidates, all in one transaction; those
+    with ``extract`` are sent to the extractor (``now``: each before answering)."""
+    queue = [
+        queued_for(body, resources, field=f"episodes.{n}.extract")
+        for n, body in enumerate(data.episodes)
+    ]
     recorded = store.episodes.record_with_updates(
-        tenant_id, [(body.episode(), body.updates) for body in data.episodes], trace=trace
+        tenant_id,
+        [(body.episode(), body.updates) for body in data.episodes],
+        trace=trace,
+        queue=queue,
     )
     return EpisodeBatchRecorded(
-        episodes=[_recorded(episode, results) for episode, results in recorded]
+        episodes=[
+            answer(store, resources, tenant_id, item, queued)
+            for item, queued in zip(recorded, queue, strict=True)
+        ]
     )
 
 
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def read_episode(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> Episode:
-    """One episode, as citations name it (a stub without text if erased while still cited)."""
-    return store.episodes.get(tenant_id, episode_id)
+def read_episode(*, store: Store, tenant_id: TenantId, episode_id: PathId) -> EpisodeRead:
+    """One episode, as citations name it (a stub without text if erased while still cited),
+    with its extraction state (null when it was never sent for extraction)."""
+    episode = store.episodes.get(tenant_id, episode_id)
+    return EpisodeRead(
+        **episode.model_dump(), extraction=store.extraction.state(tenant_id, episode_id)
+    )
 
 
 @get("/outcome", sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -142,6 +165,7 @@ episode_router = Router(
         read_outcome,
         apply_updates,
         record_outcome,
+        retry_extraction,
         erase_episode,
     ],
 )

@@ -10,11 +10,12 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from store import bulk, bulk_write, episodes, receipts, tenants, touched
+from store import bulk, bulk_write, episodes, extraction, receipts, tenants, touched
 from store.api.transactions import Transactions
 from store.bulk import ImportResult
 from store.candidates import send_candidates
 from store.errors import InvalidInput, StoreError
+from store.extraction import Queued
 from store.facts import validate_candidate
 from store.inputs import check_identifier, parse_input
 from store.models import Episode, EpisodeInput, MemoryUpdate
@@ -59,8 +60,12 @@ class EpisodeCalls:
         *,
         field_prefix: str = "episodes",
         trace: Trace = NO_TRACE,
+        queue: Sequence[Queued | None] = (),
     ) -> list[tuple[Episode, list[UpdateResult]]]:
         """Record episodes with the candidates each one carries, all in one transaction.
+
+        ``queue`` (one item per episode, or empty) sends episodes for extraction: each one
+        given gets its job in the same transaction (an episode already sent keeps its job).
 
         The request is all or nothing: an episode refused, or a database error while applying
         a candidate, writes none of it. A candidate refused by the rules is an ``invalid`` (or
@@ -114,6 +119,9 @@ class EpisodeCalls:
                     e.model_copy(update={"embedding_truncated": True}) if e.id in truncated else e
                     for e in recorded
                 ]
+            for episode, queued in zip(recorded, queue, strict=False):
+                if queued is not None:
+                    _enqueue(conn, tenant_id, episode.id, queued, now=now)
             receipts.leave_receipts(
                 conn,
                 tenant_id,
@@ -222,6 +230,15 @@ def _store_vectors(
         tenants.enter_tenant(conn, tenant_id)
         cut = {episode_id for episode_id, _ in rows if (tenant_id, episode_id) in truncated}
         insert_vectors(conn, tenant_id, model=model, rows=rows, now=now, truncated=cut)
+
+
+def _enqueue(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_id: str, queued: Queued, *, now: datetime
+) -> None:
+    lease = None if queued.lease_id is None else (queued.lease_id, now + queued.lease)
+    extraction.enqueue(
+        conn, tenant_id, episode_id, now=now, prompt_version=queued.prompt_version, lease=lease
+    )
 
 
 def _apply(
