@@ -97,6 +97,13 @@ THREAD_LOCKS = 0x5354
 _LOCK_THREAD = "SELECT pg_advisory_xact_lock(%(space)s, hashtext(%(thread)s))"
 
 
+def _lock_thread(conn: psycopg.Connection[Any], tenant_id: str, thread_id: str) -> None:
+    """Hold the thread's lock until commit: its writers (and its erasure) take turns."""
+    conn.execute(
+        _LOCK_THREAD, {"space": THREAD_LOCKS, "thread": "\x1f".join((tenant_id, thread_id))}
+    )
+
+
 def write_checkpoint(
     conn: psycopg.Connection[Any],
     tenant_id: str,
@@ -112,10 +119,7 @@ def write_checkpoint(
     bypassed, the primary key would still let one row per version in: the other writer is
     answered as a stale compare-and-set.
     """
-    conn.execute(
-        _LOCK_THREAD,
-        {"space": THREAD_LOCKS, "thread": "\x1f".join((tenant_id, thread_id))},
-    )
+    _lock_thread(conn, tenant_id, thread_id)
     latest = latest_version(conn, tenant_id, thread_id)
     check_expected(checkpoint.expected_version, latest)
     if latest >= MAX_VERSION:
@@ -166,10 +170,7 @@ def erase_thread(
 
     It waits for the thread's writers (their lock), so none writes into an erased thread.
     """
-    conn.execute(
-        _LOCK_THREAD,
-        {"space": THREAD_LOCKS, "thread": "\x1f".join((tenant_id, thread_id))},
-    )
+    _lock_thread(conn, tenant_id, thread_id)
     cur = conn.execute(
         "DELETE FROM thread_checkpoints"
         " WHERE tenant_id = %(tenant_id)s AND thread_id = %(thread_id)s",

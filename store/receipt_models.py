@@ -21,13 +21,12 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.models import Timestamp
+from store.models import MemoryType, Timestamp
+from store.outcomes import OutcomeStatus
 
-MemoryType = Literal["working", "semantic", "episodic", "procedural"]
 ReceiptAction = Literal["read", "write"]
 Invalidation = Literal["current", "superseded"]
 OwnerKind = Literal["subject", "thread", "procedure", "episode"]
-OutcomeStatus = Literal["succeeded", "failed", "partial", "unknown"]
 
 OWNER_KINDS: dict[str, OwnerKind] = {
     "semantic": "subject",

@@ -20,11 +20,11 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from store.models import MemoryType
 from store.receipt_models import (
     OWNER_KINDS,
     DecisionReceipts,
     Invalidation,
-    MemoryType,
     Receipt,
     ReceiptAction,
     memory_key,
@@ -152,8 +152,8 @@ def _columns(
             "memory_key": memory_key(item.memory_type, item.key),
             "owner_key": _owner_key(tenant_id, item),
             "version": item.version,
-            "expected": scope_of(item, item.owner if item.asked is None else item.asked),
-            "observed": scope_of(item, item.owner),
+            "expected": observed if item.asked is None else scope_of(item, item.asked),
+            "observed": observed,
             "written_at": item.written_at,
             "provenance": item.provenance,
             "activated": item.activated,
@@ -162,6 +162,7 @@ def _columns(
             "episode_id": item.key if item.memory_type == "episodic" else None,
         }
         for item in touched
+        for observed in [scope_of(item, item.owner)]
     ]
     return {
         "tenant_id": tenant_id,

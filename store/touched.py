@@ -11,9 +11,9 @@ from datetime import datetime
 from uuid import UUID
 
 from store.checkpoints import Checkpoint
-from store.models import Episode, Fact
+from store.models import Episode, Fact, MemoryType
 from store.procedure_models import ActiveProcedure, ProcedureVersion
-from store.receipt_models import Invalidation, MemoryType, procedure_owner
+from store.receipt_models import Invalidation, procedure_owner
 from store.receipts import Touched
 
 
@@ -140,16 +140,7 @@ def episode_read(
 ) -> Touched:
     """An episode retrieved for a decision; its outcome, and its write time when not given,
     are looked up as the receipt is written."""
-    return Touched(
-        memory_type="episodic",
-        key=episode_id,
-        owner=None,
-        version=None,
-        written_at=written_at,
-        provenance=episode_id,
-        activated=activated,
-        invalidation="current",
-    )
+    return replace(outcome_written(episode_id, written_at), activated=activated)
 
 
 def episode_written(episode: Episode) -> Touched:
@@ -157,7 +148,7 @@ def episode_written(episode: Episode) -> Touched:
     return outcome_written(episode.id, episode.recorded_at)
 
 
-def outcome_written(episode_id: str, written_at: datetime) -> Touched:
+def outcome_written(episode_id: str, written_at: datetime | None) -> Touched:
     """An episode, or what came of it, written at ``written_at``."""
     return Touched(
         memory_type="episodic",

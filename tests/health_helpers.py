@@ -19,7 +19,8 @@ from evals.health.expectations import (
     VerdictCode,
     WorkingMemory,
 )
-from store.receipt_models import MemoryType, Receipt
+from store.models import MemoryType
+from store.receipt_models import Receipt
 
 TENANT = "tenant-health"
 SCOPE = "project:acme"

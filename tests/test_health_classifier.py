@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from evals.health.cases import load_cases, run_cases
 from evals.health.classifier import GREEN_STATES, OPERATING_STATES, classify, operating_state
 from evals.health.expectations import Evidence, Expectation, Layer, TaskOutcome, VerdictCode
-from store.receipt_models import MemoryType
+from store.models import MemoryType
 from tests.health_helpers import (
     BREAKABLE,
     DECIDED_AT,

@@ -14,15 +14,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.models import Identifier
-from store.receipt_models import (
-    OWNER_KINDS,
-    MemoryType,
-    Receipt,
-    memory_key,
-    procedure_owner,
-    scope_hash,
-)
+from store.models import Identifier, MemoryType
+from store.receipt_models import OWNER_KINDS, Receipt, memory_key, procedure_owner, scope_hash
 
 VerdictCode = Literal[
     "UNKNOWN",

@@ -13,13 +13,11 @@ from store import receipts
 from store.api.transactions import Transactions
 from store.errors import NotFound
 from store.inputs import parse_uuid
-from store.receipt_models import DecisionReceipts, MemoryType, Receipt
+from store.models import MemoryType
+from store.receipt_models import DecisionReceipts, Receipt
 from store.receipts import Touched, Trace
 
 T = TypeVar("T")
-
-DEFAULT_RETENTION = timedelta(days=90)
-"""How long receipts are kept unless the setting says otherwise."""
 
 
 def traced_read(
@@ -97,7 +95,7 @@ class ReceiptCalls:
             tenant_id=tenant_id,
         )
 
-    def purge(self, tenant_id: str, *, retention: timedelta = DEFAULT_RETENTION) -> int:
+    def purge(self, tenant_id: str, *, retention: timedelta) -> int:
         """Delete the tenant's receipts older than ``retention``; how many went."""
         return self._transactions.run(
             lambda conn, now: receipts.purge_receipts(conn, tenant_id, before=now - retention),
