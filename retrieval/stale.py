@@ -57,16 +57,24 @@ def subject_values(memory: SubjectMemory) -> SubjectValues:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ValueMatcher:
+    """A value's pattern and the folded text every match of it contains."""
+
+    needle: str
+    pattern: re.Pattern[str]
+
+
 @dataclass(frozen=True)
 class EvidenceCheck:
-    """The patterns one read judges evidence lines by."""
+    """The values one read judges evidence lines by."""
 
-    holding: tuple[re.Pattern[str], ...]
-    superseded: tuple[re.Pattern[str], ...]
-    routed_holding: tuple[re.Pattern[str], ...]
-    ambiguous: tuple[re.Pattern[str], ...]
-    routed: tuple[re.Pattern[str], ...] = ()
-    unrouted: tuple[re.Pattern[str], ...] = ()
+    holding: tuple[ValueMatcher, ...]
+    superseded: tuple[ValueMatcher, ...]
+    routed_holding: tuple[ValueMatcher, ...]
+    ambiguous: tuple[ValueMatcher, ...]
+    routed: tuple[ValueMatcher, ...] = ()
+    unrouted: tuple[ValueMatcher, ...] = ()
 
     def verdict(self, text: str) -> Verdict:
         """Whether a line holds, is off topic, states a superseded value, or is ambiguous for the
@@ -82,14 +90,12 @@ class EvidenceCheck:
 
     def states_routed_holding(self, text: str) -> bool:
         """Whether ``text`` states a value a routed key holds at the asked instant."""
-        folded = one_line(text).casefold()
-        return any(pattern.search(folded) for pattern in self.routed_holding)
+        return bool(_spans(one_line(text).casefold(), self.routed_holding))
 
     def value_spans(self, text: str) -> list[tuple[int, int]]:
         """Where the case-folded one-line ``text`` states any of the subject's values."""
         folded = one_line(text).casefold()
-        patterns = (*self.holding, *self.superseded, *self.ambiguous)
-        return sorted({match.span() for p in patterns for match in p.finditer(folded)})
+        return sorted(set(_spans(folded, (*self.holding, *self.superseded, *self.ambiguous))))
 
 
 def evidence_check(values: SubjectValues, *, routed: Collection[str] = ()) -> EvidenceCheck:
@@ -111,13 +117,22 @@ def evidence_check(values: SubjectValues, *, routed: Collection[str] = ()) -> Ev
     )
 
 
-def _states(
-    folded: str, patterns: Iterable[re.Pattern[str]], *, cover: Iterable[re.Pattern[str]]
-) -> bool:
-    found = [match.span() for pattern in patterns for match in pattern.finditer(folded)]
+def _spans(folded: str, values: Iterable[ValueMatcher]) -> list[tuple[int, int]]:
+    """Where ``folded`` states each value. A value whose text does not occur at all is skipped
+    without running its pattern: most lines state few of a subject's many values."""
+    return [
+        match.span()
+        for value in values
+        if value.needle in folded
+        for match in value.pattern.finditer(folded)
+    ]
+
+
+def _states(folded: str, values: Iterable[ValueMatcher], *, cover: Iterable[ValueMatcher]) -> bool:
+    found = _spans(folded, values)
     if not found:
         return False
-    covers = [match.span() for pattern in cover for match in pattern.finditer(folded)]
+    covers = _spans(folded, cover)
     return any(
         not any(start <= s and e <= end and (end - start) > (e - s) for start, end in covers)
         for s, e in found
@@ -125,13 +140,14 @@ def _states(
 
 
 def _patterns(
-    texts: Iterable[str], *, besides: Iterable[re.Pattern[str]] = ()
-) -> tuple[re.Pattern[str], ...]:
+    texts: Iterable[str], *, besides: Iterable[ValueMatcher] = ()
+) -> tuple[ValueMatcher, ...]:
     """Distinct patterns of ``texts``, less those equal to one of ``besides`` (same folded text)."""
-    taken = {pattern.pattern for pattern in besides}
+    taken = {value.pattern.pattern for value in besides}
     compiled = {
-        pattern.pattern: pattern
-        for pattern in (value_pattern(text) for text in sorted(texts))
+        pattern.pattern: ValueMatcher(one_line(text).casefold(), pattern)
+        for text in sorted(texts)
+        for pattern in [value_pattern(text)]
         if pattern is not None and pattern.pattern not in taken
     }
     return tuple(compiled[key] for key in sorted(compiled))
