@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -131,22 +131,6 @@ def _params(
     }
 
 
-def scope_size(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    *,
-    model: str,
-    scope: SearchScope,
-    limit: int,
-) -> int:
-    """How many vectors the scope holds, counting no further than ``limit``."""
-    shape = sql.SQL("SELECT count(*) FROM (SELECT 1" + _FROM + "{scope} LIMIT %(limit)s) AS s")
-    query = shape.format(scope=scope_condition(model, scope))
-    params = {**_params(tenant_id, scope, np.zeros(1), 0), "limit": limit}
-    row = conn.execute(query, params).fetchone()
-    return int(row[0]) if row else 0
-
-
 def search_evidence(
     conn: psycopg.Connection[Any],
     tenant_id: str,
@@ -159,53 +143,73 @@ def search_evidence(
     exact_limit: int = EXACT_SCAN_LIMIT,
     ef_search: int = HNSW_EF_SEARCH,
 ) -> tuple[list[EvidenceHit], SearchPlan]:
-    """The ``k`` episodes of the scope nearest to ``query`` (a unit vector), best first."""
-    size = scope_size(conn, tenant_id, model=model, scope=scope, limit=exact_limit + 1)
-    capped = size > exact_limit
-    params = _params(tenant_id, scope, query, k)
-    columns = """
-        SELECT v.episode_id, e.occurred_at, e.recorded_at, e.kind, e.session_id, e.text,
-               1 - ({distance}) AS score
+    """The ``k`` episodes of the scope nearest to ``query`` (a unit vector), best first.
+
+    One statement counts the scope and, when it is small enough, scans it exactly; only a
+    larger scope takes a second statement, on the HNSW index.
     """
-    if not capped:
+    condition = scope_condition(model, scope)
+    params = {**_params(tenant_id, scope, query, k), "limit": exact_limit + 1}
+    # The exact scan's gate names only the count: it is checked once, before the scan, so a
+    # scope over the limit is counted and never scanned.
+    statement = sql.SQL(
+        "WITH size AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1"
+        + _FROM
+        + "{scope} LIMIT %(limit)s) AS s)"
+        " SELECT size.n, hit.* FROM size LEFT JOIN LATERAL ("
+        + _COLUMNS
+        + _FROM
+        + "{scope} AND size.n < %(limit)s ORDER BY {distance}, v.episode_id LIMIT %(k)s"
+        ") AS hit ON true"
+    ).format(
+        scope=condition,
         # Not the index's expression, so the planner scans the scope's rows exactly.
-        distance: sql.Composable = sql.SQL("v.embedding <=> %(query)s")
-        statement = sql.SQL(
-            columns + _FROM + "{scope} ORDER BY {distance}, v.episode_id LIMIT %(k)s"
-        ).format(distance=distance, scope=scope_condition(model, scope))
-        method: Literal["exact", "hnsw"] = "exact"
-    else:
-        conn.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', %(ef)s, true)",
-            {"ef": str(ef_search)},
-        )
-        typed = halfvec(dimensions)  # the index's expression, so the planner uses it
-        distance = sql.SQL("(v.embedding::{typed}) <=> (%(query)s::{typed})").format(typed=typed)
-        # Relaxed order can return neighbours slightly out of order: sort the few found.
-        statement = sql.SQL(
-            "WITH nearest AS MATERIALIZED ("
-            + columns
-            + _FROM
-            + "{scope} ORDER BY {distance} LIMIT %(k)s) SELECT * FROM nearest"
-            " ORDER BY score DESC, episode_id"
-        ).format(distance=distance, scope=scope_condition(model, scope))
-        method = "hnsw"
+        distance=sql.SQL("v.embedding <=> %(query)s"),
+    )
     with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(statement, params)
-        hits = [
-            EvidenceHit(
-                episode_id=row["episode_id"],
-                occurred_at=row["occurred_at"],
-                recorded_at=row["recorded_at"],
-                kind=row["kind"],
-                session_id=row["session_id"],
-                text=row["text"],
-                score=float(row["score"]),
-            )
-            for row in cur.fetchall()
-        ]
-    return hits, SearchPlan(method=method, scope_size=size, scope_size_capped=capped)
+        rows = cur.execute(statement, params).fetchall()
+    size = int(rows[0]["n"]) if rows else 0
+    if size <= exact_limit:
+        hits = [_hit(row) for row in rows if row["episode_id"] is not None]
+        return hits, SearchPlan(method="exact", scope_size=size, scope_size_capped=False)
+    conn.execute(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+        " set_config('hnsw.ef_search', %(ef)s, true)",
+        {"ef": str(ef_search)},
+    )
+    typed = halfvec(dimensions)  # the index's expression, so the planner uses it
+    # Relaxed order can return neighbours slightly out of order: sort the few found.
+    statement = sql.SQL(
+        "WITH nearest AS MATERIALIZED ("
+        + _COLUMNS
+        + _FROM
+        + "{scope} ORDER BY {distance} LIMIT %(k)s) SELECT * FROM nearest"
+        " ORDER BY score DESC, episode_id"
+    ).format(
+        scope=condition,
+        distance=sql.SQL("(v.embedding::{typed}) <=> (%(query)s::{typed})").format(typed=typed),
+    )
+    with conn.cursor(row_factory=dict_row) as cur:
+        hits = [_hit(row) for row in cur.execute(statement, params).fetchall()]
+    return hits, SearchPlan(method="hnsw", scope_size=size, scope_size_capped=True)
+
+
+_COLUMNS = """
+    SELECT v.episode_id, e.occurred_at, e.recorded_at, e.kind, e.session_id, e.text,
+           1 - ({distance}) AS score
+"""
+
+
+def _hit(row: dict[str, Any]) -> EvidenceHit:
+    return EvidenceHit(
+        episode_id=row["episode_id"],
+        occurred_at=row["occurred_at"],
+        recorded_at=row["recorded_at"],
+        kind=row["kind"],
+        session_id=row["session_id"],
+        text=row["text"],
+        score=float(row["score"]),
+    )
 
 
 def episode_scores(

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from retrieval.block import UNVERIFIED_HEADING
 from retrieval.embeddings import Embedder
-from retrieval.evidence import SearchScope, scope_condition
+from retrieval.evidence import SearchScope, scope_condition, search_evidence
 from retrieval.models import ContextResult, SearchPlan
 from retrieval.reader import Reader
 from store.clock import ManualClock
@@ -642,6 +642,28 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
             assert _in_scope(episode.subjects, episode.session_id, episode.occurred_at, scope)
         one = reader.search(query, k=1, **scope)
         assert [hit.episode_id for hit in one.results] == [found.results[0].episode_id], scope
+
+    # Past the exact limit the scope is counted (to the limit and one), never scanned exactly,
+    # and the HNSW index finds the same nearest episodes in this small store.
+    vector = reader.embedder.embed([query])[0]
+    for limit, method in ((5, "exact"), (4, "hnsw"), (1, "hnsw")):
+        hits, plan = reader.store.snapshots.read(
+            reader.tenant,
+            lambda snapshot, limit=limit: search_evidence(
+                snapshot.conn,
+                reader.tenant,
+                query=vector,
+                model=reader.embedder.model_id,
+                dimensions=reader.embedder.dimensions,
+                k=3,
+                exact_limit=limit,
+            ),
+        )
+        capped = method == "hnsw"
+        assert plan == SearchPlan(
+            method=method, scope_size=limit + 1 if capped else 5, scope_size_capped=capped
+        ), limit
+        assert [hit.episode_id for hit in hits] == ids[:3], limit
 
 
 def _in_scope(
