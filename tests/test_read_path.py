@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from retrieval.block import UNVERIFIED_HEADING
 from retrieval.embeddings import Embedder
-from retrieval.evidence import SearchScope, scope_condition, search_evidence
+from retrieval.evidence import EvidenceHit, SearchScope, scope_condition, search_evidence
 from retrieval.models import ContextResult, SearchPlan
 from retrieval.reader import Reader
 from store.clock import ManualClock
@@ -646,10 +646,11 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
     # Past the exact limit the scope is counted (to the limit and one), never scanned exactly,
     # and the HNSW index finds the same nearest episodes in this small store.
     vector = reader.embedder.embed([query])[0]
-    for limit, method in ((5, "exact"), (4, "hnsw"), (1, "hnsw")):
-        hits, plan = reader.store.snapshots.read(
+
+    def search_to(limit: int) -> tuple[list[EvidenceHit], SearchPlan]:
+        return reader.store.snapshots.read(
             reader.tenant,
-            lambda snapshot, limit=limit: search_evidence(
+            lambda snapshot: search_evidence(
                 snapshot.conn,
                 reader.tenant,
                 query=vector,
@@ -659,9 +660,12 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
                 exact_limit=limit,
             ),
         )
-        capped = method == "hnsw"
+
+    for limit, method in ((5, "exact"), (4, "hnsw"), (1, "hnsw")):
+        hits, plan = search_to(limit)
+        over = method == "hnsw"
         assert plan == SearchPlan(
-            method=method, scope_size=limit + 1 if capped else 5, scope_size_capped=capped
+            method=method, scope_size=limit + 1 if over else 5, scope_size_capped=over
         ), limit
         assert [hit.episode_id for hit in hits] == ids[:3], limit
 
