@@ -16,7 +16,6 @@ outside an occurrence of a longer value that holds: "Kim" is not stated by "Kim 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -57,24 +56,16 @@ def subject_values(memory: SubjectMemory) -> SubjectValues:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ValueMatcher:
-    """A value's pattern and the folded text every match of it contains."""
-
-    needle: str
-    pattern: re.Pattern[str]
-
-
 @dataclass(frozen=True)
 class EvidenceCheck:
-    """The values one read judges evidence lines by."""
+    """The values one read judges evidence lines by, each as its folded one-line text."""
 
-    holding: tuple[ValueMatcher, ...]
-    superseded: tuple[ValueMatcher, ...]
-    routed_holding: tuple[ValueMatcher, ...]
-    ambiguous: tuple[ValueMatcher, ...]
-    routed: tuple[ValueMatcher, ...] = ()
-    unrouted: tuple[ValueMatcher, ...] = ()
+    holding: tuple[str, ...]
+    superseded: tuple[str, ...]
+    routed_holding: tuple[str, ...]
+    ambiguous: tuple[str, ...]
+    routed: tuple[str, ...] = ()
+    unrouted: tuple[str, ...] = ()
 
     def verdict(self, text: str) -> Verdict:
         """Whether a line holds, is off topic, states a superseded value, or is ambiguous for the
@@ -117,19 +108,21 @@ def evidence_check(values: SubjectValues, *, routed: Collection[str] = ()) -> Ev
     )
 
 
-def _spans(folded: str, values: Iterable[ValueMatcher]) -> list[tuple[int, int]]:
-    """Where ``folded`` states each value. A value whose text does not occur at all is skipped
-    without running its pattern: most lines state few of a subject's many values."""
-    return [
-        match.span()
-        for value in values
-        if value.needle in folded
-        for match in value.pattern.finditer(folded)
-    ]
+def _spans(folded: str, needles: Iterable[str]) -> list[tuple[int, int]]:
+    """Where ``folded`` states each value. A value whose text does not occur at all is passed
+    over without its pattern, which is compiled only when needed: a subject holds many values
+    and a line states few of them."""
+    spans: list[tuple[int, int]] = []
+    for needle in needles:
+        if needle in folded:
+            pattern = value_pattern(needle)  # the folded text folds to itself: the same pattern
+            assert pattern is not None  # a needle is never empty
+            spans.extend(match.span() for match in pattern.finditer(folded))
+    return spans
 
 
-def _states(folded: str, values: Iterable[ValueMatcher], *, cover: Iterable[ValueMatcher]) -> bool:
-    found = _spans(folded, values)
+def _states(folded: str, needles: Iterable[str], *, cover: Iterable[str]) -> bool:
+    found = _spans(folded, needles)
     if not found:
         return False
     covers = _spans(folded, cover)
@@ -139,18 +132,11 @@ def _states(folded: str, values: Iterable[ValueMatcher], *, cover: Iterable[Valu
     )
 
 
-def _patterns(
-    texts: Iterable[str], *, besides: Iterable[ValueMatcher] = ()
-) -> tuple[ValueMatcher, ...]:
-    """Distinct patterns of ``texts``, less those equal to one of ``besides`` (same folded text)."""
-    taken = {value.pattern.pattern for value in besides}
-    compiled = {
-        pattern.pattern: ValueMatcher(one_line(text).casefold(), pattern)
-        for text in sorted(texts)
-        for pattern in [value_pattern(text)]
-        if pattern is not None and pattern.pattern not in taken
-    }
-    return tuple(compiled[key] for key in sorted(compiled))
+def _patterns(texts: Iterable[str], *, besides: Iterable[str] = ()) -> tuple[str, ...]:
+    """The distinct folded texts of ``texts``, less those of ``besides``: two texts that fold
+    alike have the same pattern."""
+    folded = {one_line(text).casefold() for text in texts}
+    return tuple(sorted(folded - set(besides) - {""}))
 
 
 def _distinct(texts: Iterable[str]) -> tuple[str, ...]:
