@@ -7,6 +7,7 @@ names are blanked before dates are looked for, so "account:2024" is never a year
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -77,7 +78,9 @@ def find_subject_mentions(
     return tuple(mentions)
 
 
+@functools.lru_cache(maxsize=8192)
 def _name_pattern(name: str) -> re.Pattern[str] | None:
+    # Cached: re's own cache holds 512 patterns, fewer than a tenant's subjects.
     parts = [part for part in _SEPARATORS.split(name.strip()) if part]
     if not parts:
         return None
