@@ -17,6 +17,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from server.cli import app
@@ -27,8 +28,11 @@ from tests.mcp_helpers import SGAM, Served, clean_env, serve_seeded
 JUNE_2 = "2026-06-02T00:00:00Z"
 NOW = "2026-06-04T00:00:00Z"
 QUESTION = "When is Mira's passport deadline?"
-BLOCK = "?"
-SEARCH_ORDER: list[str] = []
+BLOCK = """mira as known on 2026-06-04:
+passport_deadline: 2026-06-30 (from 2026-06-03; source e2)
+Evidence:
+[e2] Update from Mira: the consulate moved her passport deadline to 2026-06-30.
+[e1] superseded: Her passport deadline is 2026-07-15."""
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +69,7 @@ class Transcript:
 
 
 def _json(value: Any) -> Any:
-    return value.model_dump(mode="json")
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
 
 
 async def _transcript(served: Served) -> Transcript:
@@ -106,7 +110,12 @@ async def _transcript(served: Served) -> Transcript:
                 calls["history"].result,
                 {"facts": [_json(fact) for fact in await http.history(*mira.values())]},
             )
-            asked: dict[str, Any] = {"question": QUESTION, "subject": "mira", "valid_at": NOW, "known_at": NOW}
+            asked: dict[str, Any] = {
+                "question": QUESTION,
+                "subject": "mira",
+                "valid_at": NOW,
+                "known_at": NOW,
+            }
             await call("context", "context", asked, http.context(**asked))
             search: dict[str, Any] = {"query": "passport deadline", "subject": "mira", "k": 2}
             await call("search_evidence", "search", search, http.search(**search))
@@ -247,7 +256,7 @@ def test_search_evidence_answers_cited_episodes(transcript: Transcript) -> None:
     search = transcript.calls["search"]
     assert search.result.is_error is False
     assert search.structured == search.http
-    assert [item["episode_id"] for item in search.structured["results"]] == SEARCH_ORDER
+    assert [item["episode_id"] for item in search.structured["results"]] == ["e1", "e2"]
 
 
 def test_declare_attribute_and_the_memory_update_schema_naming_it(transcript: Transcript) -> None:

@@ -52,8 +52,8 @@ def endpoint(served: Served) -> Iterator[str]:
 
 @pytest.mark.parametrize(
     "authorization",
-    [None, "Bearer sgam_not_the_key", "sgam_key_without_the_scheme", "Bearer "],
-    ids=["none", "another key", "no scheme", "empty"],
+    [None, "Bearer sgam_not_the_key", "sgam_key_without_the_scheme", "Bearer"],
+    ids=["none", "another key", "no scheme", "no key"],
 )
 def test_a_request_without_the_key_is_401_before_any_tool(
     endpoint: str, authorization: str | None
@@ -66,11 +66,30 @@ def test_a_request_without_the_key_is_401_before_any_tool(
     assert answer.json() == UNAUTHORIZED
 
 
-def test_the_key_in_another_scheme_is_refused(endpoint: str, served: Served) -> None:
-    answer = httpx.post(
-        endpoint, json=INITIALIZE, headers={"Authorization": f"Basic {served.key.api_key}"}
+def test_the_key_is_refused_in_another_scheme_or_twice(endpoint: str, served: Served) -> None:
+    key = served.key.api_key
+    basic = httpx.post(endpoint, json=INITIALIZE, headers={"Authorization": f"Basic {key}"})
+    twice = httpx.post(
+        endpoint,
+        json=INITIALIZE,
+        headers=[("Authorization", f"Bearer {key}"), ("Authorization", f"Bearer {key}")],
     )
-    assert (answer.status_code, answer.json()) == (401, UNAUTHORIZED)
+    assert [(basic.status_code, basic.json()), (twice.status_code, twice.json())] == [
+        (401, UNAUTHORIZED),
+        (401, UNAUTHORIZED),
+    ]
+
+
+def test_the_key_passes_whatever_the_case_of_its_scheme(endpoint: str, served: Served) -> None:
+    answer = httpx.post(
+        endpoint,
+        json=INITIALIZE,
+        headers={
+            "Authorization": f"bearer {served.key.api_key}",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    assert answer.status_code == 200, answer.text
 
 
 async def _session(endpoint: str, key: str) -> tuple[list[str], dict[str, Any] | None]:

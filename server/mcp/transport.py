@@ -29,7 +29,7 @@ class BearerKey:
 
     def __init__(self, app: ASGIApp, key: str) -> None:
         self.app = app
-        self.expected = f"Bearer {key}".encode()
+        self.key = key.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self._authorized(scope):
@@ -39,8 +39,11 @@ class BearerKey:
 
     def _authorized(self, scope: Scope) -> bool:
         given = [value for name, value in scope["headers"] if name.lower() == b"authorization"]
-        # One header, equal to the expected one, compared in constant time.
-        return len(given) == 1 and hmac.compare_digest(given[0], self.expected)
+        if len(given) != 1:
+            return False
+        scheme, _, token = given[0].partition(b" ")
+        # The scheme's case does not matter (RFC 9110); the key is compared in constant time.
+        return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.key)
 
 
 async def _unauthorized(send: Send) -> None:
