@@ -24,6 +24,25 @@ STARTUP_SECONDS = 120
 SETUP_AT = "2026-06-01T09:00:05Z"
 E1_AT = "2026-06-01T09:00:10Z"
 E2_AT = "2026-06-03T10:00:10Z"
+SEED_EPISODES = (
+    (
+        E1_AT,
+        "e1",
+        "2026-06-01T09:00:00Z",
+        "Mira prefers concise answers. Her passport deadline is 2026-07-15.",
+        "2026-07-15",
+        "Her passport deadline is 2026-07-15.",
+    ),
+    (
+        E2_AT,
+        "e2",
+        "2026-06-03T10:00:00Z",
+        "Update from Mira: the consulate moved her passport deadline to 2026-06-30.",
+        "2026-06-30",
+        "moved her passport deadline to 2026-06-30",
+    ),
+)
+"""The seed trace: (system time, id, occurred_at, text, value from occurred_at, evidence)."""
 
 
 @dataclass(frozen=True)
@@ -135,28 +154,12 @@ def serve_seeded(conninfo: str) -> Iterator[Served]:
             client.with_now(SETUP_AT).declare_attribute(
                 "passport_deadline", "date", description="Date the passport must be renewed"
             )
-            client.with_now(E1_AT).record_episode(
-                "Mira prefers concise answers. Her passport deadline is 2026-07-15.",
-                "2026-06-01T09:00:00Z",
-                id="e1",
-                subjects=["mira"],
-                updates=[
-                    _candidate(
-                        "2026-07-15", "2026-06-01T09:00:00Z", "Her passport deadline is 2026-07-15."
-                    )
-                ],
-            )
-            client.with_now(E2_AT).record_episode(
-                "Update from Mira: the consulate moved her passport deadline to 2026-06-30.",
-                "2026-06-03T10:00:00Z",
-                id="e2",
-                subjects=["mira"],
-                updates=[
-                    _candidate(
-                        "2026-06-30",
-                        "2026-06-03T10:00:00Z",
-                        "moved her passport deadline to 2026-06-30",
-                    )
-                ],
-            )
+            for at, episode_id, occurred_at, text, value, evidence in SEED_EPISODES:
+                client.with_now(at).record_episode(
+                    text,
+                    occurred_at,
+                    id=episode_id,
+                    subjects=["mira"],
+                    updates=[_candidate(value, occurred_at, evidence)],
+                )
         yield Served(url, key)

@@ -18,9 +18,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
-from typer.testing import CliRunner
 
-from server.cli import app
 from server.client import AsyncSGAMClient, InvalidRequest, NotFoundError
 from server.mcp.tools import TOOLS
 from tests.mcp_helpers import SGAM, Served, clean_env, serve_seeded
@@ -132,6 +130,7 @@ async def _transcript(served: Served) -> Transcript:
                 http.fact("noor", mira["attribute"]),
             )
             await call("get_fact", "extra_argument", {**mira, "colour": "red"}, None)
+            await call("forget_everything", "unknown_tool", {}, None)
             home_city = {
                 "attribute": "home_city",
                 "value_type": "string",
@@ -309,14 +308,12 @@ def test_a_key_not_known_is_a_not_found_tool_error(transcript: Transcript) -> No
     assert (missing.structured["code"], missing.structured["status"]) == ("not_found", 404)
 
 
-def test_mcp_without_a_key_says_which_setting_is_missing() -> None:
-    result = CliRunner().invoke(app, ["mcp"], env={"SGAM_KEY": None, "SGAM_URL": None})
-    assert result.exit_code == 2
-    assert result.output == "error: set SGAM_KEY to the SGAM API key the tools call with\n"
-
-
-def test_mcp_help_documents_the_transports_and_the_settings() -> None:
-    result = CliRunner().invoke(app, ["mcp", "--help"], terminal_width=200)
-    assert result.exit_code == 0
-    for words in ("--http", "--host", "--port", "SGAM_URL", "SGAM_KEY", "Bearer"):
-        assert words in result.output, words
+def test_a_tool_not_served_is_a_not_found_tool_error(transcript: Transcript) -> None:
+    unknown = transcript.calls["unknown_tool"]
+    assert unknown.result.is_error is True
+    assert unknown.structured == {
+        "code": "not_found",
+        "detail": "no tool 'forget_everything'; the tools: context, get_fact, history,"
+        " record_episode, search_evidence, memory_update_schema, declare_attribute",
+        "status": 404,
+    }

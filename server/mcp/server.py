@@ -8,6 +8,7 @@ answered with the result as structured content and as JSON text. A refusal is a 
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 from typing import Any, Final
 
 import httpx
@@ -74,6 +75,7 @@ def build_server(client: AsyncSGAMClient) -> Server[Any]:
 
     return Server(
         SERVER_NAME,
+        version=version("sgam"),
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=on_call_tool,
