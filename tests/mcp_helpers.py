@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -20,6 +22,7 @@ from tests.conftest import ADMIN_TOKEN
 from tests.test_process_ownership import _free_port as free_port
 
 SGAM = Path(sys.executable).with_name("sgam")
+README = Path(__file__).resolve().parent.parent / "README.md"
 STARTUP_SECONDS = 120
 SETUP_AT = "2026-06-01T09:00:05Z"
 E1_AT = "2026-06-01T09:00:10Z"
@@ -51,6 +54,14 @@ class Served:
 
     url: str
     key: ApiKeyIssued
+
+
+def readme_client_config() -> dict[str, Any]:
+    """The desktop client's configuration of ``sgam mcp`` as the README shows it."""
+    section = README.read_text().split("## MCP server", 1)[1]
+    [block] = re.findall(r"```json\n(.*?)```", section.split("\n## ", 1)[0], flags=re.DOTALL)
+    config: dict[str, Any] = json.loads(block)["mcpServers"]["sgam"]
+    return config
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from server.client import AsyncSGAMClient, InvalidRequest, NotFoundError
 from server.mcp.tools import TOOLS
-from tests.mcp_helpers import SGAM, Served, clean_env, serve_seeded
+from tests.mcp_helpers import SGAM, Served, clean_env, readme_client_config, serve_seeded
 
 JUNE_2 = "2026-06-02T00:00:00Z"
 NOW = "2026-06-04T00:00:00Z"
@@ -71,8 +71,11 @@ def _json(value: Any) -> Any:
 
 
 async def _transcript(served: Served) -> Transcript:
+    # Started as the README's client configuration says, with this server's URL and key.
+    config = readme_client_config()
+    assert (config["command"], set(config["env"])) == ("sgam", {"SGAM_URL", "SGAM_KEY"})
     env = clean_env(SGAM_URL=served.url, SGAM_KEY=served.key.api_key)
-    parameters = StdioServerParameters(command=str(SGAM), args=["mcp"], env=env)
+    parameters = StdioServerParameters(command=str(SGAM), args=config["args"], env=env)
     http = AsyncSGAMClient(served.url, served.key.api_key)
     calls: dict[str, Exchange] = {}
     async with http, stdio_client(parameters) as (read, write):
