@@ -74,7 +74,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"} | extra
 
 
-def wait_until(what: str, ready: Callable[[], bool], process: subprocess.Popen[bytes]) -> None:
+def wait_until(what: str, ready: Callable[[], bool], *, process: subprocess.Popen[bytes]) -> None:
     """Poll ``ready`` until it holds; fail if the process ends or time runs out."""
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
@@ -121,7 +121,7 @@ def sgam_serve(conninfo: str, *, admin_token: str) -> Iterator[str]:
         wait_until(
             "sgam serve",
             lambda: httpx.get(f"{url}/readyz", timeout=2).status_code == 200,
-            process,
+            process=process,
         )
         yield url
 
@@ -137,12 +137,12 @@ def sgam_mcp_http(url: str, key: str) -> Iterator[str]:
         wait_until(
             "sgam mcp --http",
             lambda: httpx.post(endpoint, json={}, timeout=2).status_code == 401,
-            process,
+            process=process,
         )
         yield endpoint
 
 
-def _candidate(value: str, valid_from: str, evidence: str) -> dict[str, Any]:
+def _candidate(value: str, *, valid_from: str, evidence: str) -> dict[str, Any]:
     return {
         "evidence": evidence,
         "subject": "mira",
@@ -171,6 +171,6 @@ def serve_seeded(conninfo: str) -> Iterator[Served]:
                     occurred_at,
                     id=episode_id,
                     subjects=["mira"],
-                    updates=[_candidate(value, occurred_at, evidence)],
+                    updates=[_candidate(value, valid_from=occurred_at, evidence=evidence)],
                 )
         yield Served(url, key)

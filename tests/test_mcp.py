@@ -83,7 +83,9 @@ async def _transcript(served: Served) -> Transcript:
             await session.initialize()
             listed = await session.list_tools()
 
-            async def call(name: str, label: str, arguments: dict[str, Any], answer: Any) -> None:
+            async def call(
+                name: str, label: str, *, arguments: dict[str, Any], answer: Any = None
+            ) -> None:
                 result = await session.call_tool(name, arguments)
                 try:
                     expected = _json(await answer) if answer is not None else None
@@ -93,20 +95,20 @@ async def _transcript(served: Served) -> Transcript:
                 calls[label] = Exchange(result, expected)
 
             mira = {"subject": "mira", "attribute": "passport_deadline"}
-            await call("get_fact", "current", mira, http.fact(*mira.values()))
+            await call("get_fact", "current", arguments=mira, answer=http.fact(*mira.values()))
             await call(
                 "get_fact",
                 "june_2",
-                {**mira, "valid_at": JUNE_2},
-                http.fact(*mira.values(), valid_at=JUNE_2),
+                arguments={**mira, "valid_at": JUNE_2},
+                answer=http.fact(*mira.values(), valid_at=JUNE_2),
             )
             await call(
                 "get_fact",
                 "believed_june_2",
-                {**mira, "known_at": JUNE_2},
-                http.fact(*mira.values(), known_at=JUNE_2),
+                arguments={**mira, "known_at": JUNE_2},
+                answer=http.fact(*mira.values(), known_at=JUNE_2),
             )
-            await call("history", "history", mira, None)
+            await call("history", "history", arguments=mira)
             calls["history"] = Exchange(
                 calls["history"].result,
                 {"facts": [_json(fact) for fact in await http.history(*mira.values())]},
@@ -117,30 +119,32 @@ async def _transcript(served: Served) -> Transcript:
                 "valid_at": NOW,
                 "known_at": NOW,
             }
-            await call("context", "context", asked, http.context(**asked))
+            await call("context", "context", arguments=asked, answer=http.context(**asked))
             search: dict[str, Any] = {"query": "passport deadline", "subject": "mira", "k": 2}
-            await call("search_evidence", "search", search, http.search(**search))
+            await call("search_evidence", "search", arguments=search, answer=http.search(**search))
             await call(
                 "context",
                 "too_small_budget",
-                {**asked, "token_budget": 5},
-                http.context(**asked, token_budget=5),
+                arguments={**asked, "token_budget": 5},
+                answer=http.context(**asked, token_budget=5),
             )
             await call(
                 "get_fact",
                 "unknown_key",
-                {**mira, "subject": "noor"},
-                http.fact("noor", mira["attribute"]),
+                arguments={**mira, "subject": "noor"},
+                answer=http.fact("noor", mira["attribute"]),
             )
-            await call("get_fact", "extra_argument", {**mira, "colour": "red"}, None)
-            await call("forget_everything", "unknown_tool", {}, None)
+            await call("get_fact", "extra_argument", arguments={**mira, "colour": "red"})
+            await call("forget_everything", "unknown_tool", arguments={})
             home_city = {
                 "attribute": "home_city",
                 "value_type": "string",
                 "description": "City the subject lives in",
             }
-            await call("declare_attribute", "declared", home_city, None)
-            await call("memory_update_schema", "schema", {}, http.memory_update_schema())
+            await call("declare_attribute", "declared", arguments=home_city)
+            await call(
+                "memory_update_schema", "schema", arguments={}, answer=http.memory_update_schema()
+            )
             episode = {
                 "id": "e3",
                 "occurred_at": "2026-06-05T08:00:00Z",
@@ -156,7 +160,7 @@ async def _transcript(served: Served) -> Transcript:
                     }
                 ],
             }
-            await call("record_episode", "recorded", episode, None)
+            await call("record_episode", "recorded", arguments=episode)
         [declared] = [a for a in (await http.attributes()).attributes if a.attribute == "home_city"]
         calls["declared"] = Exchange(calls["declared"].result, _json(declared))
         recorded = {

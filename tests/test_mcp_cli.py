@@ -30,7 +30,9 @@ def test_an_sgam_not_reached_is_an_unavailable_tool_error() -> None:
 
     async def ask() -> CallToolResult:
         async with AsyncSGAMClient(url, "sgam_some_key") as client:
-            return await call_tool(client, "history", {"subject": "mira", "attribute": "x"})
+            return await call_tool(
+                client, "history", arguments={"subject": "mira", "attribute": "x"}
+            )
 
     result = anyio.run(ask)
     assert result.is_error is True

@@ -45,7 +45,7 @@ def _result(value: dict[str, Any], *, is_error: bool = False) -> types.CallToolR
 
 
 async def call_tool(
-    client: AsyncSGAMClient, name: str, arguments: dict[str, Any] | None
+    client: AsyncSGAMClient, name: str, *, arguments: dict[str, Any] | None
 ) -> types.CallToolResult:
     """One tool call's result; a refusal is a tool error carrying its problem."""
     tool = TOOLS_BY_NAME.get(name)
@@ -71,7 +71,7 @@ def build_server(client: AsyncSGAMClient) -> Server[Any]:
         return types.ListToolsResult(tools=tool_listing())
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await call_tool(client, params.name, params.arguments)
+        return await call_tool(client, params.name, arguments=params.arguments)
 
     return Server(
         SERVER_NAME,
