@@ -25,17 +25,20 @@ ASGIApp = Any
 
 
 class BearerKey:
-    """ASGI middleware: HTTP requests pass only with ``Authorization: Bearer <key>``."""
+    """ASGI middleware: requests pass only with ``Authorization: Bearer <key>``; the app's
+    lifespan passes as it is."""
 
     def __init__(self, app: ASGIApp, key: str) -> None:
         self.app = app
         self.key = key.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self._authorized(scope):
+        if scope["type"] == "lifespan" or self._authorized(scope):
             await self.app(scope, receive, send)
-            return
-        await _unauthorized(send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # policy violation
+        else:
+            await _unauthorized(send)
 
     def _authorized(self, scope: Scope) -> bool:
         given = [value for name, value in scope["headers"] if name.lower() == b"authorization"]
