@@ -17,6 +17,7 @@ from server.cli_eval import bench, eval_app
 from server.cli_health import health_app
 from server.cli_import import import_episodes
 from server.cli_worker import worker
+from server.mcp.cli import mcp
 from server.settings import Settings
 
 app = typer.Typer(
@@ -36,6 +37,7 @@ app.add_typer(health_app, name="health")
 app.command("import")(import_episodes)
 app.command()(bench)
 app.command()(worker)
+app.command()(mcp)
 
 
 @app.command()
