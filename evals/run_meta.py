@@ -24,9 +24,10 @@ PEER_ARMS = {
         " (tenant, subject), searched there"
     ),
     "mem0": (
-        "Mem0's open-source Memory on pgvector (no index: exact cosine) with the same model,"
-        " each episode added with infer=False (no LLM call) as a memory with agent_id the"
-        " tenant and user_id the subject, searched by both"
+        "Mem0's open-source Memory on pgvector (no index: exact cosine) with the same model"
+        " (its huggingface embedder), each episode added with infer=False (no LLM call) as a"
+        " memory with agent_id the tenant and user_id the subject, searched by both with its"
+        " own scoring (semantic and BM25 keyword, default threshold)"
     ),
 }
 """How each peer arm is built and scoped, for the report."""

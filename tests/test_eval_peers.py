@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -111,11 +112,33 @@ def test_the_report_shows_every_arm_and_the_versions_that_ran(quick: Run, tmp_pa
     assert (tmp_path / "leakage.png").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.fixture
+def connects(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every address Python code tries to connect a socket to; each attempt fails.
+
+    The database is reached through libpq, below Python's sockets: any attempt seen here is an
+    HTTP client (an LLM, telemetry, a model hub) reaching out.
+    """
+    attempts: list[object] = []
+
+    def refuse(_: socket.socket, address: object) -> None:
+        attempts.append(address)
+        raise OSError("no outbound call from a peer arm")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    return attempts
+
+
 @pytest.fixture(params=PEER_NAMES)
 def seeded(
-    request: pytest.FixtureRequest, server_conninfo: str, embedder: Embedder
+    request: pytest.FixtureRequest,
+    server_conninfo: str,
+    embedder: Embedder,
+    connects: list[object],
 ) -> Iterator[tuple[PeerMemory, list[Question]]]:
-    """An arm loaded with the seed trace's episodes, and the trace's current questions."""
+    """An arm loaded with the seed trace's episodes, and the trace's current questions; no
+    socket is connected from Python meanwhile."""
     trace = read_trace(SEED_TRACE)
     opener = OPENERS[request.param]
     with opener(
@@ -132,7 +155,7 @@ def seeded(
 
 
 def test_an_arm_reads_only_the_tenant_and_subject_asked_and_forgets_erased_episodes(
-    seeded: tuple[PeerMemory, list[Question]],
+    seeded: tuple[PeerMemory, list[Question]], connects: list[object]
 ) -> None:
     memory, questions = seeded
     acme = [q for q in questions if q.tenant == "acme" and q.subject == "mira"][-1]
@@ -150,3 +173,4 @@ def test_an_arm_reads_only_the_tenant_and_subject_asked_and_forgets_erased_episo
     memory.write({"op": "erase", "tenant": "acme", "subject": "mira"}, None)
     assert memory.ask(acme).text == ""
     assert memory.outcomes == {"episode": 4, "erase": 2}
+    assert connects == []  # no LLM, telemetry or hub call was even tried

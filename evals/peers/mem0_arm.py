@@ -4,9 +4,12 @@
 index, so its search is an exact scan as the baselines' is), the evaluation's embedding model,
 and a history file in a temporary folder. Each episode is added with ``infer=False``: stored as
 written, with no LLM deciding what to keep; ``agent_id`` is the tenant and ``user_id`` the
-subject, and a question searches by both (by the tenant alone without a subject). Mem0 still
-builds an LLM client at start; it is pointed at a closed local port and never called.
-Telemetry is turned off before Mem0 is imported, so the arm makes no outbound call.
+subject, and a question searches by both (by the tenant alone without a subject). The search
+is Mem0's own: semantic candidates rescored with its BM25 keyword match and cut at its default
+score threshold (0.1); without Mem0's ``nlp`` extra (spaCy, not installed by ours) it matches
+the raw words and adds no entity boost. Mem0 still builds an LLM client at start; it is pointed
+at a closed local port and never called. Telemetry is turned off before Mem0 is imported, so
+the arm makes no outbound call.
 """
 
 from __future__ import annotations
