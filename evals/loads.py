@@ -15,16 +15,19 @@ from typing import Any, Literal, Protocol
 
 from evals.baselines import BaselineOptions, cited_subjects, open_episodes
 from evals.gold_traces import Trace
+from evals.peers import PEER_NAMES
 from evals.peers.episodes import PeerMemory
 from evals.peers.langgraph_arm import open_langgraph
 from evals.peers.mem0_arm import open_mem0
-from evals.systems import Context, Line, Question, open_sgam
+from evals.systems import SYSTEM_NAMES, Context, Line, Question, open_sgam
 from retrieval.embeddings import Embedder
 from server.settings import Settings
 
 LoadName = Literal["sgam", "sgam_noisy", "episodes", "langgraph", "mem0"]
 Asker = Callable[[Question], Context]
 _PEERS: tuple[LoadName, ...] = ("langgraph", "mem0")  # as evals.peers.PEER_NAMES
+ALL_SYSTEMS = SYSTEM_NAMES + PEER_NAMES
+"""SGAM's systems (the default) and the peer arms of the ``peers`` extra."""
 
 
 class Memory(Protocol):
@@ -105,3 +108,19 @@ def _open_peer(
     opener = open_langgraph if name == "langgraph" else open_mem0
     with opener(server, embedder=embedder, subjects=cited_subjects(lines), k=k) as peer:
         yield peer
+
+
+@contextmanager
+def torch_threads(count: int | None) -> Iterator[None]:
+    """Torch limited to ``count`` threads meanwhile (None: left as it is)."""
+    if count is None:
+        yield
+        return
+    import torch  # noqa: PLC0415 - loaded with the model already
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

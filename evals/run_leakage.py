@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter
@@ -25,9 +24,9 @@ from typing import Any
 from evals.baselines import BaselineOptions
 from evals.gold_traces import Trace
 from evals.histories import SIZES, generate_history
-from evals.loads import Asker, Memory, loads_of, opened, planned_steps
+from evals.loads import ALL_SYSTEMS, Asker, Memory, loads_of, opened, planned_steps, torch_threads
 from evals.noise import Noise, noisy_lines
-from evals.peers import PEER_NAMES, require_peers
+from evals.peers import require_peers
 from evals.report import write_report
 from evals.run_meta import describe_server, run_meta
 from evals.scoring import QuestionResult, score_question, summarize
@@ -46,8 +45,6 @@ from server.settings import Settings
 Progress = Callable[[str, int, int], None]
 """Called with (what runs now, steps just done, steps in all); a step is one write line sent
 to one load or one question asked of one system."""
-ALL_SYSTEMS = SYSTEM_NAMES + PEER_NAMES
-"""SGAM's systems (the default) and the peer arms of the ``peers`` extra."""
 
 
 @dataclass(frozen=True)
@@ -93,25 +90,10 @@ def evaluate(
     dropped) per load and trace. A peer arm whose extra is not installed is ``PeersMissing``.
     """
     require_peers(options.systems)
-    with _torch_threads(options.torch_threads):
+    with torch_threads(options.torch_threads):
         return _evaluate(
             traces, server=server, embedder=embedder, options=options, progress=progress
         )
-
-
-@contextmanager
-def _torch_threads(count: int | None) -> Iterator[None]:
-    if count is None:
-        yield
-        return
-    import torch  # noqa: PLC0415 - loaded with the model already
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _evaluate(
