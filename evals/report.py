@@ -16,10 +16,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
+from evals.leakage_chart import KIND_LABELS, draw_chart
 from evals.scoring import KINDS, NOT_KNOWN, UNCERTAIN, QuestionResult, proportion
 from retrieval.snippets import cut_at_word
 
@@ -33,8 +30,10 @@ SYSTEMS = {
     "sgam_noisy": "SGAM fed the same episodes through a noisy extraction",
     "dm": "raw episodes, the top-k most similar to the question, as the context",
     "dm_recency": "the same similar episodes, newest first",
+    "langgraph": "LangGraph's PostgresStore: raw episodes, its top-k semantic search",
+    "mem0": "Mem0 (open source) on pgvector: raw episodes added without an LLM, its top-k search",
 }
-KIND_LABELS = {"current": "current", "point_in_time": "point in time", "known_at": "known at"}
+PEERS = ("langgraph", "mem0")
 META_ORDER = ("date", "machine", "python", "seed", "size", "model", "noisy_extraction")
 EXAMPLES_PER_SYSTEM = 3
 _LINE_CHARS = 300
@@ -109,56 +108,6 @@ def render_markdown(
         _examples(results),
     ]
     return "\n\n".join(part for part in parts if part) + "\n"
-
-
-def draw_chart(summary: Mapping[str, Any], path: Path) -> None:
-    """Grouped bars of stale leakage and the three accuracies per system with their Wilson
-    intervals, and a second panel of context tokens (p50, p95 as a whisker)."""
-    systems: Mapping[str, Mapping[str, Any]] = summary["systems"]
-    names = list(systems)
-    metrics = [("stale_leakage", "stale leakage")] + [
-        (f"{kind}_accuracy", f"{KIND_LABELS[kind]} accuracy") for kind in KINDS
-    ]
-    figure = Figure(figsize=(12, 4.8), layout="constrained")
-    FigureCanvasAgg(figure)
-    shares, tokens = figure.subplots(1, 2, width_ratios=[3, 1.4])
-    positions = np.arange(len(names), dtype=float)
-    width = 0.8 / len(metrics)
-    for index, (metric, label) in enumerate(metrics):
-        heights = [_or_zero(systems[name][metric]) for name in names]
-        lows = [
-            height - systems[name][f"{metric}_ci"][0] if systems[name][metric] is not None else 0
-            for name, height in zip(names, heights, strict=True)
-        ]
-        highs = [
-            systems[name][f"{metric}_ci"][1] - height if systems[name][metric] is not None else 0
-            for name, height in zip(names, heights, strict=True)
-        ]
-        shares.bar(
-            positions + (index - (len(metrics) - 1) / 2) * width,
-            heights,
-            width,
-            yerr=[lows, highs],
-            capsize=3,
-            label=label,
-        )
-    shares.set_xticks(positions, names)
-    shares.set_ylim(0, 1.2)  # room above the bars for the legend
-    shares.set_yticks(np.linspace(0, 1, 6))
-    shares.set_ylabel("share of questions")
-    shares.set_title("Stale leakage and accuracy (Wilson 95% intervals)")
-    shares.legend(loc="upper center", ncols=len(metrics), fontsize="small", frameon=False)
-    shares.grid(axis="y", alpha=0.3)
-
-    p50 = [_or_zero(systems[name]["context_tokens_p50"]) for name in names]
-    p95 = [_or_zero(systems[name]["context_tokens_p95"]) for name in names]
-    spread = [max(0.0, high - mid) for mid, high in zip(p50, p95, strict=True)]
-    tokens.bar(positions, p50, 0.6, yerr=[[0.0] * len(names), spread], capsize=3, color="gray")
-    tokens.set_xticks(positions, names)
-    tokens.set_ylabel("tokens")
-    tokens.set_title("Context tokens (p50, whisker to p95)")
-    tokens.grid(axis="y", alpha=0.3)
-    figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
 def _run_section(meta: Mapping[str, Any], systems: Mapping[str, Mapping[str, Any]]) -> str:
@@ -262,6 +211,13 @@ def _how_to_read(systems: Sequence[str]) -> str:
         if "sgam_noisy" in systems
         else ""
     )
+    peers = [f"`{name}`" for name in PEERS if name in systems]
+    if peers:
+        noisy += (
+            f"{' and '.join(peers)} are other memory systems, run as their own APIs offer on "
+            "the same raw episodes, scoped to the question's tenant and subject; they keep no "
+            "system time, so a known-at question reads everything stored before it was asked. "
+        )
     return (
         "Every system's context is scored by one rule, with no language model. Its lines are "
         "read top to bottom and a line marked superseded is skipped; a line naming the key "
@@ -321,10 +277,6 @@ def _share(value: float | None, interval: Sequence[float]) -> str:
 
 def _number(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def _or_zero(value: float | None) -> float:
-    return 0.0 if value is None else float(value)
 
 
 def _meta_value(value: Any) -> str:

@@ -15,33 +15,29 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
-from typing import Any, Literal, Protocol
+from typing import Any
 
-import psycopg
-
-from evals.baselines import BaselineOptions, open_episodes
+from evals.baselines import BaselineOptions
 from evals.gold_traces import Trace
 from evals.histories import SIZES, generate_history
+from evals.loads import ALL_SYSTEMS, Asker, Memory, loads_of, opened, planned_steps, torch_threads
 from evals.noise import Noise, noisy_lines
-from evals.report import SYSTEMS, run_environment, write_report
-from evals.scoring import KINDS, QuestionResult, score_question, summarize
+from evals.peers import require_peers
+from evals.report import write_report
+from evals.run_meta import describe_server, run_meta
+from evals.scoring import QuestionResult, score_question, summarize
 from evals.systems import (
     DROPPED,
     SYSTEM_NAMES,
-    TRANSPORT,
     WRITE_OPS,
-    Context,
     Line,
     Question,
     SharedVectors,
     is_question,
-    open_sgam,
 )
 from retrieval.embeddings import Embedder
 from server.settings import Settings
@@ -49,7 +45,6 @@ from server.settings import Settings
 Progress = Callable[[str, int, int], None]
 """Called with (what runs now, steps just done, steps in all); a step is one write line sent
 to one load or one question asked of one system."""
-LoadName = Literal["sgam", "sgam_noisy", "episodes"]
 
 
 @dataclass(frozen=True)
@@ -67,58 +62,9 @@ class Options:
     embedding steady while the app, the database and the model share a few cores."""
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.systems) - set(SYSTEM_NAMES))
+        unknown = sorted(set(self.systems) - set(ALL_SYSTEMS))
         if unknown or not self.systems:
-            raise ValueError(f"systems must be some of {', '.join(SYSTEM_NAMES)}; got {unknown}")
-
-
-@dataclass(frozen=True)
-class Load:
-    """One load of the memories: which, and the systems asked of it."""
-
-    name: LoadName
-    systems: tuple[str, ...]
-
-
-def loads_of(systems: Sequence[str]) -> list[Load]:
-    """The loads the systems need: SGAM and noisy SGAM one each, the baselines one together."""
-    loads = [Load(name, (name,)) for name in ("sgam", "sgam_noisy") if name in systems]
-    baselines = tuple(name for name in ("dm", "dm_recency") if name in systems)
-    return [*loads, Load("episodes", baselines)] if baselines else loads
-
-
-def planned_steps(traces: Sequence[Trace], systems: Sequence[str]) -> int:
-    """Steps a run of these traces takes, for a progress bar."""
-    return sum(
-        trace.writes + trace.questions * len(load.systems)
-        for trace in traces
-        for load in loads_of(systems)
-    )
-
-
-class _Memory(Protocol):
-    outcomes: Counter[str]
-
-    def write(self, line: Mapping[str, Any], now: str | None) -> None: ...
-
-
-Asker = Callable[[Question], Context]
-
-
-@contextmanager
-def _opened(
-    load: Load, *, server: str, embedder: Embedder, lines: Sequence[Line], options: Options
-) -> Iterator[tuple[_Memory, dict[str, Asker]]]:
-    if load.name == "episodes":
-        with open_episodes(
-            server, embedder=embedder, lines=lines, options=options.baseline
-        ) as episodes:
-            askers = {"dm": episodes.dm, "dm_recency": episodes.dm_recency}
-            yield episodes, {name: askers[name] for name in load.systems}
-    else:
-        extractor = options.extractor if load.name == "sgam" else None
-        with open_sgam(server, embedder=embedder, extractor=extractor) as sgam:
-            yield sgam, {load.name: sgam.ask}
+            raise ValueError(f"systems must be some of {', '.join(ALL_SYSTEMS)}; got {unknown}")
 
 
 @dataclass
@@ -141,27 +87,13 @@ def evaluate(
     """Load every system from each trace, ask its questions, score the contexts.
 
     ``server`` is a PostgreSQL connection string on which a fresh database is created (and
-    dropped) per load and trace.
+    dropped) per load and trace. A peer arm whose extra is not installed is ``PeersMissing``.
     """
-    with _torch_threads(options.torch_threads):
+    require_peers(options.systems)
+    with torch_threads(options.torch_threads):
         return _evaluate(
             traces, server=server, embedder=embedder, options=options, progress=progress
         )
-
-
-@contextmanager
-def _torch_threads(count: int | None) -> Iterator[None]:
-    if count is None:
-        yield
-        return
-    import torch  # noqa: PLC0415 - loaded with the model already
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _evaluate(
@@ -190,20 +122,24 @@ def _evaluate(
                 lines, noise = noisy_lines(lines, options.noise)
                 outcome.update({f"noise {name}": count for name, count in noise.items()})
             label = f"{trace.name}:" if len(traces) > 1 else ""
-            with _opened(load, server=server, embedder=shared, lines=lines, options=options) as (
-                memory,
-                askers,
-            ):
+            with opened(
+                load,
+                server=server,
+                embedder=shared,
+                lines=lines,
+                baseline=options.baseline,
+                extractor=options.extractor,
+            ) as (memory, askers):
                 _replay(lines, memory, askers, by_system, label=label, step=step, shared=shared)
                 outcome.update(memory.outcomes)
-        outcomes["dm/dm_recency" if load.name == "episodes" else load.name] = outcome
-    order = [name for name in SYSTEM_NAMES if name in by_system]
+        outcomes[load.label] = outcome
+    order = [name for name in ALL_SYSTEMS if name in by_system]
     return Evaluation([result for name in order for result in by_system[name]], outcomes)
 
 
 def _replay(
     lines: Sequence[Line],
-    memory: _Memory,
+    memory: Memory,
     askers: Mapping[str, Asker],
     by_system: dict[str, list[QuestionResult]],
     *,
@@ -251,16 +187,6 @@ class Run:
         return write_report(out, summary=self.summary, results=self.results, meta=self.meta)
 
 
-def describe_server(server: str) -> str:
-    """The PostgreSQL and pgvector versions of the server, in words."""
-    with psycopg.connect(server) as conn:
-        version = conn.execute("SHOW server_version").fetchone()
-        vector = conn.execute(
-            "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
-        ).fetchone()
-    return f"PostgreSQL {version[0] if version else '?'}, pgvector {vector[0] if vector else '?'}"
-
-
 def _finish(
     evaluation: Evaluation,
     *,
@@ -271,31 +197,13 @@ def _finish(
     load_average: float,
     about: Mapping[str, Any],
 ) -> Run:
-    meta: dict[str, Any] = {"date": datetime.now(UTC).date().isoformat(), **run_environment()}
-    meta |= about
-    meta["model"] = embedder.model_id
-    if options.torch_threads is not None:
-        meta["torch_threads"] = options.torch_threads
-    if "sgam_noisy" in options.systems:
-        noise = options.noise
-        meta["noisy_extraction"] = {"missing": noise.missing, "wrong": noise.wrong}
-        meta["noisy_extraction"]["seed"] = noise.seed
-    meta["input"] = (
-        "SGAM and sgam_noisy are written through typed candidates (subject, attribute, value,"
-        " valid from); dm and dm_recency read the raw episode text"
+    meta = run_meta(
+        options,
+        model=embedder.model_id,
+        database=database,
+        about=about,
+        outcomes=evaluation.outcomes,
     )
-    meta["transport"] = TRANSPORT
-    if options.extractor is not None and "sgam" in options.systems:
-        meta["extraction"] = (
-            f"sgam's episodes went through the extractor {options.extractor.extractor_model}"
-            f" at {options.extractor.extractor_url} (extract: now, at each episode's clock);"
-            " the history's gold candidates were not sent; a failed extraction is not retried"
-        )
-    if {"dm", "dm_recency"} & set(options.systems):
-        meta["baselines"] = options.baseline.describe()
-    meta["database"] = database
-    for load, outcome in evaluation.outcomes.items():
-        meta[f"{load} load"] = ", ".join(f"{name} {n}" for name, n in sorted(outcome.items()))
     meta["runtime_seconds"] = round(perf_counter() - started, 1)
     meta["load_average_at_start"] = load_average
     return Run(evaluation.results, summarize(evaluation.results), meta)
@@ -377,32 +285,3 @@ def run_traces(
         load_average=load_average,
         about=about,
     )
-
-
-def headline(summary: Mapping[str, Any]) -> str:
-    """A plain-text table of the summary, for a terminal: each system, then its families."""
-    rows = [("system", "stale", *(f"{kind} acc" for kind in KINDS), "x-tenant", "tok", "ms")]
-    for name, total in summary["systems"].items():
-        families = total.get("families", {})
-        for label, row in [(name, total), *((f"  {f}", families[f]) for f in families)]:
-            rows.append(
-                (
-                    label,
-                    _percent(row["stale_leakage"]),
-                    *(_percent(row[f"{kind}_accuracy"]) for kind in KINDS),
-                    _percent(row["cross_tenant_leakage"]),
-                    f"{row['context_tokens_p50']:.0f}",
-                    f"{row['latency_p50_ms']:.1f}",
-                )
-            )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        for row in rows
-    ]
-    described = [f"{name}: {SYSTEMS[name]}" for name in summary["systems"] if name in SYSTEMS]
-    return "\n".join([*lines, "", *described])
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"

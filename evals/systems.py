@@ -107,7 +107,7 @@ class SharedVectors(Embedder):
     """
 
     def __init__(self, base: Embedder, texts: Sequence[str]) -> None:
-        super().__init__(base.model_id, torch_threads=base.torch_threads)
+        super().__init__(base.source, torch_threads=base.torch_threads)
         self.base = base.load()
         self.model_id = base.model_id
         unique = list(dict.fromkeys(texts))

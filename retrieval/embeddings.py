@@ -62,9 +62,13 @@ class Embedder:
 
         if self.torch_threads:
             torch.set_num_threads(self.torch_threads)
-        source = str(_packaged_model_path()) if self._source is None else self._source
-        self._model = SentenceTransformer(source, device="cpu")
+        self._model = SentenceTransformer(self.source, device="cpu")
         return self
+
+    @property
+    def source(self) -> str:
+        """Where the model is read from: the configured path or name, else the packaged model."""
+        return str(_packaged_model_path()) if self._source is None else self._source
 
     @property
     def loaded(self) -> bool:

@@ -13,7 +13,8 @@ import typer
 
 from evals.compare import TOLERANCE, result_differences
 from server.cli_admin import key_app, receipts_app, tenant_app
-from server.cli_eval import bench, eval_app
+from server.cli_bench import bench
+from server.cli_eval import eval_app
 from server.cli_health import health_app
 from server.cli_import import import_episodes
 from server.cli_worker import worker

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,11 +19,14 @@ if TYPE_CHECKING:
     from retrieval.embeddings import Embedder
 
 eval_app = typer.Typer(
-    help="Measure stale-fact leakage: SGAM against descriptive-memory baselines.",
+    help="Measure stale-fact leakage: SGAM against descriptive-memory baselines and other memory"
+    " systems.",
     no_args_is_help=True,
 )
 
 ALL_SYSTEMS = ("sgam", "sgam_noisy", "dm", "dm_recency")
+PEER_SYSTEMS = ("langgraph", "mem0")  # evals.peers: with pip install 'sgam[peers]'
+EVERY = "all"
 
 
 class Size(StrEnum):
@@ -37,7 +40,9 @@ SystemsOption = Annotated[
     list[str] | None,
     typer.Option(
         "--system",
-        help=f"A system to run (repeatable), one of {', '.join(ALL_SYSTEMS)}.",
+        help=f"A system to run (repeatable), one of {', '.join(ALL_SYSTEMS + PEER_SYSTEMS)}"
+        f" ({' and '.join(PEER_SYSTEMS)} need pip install 'sgam[peers]'), or {EVERY}: every"
+        " one installed.",
         show_default=False,
     ),
 ]
@@ -83,7 +88,9 @@ def leakage(
 
     Writes report.md, leakage.png, questions.jsonl and summary.json. SGAM runs through its
     HTTP API in process, the baselines on raw episodes in pgvector, all on one PostgreSQL with
-    one embedding model. quick takes about a minute, default a few minutes on 2 cores.
+    one embedding model; --system langgraph and --system mem0 add LangGraph's PostgresStore and
+    Mem0 on the same raw episodes (pip install 'sgam[peers]'). quick takes about a minute,
+    default a few minutes on 2 cores.
     """
     from evals.run_leakage import run_leakage  # noqa: PLC0415 - keep --help fast
 
@@ -158,90 +165,24 @@ def replay(
     _finish(run, out or folder / "report")
 
 
-def _unset(help_text: str, **checks: Any) -> Any:
-    """An option whose default depends on --quick, so its help says it rather than typer."""
-    return typer.Option(help=help_text, show_default=False, **checks)
-
-
-def bench(
-    *,
-    quick: Annotated[
-        bool, typer.Option(help="Only the 10k scale, 20,000 episodes, 3 s a case (minutes).")
-    ] = False,
-    scale: Annotated[
-        list[int] | None,
-        _unset("Fact versions to measure at (repeatable) [10k, 100k and 1M; --quick: 10k].", min=1),
-    ] = None,
-    episodes: Annotated[
-        int | None, _unset("Episodes loaded [200,000; --quick: 20,000].", min=10)
-    ] = None,
-    seconds: Annotated[
-        float | None, _unset("Seconds each case runs [5; --quick: 3].", min=0)
-    ] = None,
-    clients: Annotated[
-        list[int] | None, _unset("Concurrent clients per case (repeatable) [1 and 8].", min=1)
-    ] = None,
-    min_calls: Annotated[int, typer.Option(min=1, help="Timed calls per case at least.")] = 5,
-    bulk_import: Annotated[
-        bool, typer.Option("--import/--no-import", help="Time `sgam import` where it exists.")
-    ] = True,
-    import_facts: Annotated[
-        int | None, _unset("Facts in the bulk import file [100,000; --quick: 20,000].", min=1)
-    ] = None,
-    import_episodes: Annotated[
-        int | None, _unset("Episodes in the bulk import file [2,000; --quick: 500].", min=1)
-    ] = None,
-    cache_dir: Annotated[
-        Path | None,
-        _unset(
-            "Generated rows and vectors, kept between runs [~/.cache/sgam-bench].", file_okay=False
-        ),
-    ] = None,
-    out: Annotated[
-        Path, typer.Option(dir_okay=False, help="Results JSON; the chart goes beside it (.png).")
-    ] = Path("evals/results/bench.json"),
-) -> None:
-    """Benchmark a real `sgam serve` over HTTP against its floor and the plain baseline.
-
-    Starts a scratch embedded PostgreSQL and `sgam serve` on it, COPY-loads seeded episodes
-    (real embeddings) and fact versions, then times every case with 1 and 8 keep-alive
-    clients: exact reads, profile, evidence search, context, episode ingest, candidate
-    writes and `sgam import`; beside them the same reads as prepared SQL, the encoder,
-    pgvector exact and HNSW search and the `dm` baseline. Prints p50/p95/p99 and the targets,
-    and writes OUT and its chart. The first run embeds the episodes (about 11 minutes for
-    200,000 on 2 cores); reruns read them from the cache.
-    """
-    from evals.bench_http import Options, run  # noqa: PLC0415 - keep --help fast
-    from evals.bench_report import report_text, write_results  # noqa: PLC0415
-
-    options = Options.of(
-        quick=quick,
-        scales=tuple(scale) if scale else None,
-        episodes=episodes,
-        seconds=seconds,
-        clients=tuple(sorted(set(clients))) if clients else None,
-        min_calls=min_calls,
-        bulk_import=bulk_import,
-        import_facts=import_facts,
-        import_episodes=import_episodes,
-        cache_dir=cache_dir,
-    )
-    results = run(options)
-    typer.echo(report_text(results))
-    paths = write_results(results, out)
-    typer.echo(f"ran in {results['timings']['total_s']} s; wrote {', '.join(map(str, paths))}")
-
-
 def _options(systems: list[str], missing: float, wrong: float, seed: int) -> Options:
     from evals.noise import Noise  # noqa: PLC0415
+    from evals.peers import PeersMissing, installed_peers, require_peers  # noqa: PLC0415
     from evals.run_leakage import Options  # noqa: PLC0415
 
-    unknown = sorted(set(systems) - set(ALL_SYSTEMS))
+    known = ALL_SYSTEMS + PEER_SYSTEMS
+    unknown = sorted(set(systems) - {*known, EVERY})
     if unknown:
-        raise _fail(f"unknown system {', '.join(unknown)}; one of {', '.join(ALL_SYSTEMS)}")
+        raise _fail(f"unknown system {', '.join(unknown)}; one of {', '.join(known)} or {EVERY}")
+    if EVERY in systems:
+        systems = [*systems, *ALL_SYSTEMS, *installed_peers()]
+    try:
+        require_peers(systems)
+    except PeersMissing as error:
+        raise _fail(str(error)) from None
     if missing + wrong > 1:
         raise _fail("--noise-missing and --noise-wrong add up to more than 1")
-    ordered = tuple(name for name in ALL_SYSTEMS if name in systems)
+    ordered = tuple(name for name in known if name in systems)
     return Options(systems=ordered, noise=Noise(missing=missing, wrong=wrong, seed=seed))
 
 
@@ -253,7 +194,7 @@ def _model() -> tuple[Settings, Embedder]:
 @contextmanager
 def _server(database_url: str | None) -> Iterator[tuple[str, str]]:
     """A server to create the run's databases on, and how the report names it."""
-    from evals.run_leakage import describe_server  # noqa: PLC0415
+    from evals.run_meta import describe_server  # noqa: PLC0415
     from store.database import scratch_database  # noqa: PLC0415
     from store.errors import DatabaseUnavailable  # noqa: PLC0415
 
@@ -286,7 +227,7 @@ def _bar() -> Iterator[Callable[[str, int, int], None]]:
 
 
 def _finish(run: Run, out: Path) -> None:
-    from evals.run_leakage import headline  # noqa: PLC0415
+    from evals.run_meta import headline  # noqa: PLC0415
 
     paths = run.write(out)
     typer.echo(headline(run.summary))

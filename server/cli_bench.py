@@ -1,0 +1,82 @@
+"""``sgam bench``: the served API timed against its floor and the plain baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def _unset(help_text: str, **checks: Any) -> Any:
+    """An option whose default depends on --quick, so its help says it rather than typer."""
+    return typer.Option(help=help_text, show_default=False, **checks)
+
+
+def bench(
+    *,
+    quick: Annotated[
+        bool, typer.Option(help="Only the 10k scale, 20,000 episodes, 3 s a case (minutes).")
+    ] = False,
+    scale: Annotated[
+        list[int] | None,
+        _unset("Fact versions to measure at (repeatable) [10k, 100k and 1M; --quick: 10k].", min=1),
+    ] = None,
+    episodes: Annotated[
+        int | None, _unset("Episodes loaded [200,000; --quick: 20,000].", min=10)
+    ] = None,
+    seconds: Annotated[
+        float | None, _unset("Seconds each case runs [5; --quick: 3].", min=0)
+    ] = None,
+    clients: Annotated[
+        list[int] | None, _unset("Concurrent clients per case (repeatable) [1 and 8].", min=1)
+    ] = None,
+    min_calls: Annotated[int, typer.Option(min=1, help="Timed calls per case at least.")] = 5,
+    bulk_import: Annotated[
+        bool, typer.Option("--import/--no-import", help="Time `sgam import` where it exists.")
+    ] = True,
+    import_facts: Annotated[
+        int | None, _unset("Facts in the bulk import file [100,000; --quick: 20,000].", min=1)
+    ] = None,
+    import_episodes: Annotated[
+        int | None, _unset("Episodes in the bulk import file [2,000; --quick: 500].", min=1)
+    ] = None,
+    cache_dir: Annotated[
+        Path | None,
+        _unset(
+            "Generated rows and vectors, kept between runs [~/.cache/sgam-bench].", file_okay=False
+        ),
+    ] = None,
+    out: Annotated[
+        Path, typer.Option(dir_okay=False, help="Results JSON; the chart goes beside it (.png).")
+    ] = Path("evals/results/bench.json"),
+) -> None:
+    """Benchmark a real `sgam serve` over HTTP against its floor and the plain baseline.
+
+    Starts a scratch embedded PostgreSQL and `sgam serve` on it, COPY-loads seeded episodes
+    (real embeddings) and fact versions, then times every case with 1 and 8 keep-alive
+    clients: exact reads, profile, evidence search, context, episode ingest, candidate
+    writes and `sgam import`; beside them the same reads as prepared SQL, the encoder,
+    pgvector exact and HNSW search and the `dm` baseline. Prints p50/p95/p99 and the targets,
+    and writes OUT and its chart. The first run embeds the episodes (about 11 minutes for
+    200,000 on 2 cores); reruns read them from the cache.
+    """
+    from evals.bench_http import Options, run  # noqa: PLC0415 - keep --help fast
+    from evals.bench_report import report_text, write_results  # noqa: PLC0415
+
+    options = Options.of(
+        quick=quick,
+        scales=tuple(scale) if scale else None,
+        episodes=episodes,
+        seconds=seconds,
+        clients=tuple(sorted(set(clients))) if clients else None,
+        min_calls=min_calls,
+        bulk_import=bulk_import,
+        import_facts=import_facts,
+        import_episodes=import_episodes,
+        cache_dir=cache_dir,
+    )
+    results = run(options)
+    typer.echo(report_text(results))
+    paths = write_results(results, out)
+    typer.echo(f"ran in {results['timings']['total_s']} s; wrote {', '.join(map(str, paths))}")
