@@ -16,6 +16,7 @@ from server.cli_admin import key_app, receipts_app, tenant_app
 from server.cli_eval import bench, eval_app
 from server.cli_health import health_app
 from server.cli_import import import_episodes
+from server.cli_retention import purge
 from server.cli_worker import worker
 from server.settings import Settings
 
@@ -36,6 +37,7 @@ app.add_typer(health_app, name="health")
 app.command("import")(import_episodes)
 app.command()(bench)
 app.command()(worker)
+app.command()(purge)
 
 
 @app.command()

@@ -48,6 +48,12 @@ class Conflict(StoreError):
     code = "conflict"
 
 
+class LegalHold(Conflict):
+    """The request would delete data of a subject under legal hold (erasure while held)."""
+
+    code = "legal_hold"
+
+
 class DatabaseUnavailable(StoreError):
     """The configured database cannot be reached or lacks a required extension."""
 

@@ -172,7 +172,8 @@ class EpisodeInput(_Input):
 
 
 class Episode(BaseModel):
-    """A recorded episode; after an erasure only its stub (id, hash, times, kind) remains."""
+    """A recorded episode; after an erasure or a purge only its stub (id, hash, times, kind)
+    remains."""
 
     id: str
     occurred_at: Timestamp
@@ -185,6 +186,11 @@ class Episode(BaseModel):
     retention_class: str
     metadata: dict[str, Any]
     erased_at: Timestamp | None
+    purged_at: Timestamp | None = Field(
+        default=None,
+        description="When the retention purge removed its content (text, embeddings); a"
+        " purged episode that facts still cite stays as this stub",
+    )
     embedding_truncated: bool = Field(
         default=False,
         description="Whether the text ran past the embedding model's input (256 tokens for"

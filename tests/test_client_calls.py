@@ -32,6 +32,7 @@ from server.client import (
     procedure_calls,
     read_calls,
     receipt_calls,
+    retention_calls,
     thread_calls,
 )
 from server.client.base import Route, Routes
@@ -85,6 +86,10 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "conflicts": read_calls.conflicts(),
     "resolve_conflict": read_calls.resolve_conflict(UUID(int=1), "incumbent"),
     "buffer": buffer_calls.buffer(subject="mira"),
+    "declare_retention_class": retention_calls.declare_retention_class("legal", None),
+    "retention_classes": retention_calls.retention_classes(),
+    "place_legal_hold": retention_calls.place_legal_hold("mira"),
+    "release_legal_hold": retention_calls.release_legal_hold("mira"),
     "search": read_calls.search("passport"),
     "context": read_calls.context("passport?"),
     "write_checkpoint": thread_calls.write_checkpoint("t-1", expected_version=0),
