@@ -18,7 +18,7 @@ The purge leaves a content-free tombstone (target ``purge``) when it deleted any
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 import psycopg
@@ -28,11 +28,20 @@ from store import receipts
 from store.episodes import content_hash
 from store.legal_holds import held_subjects
 from store.locks import lock_keys
+from store.models import Timestamp
 from store.receipt_models import owner_key
 from store.retention import list_classes
 from store.stubs import remove_episodes
 from store.tombstones import write_purge_tombstone
 from store.versions import IdFactory
+
+
+class PurgedFact(BaseModel):
+    """A fact every version of which a purge deleted: it existed, and was purged then."""
+
+    fact_id: UUID
+    status: Literal["purged"] = "purged"
+    purged_at: Timestamp
 
 
 class TenantPurge(BaseModel):
@@ -152,13 +161,19 @@ def purge_tenant(
 
     episodes = conn.execute(_EXPIRED_EPISODES, params).fetchall()
     params["episode_ids"] = [episode_id for episode_id, _ in episodes]
+    # Counted before the episodes go: a stub's signals and job would go uncounted with them.
+    weak_signals = conn.execute(_DELETE_WEAK_SIGNALS, params).rowcount
+    jobs = conn.execute(_DELETE_JOBS, params).rowcount
+    removed = remove_episodes(conn, tenant_id, params["episode_ids"], now=now, mark="purged_at")
     counts = TenantPurge(
         tenant_id=tenant_id,
+        episodes_stubbed=removed["episodes_stubbed"],
+        episodes_deleted=removed["episodes_deleted"],
+        vectors_deleted=removed["vectors_deleted"],
         fact_versions_deleted=len(gone),
         facts_purged=facts_purged,
-        weak_signals_deleted=conn.execute(_DELETE_WEAK_SIGNALS, params).rowcount,
-        extraction_jobs_deleted=conn.execute(_DELETE_JOBS, params).rowcount,
-        **remove_episodes(conn, tenant_id, params["episode_ids"], now=now, mark="purged_at"),
+        weak_signals_deleted=weak_signals,
+        extraction_jobs_deleted=jobs,
         receipts_deleted=receipts.purge_receipts(
             conn,
             tenant_id,

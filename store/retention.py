@@ -18,10 +18,11 @@ from psycopg.rows import class_row
 from pydantic import BaseModel, ConfigDict, Field
 
 from store.errors import InvalidInput
-from store.models import Identifier, Timestamp
+from store.models import Identifier, Integer, Timestamp
 
 CountsFrom = Literal["recorded", "session_end"]
-KeepDays = Annotated[int, Field(ge=0, le=36500)]
+KeepDays = Annotated[Integer, Field(ge=0, le=36500)]
+"""Days a class keeps: a JSON integer (``true`` or ``"5"`` is refused), at most a century."""
 
 
 class RetentionClassDeclaration(BaseModel):

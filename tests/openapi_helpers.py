@@ -41,6 +41,7 @@ DESIGN_ROUTES = {
     ("GET", "/v1/retention-classes"),
     ("POST", "/v1/subjects/{subject}/legal-hold"),
     ("DELETE", "/v1/subjects/{subject}/legal-hold"),
+    ("GET", "/v1/purged-facts/{fact_id}"),
     ("POST", "/v1/conflicts/{conflict_id}/resolve"),
     ("DELETE", "/v1/subjects/{subject}"),
     ("DELETE", "/v1/episodes/{episode_id}"),

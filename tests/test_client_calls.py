@@ -90,6 +90,7 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "retention_classes": retention_calls.retention_classes(),
     "place_legal_hold": retention_calls.place_legal_hold("mira"),
     "release_legal_hold": retention_calls.release_legal_hold("mira"),
+    "purged_fact": retention_calls.purged_fact(UUID(int=1)),
     "search": read_calls.search("passport"),
     "context": read_calls.context("passport?"),
     "write_checkpoint": thread_calls.write_checkpoint("t-1", expected_version=0),

@@ -298,6 +298,13 @@ def test_every_call_with_real_data_answers_as_documented(
         path_parameters={"name": "legal"},
         body={"keep_days": 3650},
     )
+    tour.call(
+        "GET",
+        "/v1/purged-facts/{fact_id}",
+        expect=404,
+        headers=key,
+        path_parameters={"fact_id": current[-1]["fact_id"]},
+    )
     classes = tour.call("GET", "/v1/retention-classes", expect=200, headers=key)
     assert [c["name"] for c in classes["classes"]] == [
         "ephemeral",

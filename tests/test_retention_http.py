@@ -109,6 +109,7 @@ def test_a_purged_episode_answers_with_purged_at_and_no_text_and_its_fact_still_
     )
     fact = http.get("/v1/facts/mira/city", headers=key)
     assert (fact.json()["value"], fact.json()["source_episode_id"]) == ("Oslo", "p1")
+    _problem(http.get(f"/v1/purged-facts/{fact.json()['fact_id']}", headers=key), 404, "not_found")
     assert http.post("/v1/evidence/search", json={"query": "Oslo"}, headers=key).is_success
 
 
@@ -130,3 +131,32 @@ def test_a_held_subject_and_its_episodes_cannot_be_erased_until_released(
     _problem(http.delete("/v1/subjects/hal/legal-hold", headers=key), 404, "not_found")
     erased = http.delete("/v1/subjects/hal", headers=key)
     assert erased.json()["status"] == "erased", erased.text
+
+
+def test_a_fact_purged_whole_resolves_as_purged(
+    http: TestClient[Litestar], api_tenant: ApiTenant, pool: Any, clock: ManualClock
+) -> None:
+    key, name = api_tenant.headers, api_tenant.name
+    then = {**key, "X-SGAM-Now": NOW}
+    mood = {"value_type": "string", "retention_class": "ephemeral"}
+    assert http.put("/v1/attributes/mood", json=mood, headers=then).is_success
+
+    def said(episode_id: str, value: str, valid_from: str) -> None:
+        candidate = {"subject": "mira", "attribute": "mood", "change": "new", "value": value,
+                     "evidence": "", "valid_from": valid_from}  # fmt: skip
+        episode = {"id": episode_id, "occurred_at": valid_from, "text": value,
+                   "updates": [candidate]}  # fmt: skip
+        assert http.post("/v1/episodes", json=episode, headers=then).is_success
+
+    said("m1", "happy", NOW)
+    said("m2", "sad", "2026-06-01T01:00:00Z")
+    sad = http.get("/v1/facts/mira/mood", headers=key).json()
+    clock.set(ts(NOW) + timedelta(days=2))
+    MemoryStore(pool, clock=clock).retention.purge_tenant(name, receipt_retention=timedelta(1))
+    assert http.get("/v1/facts/mira/mood", headers=key).json()["supersedes"] == sad["supersedes"]
+    resolved = http.get(f"/v1/purged-facts/{sad['supersedes']}", headers=key)
+    assert resolved.json() == {
+        "fact_id": sad["supersedes"],
+        "status": "purged",
+        "purged_at": "2026-06-03T00:00:00Z",
+    }

@@ -218,6 +218,7 @@ class Routes:
     retention_classes = Route(retention_calls.retention_classes)
     place_legal_hold = Route(retention_calls.place_legal_hold)
     release_legal_hold = Route(retention_calls.release_legal_hold)
+    purged_fact = Route(retention_calls.purged_fact)
 
     search = Route(read_calls.search)
     context = Route(read_calls.context)

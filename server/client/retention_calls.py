@@ -1,13 +1,16 @@
-"""The routes of retention classes and legal holds as calls.
+"""The routes of retention classes, legal holds and purged facts as calls.
 
 Returns a ``server.client.call.Call``: nothing here touches the network.
 """
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from server.bodies import RetentionClassList
 from server.client.call import Call, url_path
 from store.legal_holds import Hold
+from store.purge import PurgedFact
 from store.retention import CountsFrom, RetentionClass
 
 
@@ -37,3 +40,9 @@ def release_legal_hold(subject: str) -> Call[Hold]:
     """Release the subject's legal hold."""
     path = url_path("/v1/subjects/{}/legal-hold", subject)
     return Call("DELETE", path, Hold.model_validate_json)
+
+
+def purged_fact(fact_id: UUID | str) -> Call[PurgedFact]:
+    """Resolve a fact id the retention purge deleted whole (404 for any other)."""
+    path = url_path("/v1/purged-facts/{}", fact_id)
+    return Call("GET", path, PurgedFact.model_validate_json)

@@ -6,8 +6,9 @@ from litestar import delete, get, post, put
 from litestar.params import JSONBody
 
 from server.bodies import RetentionClassList
-from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
+from server.routes.common import PROBLEM_RESPONSES, PathId, PathUuid, Store, TenantId
 from store.legal_holds import Hold
+from store.purge import PurgedFact
 from store.retention import RetentionClass, RetentionClassDeclaration
 
 
@@ -49,9 +50,17 @@ def release_legal_hold(*, store: Store, tenant_id: TenantId, subject: PathId) ->
     return store.retention.release_hold(tenant_id, subject)
 
 
+@get("/v1/purged-facts/{fact_id:str}", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def read_purged_fact(*, store: Store, tenant_id: TenantId, fact_id: PathUuid) -> PurgedFact:
+    """Resolve a ``supersedes`` or ``ended_by`` whose fact the retention purge deleted whole:
+    ``{status: purged, purged_at}``; 404 for an id that was not purged."""
+    return store.retention.purged_fact(tenant_id, fact_id)
+
+
 retention_routes = [
     declare_retention_class,
     list_retention_classes,
     place_legal_hold,
     release_legal_hold,
+    read_purged_fact,
 ]

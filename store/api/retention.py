@@ -13,10 +13,10 @@ from pydantic import BaseModel
 
 from store import legal_holds, purge, retention, tenants
 from store.api.transactions import Transactions
-from store.errors import translate
-from store.inputs import check_identifier, parse_input
+from store.errors import NotFound, translate
+from store.inputs import check_identifier, parse_input, parse_uuid
 from store.legal_holds import Hold
-from store.purge import TenantPurge
+from store.purge import PurgedFact, TenantPurge
 from store.retention import RetentionClass, RetentionClassDeclaration
 
 PURGE_LOCK = (0x5347, -1)
@@ -81,6 +81,14 @@ class RetentionCalls:
         return self._transactions.run(
             lambda conn, _: purge.purged_facts(conn, tenant_id, fact_ids), tenant_id=tenant_id
         )
+
+    def purged_fact(self, tenant_id: str, fact_id: UUID | str) -> PurgedFact:
+        """A fact id a purge removed whole, resolved; NotFound for any other id."""
+        wanted = parse_uuid(fact_id, "fact_id")
+        found = self.purged_facts(tenant_id, [wanted])
+        if wanted not in found:
+            raise NotFound(f"fact {wanted} was not purged", field="fact_id")
+        return PurgedFact(fact_id=wanted, purged_at=found[wanted])
 
     def purge_tenant(
         self, tenant_id: str, *, receipt_retention: timedelta, dry_run: bool = False
