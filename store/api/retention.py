@@ -19,9 +19,9 @@ from store.legal_holds import Hold
 from store.purge import PurgedFact, TenantPurge
 from store.retention import RetentionClass, RetentionClassDeclaration
 
-PURGE_LOCK = (0x5347, -1)
-"""The advisory lock one purge holds at a time, across every server process: the tenant
-locks' key space (store/locks.py), under a key no tenant name hashes to in practice."""
+PURGE_LOCK = (0x5350, 0)
+"""The advisory lock one purge holds at a time, across every server process: a key space of
+its own beside the tenant locks' (store/locks.py)."""
 
 
 class PurgeReport(BaseModel):
