@@ -8,9 +8,9 @@ its own, as that tenant.
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import timedelta
 
+from server.background import BackgroundLoop
 from server.metrics import PURGE_RUNS
 from store.api.retention import PurgeReport
 from store.errors import StoreError
@@ -26,31 +26,20 @@ def purge_once(store: MemoryStore, *, receipt_retention: timedelta) -> PurgeRepo
     return report
 
 
-class Purger:
+class Purger(BackgroundLoop):
     """The purge loop on its own thread: ``start``, then ``stop`` (waits for a purge at hand)."""
 
     def __init__(
         self, store: MemoryStore, *, interval_s: float, receipt_retention: timedelta
     ) -> None:
+        super().__init__("sgam-purge")
         self._store = store
         self._interval_s = interval_s
         self._receipt_retention = receipt_retention
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self.run, name="sgam-purge", daemon=True)
-
-    def start(self) -> None:
-        """Start the loop."""
-        self._thread.start()
-
-    def stop(self, timeout: float | None = None) -> None:
-        """Ask the loop to stop and wait for it."""
-        self._stopping.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
 
     def run(self) -> None:
         """Purge every ``interval_s`` until stopped (the first after one interval)."""
-        while not self._stopping.wait(self._interval_s):
+        while not self.stopping.wait(self._interval_s):
             try:
                 purge_once(self._store, receipt_retention=self._receipt_retention)
             except StoreError as error:  # the database away: try again next time

@@ -11,6 +11,37 @@ import psycopg
 from store.results import ErasureResult
 from store.versions import IdFactory
 
+_PURGE_COUNTS = (
+    "episodes_deleted",
+    "episodes_stubbed",
+    "fact_versions_deleted",
+    "vectors_deleted",
+    "receipts_deleted",
+    "weak_signals_deleted",
+    "extraction_jobs_deleted",
+)
+"""What a purge counts; an erasure's counts are ``ErasureResult``'s."""
+
+
+def _insert(conn: psycopg.Connection[Any], row: dict[str, Any]) -> None:
+    conn.execute(
+        """
+        INSERT INTO tombstones (
+            tenant_id, tombstone_id, target, target_hash, erased_at, episodes_deleted,
+            episodes_stubbed, fact_versions_deleted, conflicts_deleted, expiries_deleted,
+            facts_retracted, checkpoints_deleted, vectors_deleted, receipts_deleted,
+            weak_signals_deleted, extraction_jobs_deleted, episode_hashes
+        ) VALUES (
+            %(tenant_id)s, %(tombstone_id)s, %(target)s, %(target_hash)s, %(now)s,
+            %(episodes_deleted)s, %(episodes_stubbed)s, %(fact_versions_deleted)s,
+            %(conflicts_deleted)s, %(expiries_deleted)s, %(facts_retracted)s,
+            %(checkpoints_deleted)s, %(vectors_deleted)s, %(receipts_deleted)s,
+            %(weak_signals_deleted)s, %(extraction_jobs_deleted)s, %(episode_hashes)s
+        )
+        """,
+        row,
+    )
+
 
 def write_tombstone(
     conn: psycopg.Connection[Any],
@@ -35,20 +66,10 @@ def write_tombstone(
         facts_retracted=counts.get("facts_retracted", 0),
         checkpoints_deleted=counts.get("checkpoints_deleted", 0),
     )
-    conn.execute(
-        """
-        INSERT INTO tombstones (
-            tenant_id, tombstone_id, target, target_hash, erased_at, episodes_deleted,
-            episodes_stubbed, fact_versions_deleted, conflicts_deleted, expiries_deleted,
-            facts_retracted, checkpoints_deleted, episode_hashes
-        ) VALUES (
-            %(tenant_id)s, %(tombstone_id)s, %(target)s, %(target_hash)s, %(now)s,
-            %(episodes_deleted)s, %(episodes_stubbed)s, %(fact_versions_deleted)s,
-            %(conflicts_deleted)s, %(expiries_deleted)s, %(facts_retracted)s,
-            %(checkpoints_deleted)s, %(episode_hashes)s
-        )
-        """,
+    _insert(
+        conn,
         {
+            **dict.fromkeys(_PURGE_COUNTS, 0),
             **result.model_dump(exclude={"status"}),
             "tenant_id": tenant_id,
             "target": target,
@@ -58,17 +79,6 @@ def write_tombstone(
         },
     )
     return result
-
-
-_PURGE_COUNTS = (
-    "episodes_deleted",
-    "episodes_stubbed",
-    "fact_versions_deleted",
-    "vectors_deleted",
-    "receipts_deleted",
-    "weak_signals_deleted",
-    "extraction_jobs_deleted",
-)
 
 
 def write_purge_tombstone(
@@ -84,24 +94,14 @@ def write_purge_tombstone(
     """Record a retention purge: the hashes of the episodes whose text went, and how many rows
     of each kind went; its tombstone id."""
     tombstone_id = new_id()
-    conn.execute(
-        """
-        INSERT INTO tombstones (
-            tenant_id, tombstone_id, target, target_hash, erased_at, episodes_deleted,
-            episodes_stubbed, fact_versions_deleted, conflicts_deleted, expiries_deleted,
-            facts_retracted, checkpoints_deleted, vectors_deleted, receipts_deleted,
-            weak_signals_deleted, extraction_jobs_deleted, episode_hashes
-        ) VALUES (
-            %(tenant_id)s, %(tombstone_id)s, 'purge', %(target_hash)s, %(now)s,
-            %(episodes_deleted)s, %(episodes_stubbed)s, %(fact_versions_deleted)s, 0, 0, 0, 0,
-            %(vectors_deleted)s, %(receipts_deleted)s, %(weak_signals_deleted)s,
-            %(extraction_jobs_deleted)s, %(episode_hashes)s
-        )
-        """,
+    _insert(
+        conn,
         {
+            **dict.fromkeys(ErasureResult.model_fields, 0),
             **{name: counts.get(name, 0) for name in _PURGE_COUNTS},
             "tenant_id": tenant_id,
             "tombstone_id": tombstone_id,
+            "target": "purge",
             "target_hash": target_hash,
             "episode_hashes": sorted(episode_hashes),
             "now": now,

@@ -16,7 +16,7 @@ from psycopg_pool import ConnectionPool
 from store.api.retention import PURGE_LOCK
 from store.clock import ManualClock
 from store.episodes import content_hash
-from store.errors import InvalidInput, LegalHold, NotFound
+from store.errors import Conflict, InvalidInput, LegalHold, NotFound
 from store.receipt_models import owner_key
 from store.service import MemoryStore
 from tests.helpers import owner_connection, record
@@ -138,7 +138,7 @@ def test_reads_after_a_purge_say_existed_purged_never_fail(
     assert [v.fact_id for v in embedded.facts.history(t, "mira", "mood")] == [world.sad]
     assert embedded.retention.purged_facts(t, [world.happy, world.sad]) == {world.happy: clock()}
     # A purged id names one input for good.
-    with pytest.raises(Exception, match="was purged"):
+    with pytest.raises(Conflict, match="was purged"):
         record(embedded, t, "e1", "2026-06-01T00:00:00Z", text="the text of e1")
 
 
