@@ -48,8 +48,8 @@ class Conflict(StoreError):
     code = "conflict"
 
 
-class LegalHold(Conflict):
-    """The request would delete data of a subject under legal hold (erasure while held)."""
+class LegalHold(StoreError):
+    """The request would erase data of a subject under legal hold."""
 
     code = "legal_hold"
 
