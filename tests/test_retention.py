@@ -7,12 +7,14 @@ compares whole snapshots of every table before and after, less the expected dele
 from __future__ import annotations
 
 import copy
+import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from psycopg_pool import ConnectionPool
 
+from server.purger import Purger
 from store.api.retention import PURGE_LOCK
 from store.clock import ManualClock
 from store.episodes import content_hash
@@ -325,3 +327,26 @@ def test_one_purge_runs_at_a_time_across_processes(
         free = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", PURGE_LOCK).fetchone()
         assert free == (True,)
         conn.execute("SELECT pg_advisory_unlock(%s, %s)", PURGE_LOCK)
+
+
+def test_the_server_s_purge_thread_purges_every_interval_until_stopped(
+    embedded: MemoryStore, world: World
+) -> None:
+    purger = Purger(embedded, interval_s=0.05, receipt_retention=KEEP_RECEIPTS)
+    purger.start()
+    try:
+        deadline = time.monotonic() + 30
+        while _exists(embedded, world.tenant, "e2") and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        purger.stop(timeout=30)
+    assert not _exists(embedded, world.tenant, "e2")
+    assert embedded.episodes.get(world.tenant, "e1").purged_at is not None
+
+
+def _exists(store: MemoryStore, tenant: str, episode_id: str) -> bool:
+    try:
+        store.episodes.get(tenant, episode_id)
+    except NotFound:
+        return False
+    return True
