@@ -91,7 +91,7 @@ def build_world(store: MemoryStore, clock: ManualClock, tenant: str) -> World:
     - e1 (ephemeral) sources a current ``city`` fact (standard): it becomes a stub.
     - e2 (ephemeral) is cited by nothing, e7 (``session``) is alone in its ended session: both go.
     - e3, e6, e8 (standard) stay; so does e5 (``session``), its session s1 still recent (e6).
-    - e4 (ephemeral) concerns ``hal``, whom the tests hold or not.
+    - e4 (ephemeral) sources ``hal``'s current mood: a stub, unless a test holds hal.
     - ``mood`` (ephemeral): happy from T0, superseded an hour later by sad; a weak signal for
       zed waits a day and expires.
     """

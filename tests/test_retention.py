@@ -43,16 +43,16 @@ def world(embedded: MemoryStore, clock: ManualClock, tenant: str) -> World:
 def _expected_after_purge(before: dict[str, Any], world: World) -> dict[str, Any]:
     """``before`` less what the purge of ``world`` (nobody held) deletes or empties."""
     expected = copy.deepcopy(before)
-    t, gone = world.tenant, {"e1", "e2", "e7"}
-    [e1], _ = split(before["episodes"], t, id="e1")
+    t, stubbed, gone = world.tenant, {"e1", "e4"}, {"e1", "e2", "e4", "e7"}
+    stubs, _ = split(before["episodes"], t, id=stubbed)
     _, kept = split(before["episodes"], t, id=gone)
-    stub = e1 | {"text": None, "subjects": [], "session_id": None, "metadata": {}}
-    expected["episodes"] = [*kept, stub | {"purged_at": "PURGED_AT"}]
+    emptied = {"text": None, "subjects": [], "session_id": None, "metadata": {}}
+    expected["episodes"] = [*kept, *(e | emptied | {"purged_at": "PURGED_AT"} for e in stubs)]
     for table in ("episode_vectors", "episode_subjects"):
         expected[table] = split(before[table], t, episode_id=gone)[1]
     versions = split(before["fact_versions"], t, fact_id=str(world.happy))[1]
     expected["fact_versions"] = [
-        v | {"evidence": None} if (v["tenant_id"], v["source_episode_id"]) == (t, "e1") else v
+        v | {"evidence": None} if v["tenant_id"] == t and v["source_episode_id"] in stubbed else v
         for v in versions
     ]
     expected["weak_signals"] = split(before["weak_signals"], t, subject="zed")[1]
@@ -73,9 +73,9 @@ def test_a_purge_deletes_exactly_what_expired_and_keeps_provenance_as_stubs(
 
     assert counts.model_dump(exclude={"tombstone_id"}) == {
         "tenant_id": t,
-        "episodes_stubbed": 1,
+        "episodes_stubbed": 2,
         "episodes_deleted": 2,
-        "vectors_deleted": 3,
+        "vectors_deleted": 4,
         "fact_versions_deleted": 2,
         "facts_purged": 1,
         "receipts_deleted": 0,
@@ -90,25 +90,27 @@ def test_a_purge_deletes_exactly_what_expired_and_keeps_provenance_as_stubs(
         "target_hash": None,
         "erased_at": None,
         "episodes_deleted": 2,
-        "episodes_stubbed": 1,
+        "episodes_stubbed": 2,
         "fact_versions_deleted": 2,
         "conflicts_deleted": 0,
         "expiries_deleted": 0,
         "facts_retracted": 0,
         "checkpoints_deleted": 0,
-        "vectors_deleted": 3,
+        "vectors_deleted": 4,
         "receipts_deleted": 0,
         "weak_signals_deleted": 1,
         "extraction_jobs_deleted": 0,
-        "episode_hashes": sorted(content_hash(f"the text of {e}") for e in ("e1", "e2", "e7")),
+        "episode_hashes": sorted(
+            content_hash(f"the text of {e}") for e in ("e1", "e2", "e4", "e7")
+        ),
     }
     [purged_fact] = _new_rows(after, before, "purged_facts")
     assert (purged_fact["tenant_id"], purged_fact["fact_id"]) == (t, str(world.happy))
     # Nothing else changed: every other row of every table, every tenant, is as it was.
     expected = _expected_after_purge(before, world)
-    [stub] = [row for row in after["episodes"] if (row["tenant_id"], row["id"]) == (t, "e1")]
+    [purged_at] = {row["purged_at"] for row in split(after["episodes"], t, id={"e1", "e4"})[0]}
     expected["episodes"] = [
-        row | {"purged_at": stub["purged_at"]} if row.get("purged_at") == "PURGED_AT" else row
+        row | {"purged_at": purged_at} if row.get("purged_at") == "PURGED_AT" else row
         for row in expected["episodes"]
     ]
     expected["tombstones"] = [*before["tombstones"], tombstone]
@@ -322,7 +324,7 @@ def test_one_purge_runs_at_a_time_across_processes(
     report = embedded.retention.purge(receipt_retention=KEEP_RECEIPTS)
     assert report is not None
     [mine] = [counts for counts in report.tenants if counts.tenant_id == world.tenant]
-    assert (mine.episodes_stubbed, mine.episodes_deleted) == (1, 2)
+    assert (mine.episodes_stubbed, mine.episodes_deleted) == (2, 2)
     with owner_connection(pool) as conn:
         free = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", PURGE_LOCK).fetchone()
         assert free == (True,)
