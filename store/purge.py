@@ -7,7 +7,8 @@
   ``ended_by`` that still name it resolve to "purged".
 - An episode goes once older than its class keeps (store/retention.py says from when): its
   text, embeddings, subjects, outcomes, weak signals and extraction job. One a remaining row
-  still cites stays as a stub with ``purged_at`` (store/stubs.py).
+  still cites stays as a stub with ``purged_at`` (store/stubs.py); one deleted outright takes
+  its receipts along.
 - Receipts recorded, and finished (``done``) extraction jobs completed, before
   ``receipts_before`` go; so do weak signals past their window.
 - Nothing linked to a subject under legal hold goes.
@@ -80,9 +81,10 @@ WHERE d.tenant_id = %(tenant_id)s AND d.version_id IN (SELECT v.version_id"""
 
 _RECORD_PURGED_FACTS = """
 INSERT INTO purged_facts (tenant_id, fact_id, purged_at)
-SELECT %(tenant_id)s, f.fact_id, %(now)s FROM unnest(%(fact_ids)s::uuid[]) AS f (fact_id)
+SELECT t.tenant_id, f.fact_id, %(now)s
+FROM (SELECT %(tenant_id)s::text AS tenant_id) AS t, unnest(%(fact_ids)s::uuid[]) AS f (fact_id)
 WHERE NOT EXISTS (SELECT FROM fact_versions AS v
-                  WHERE v.tenant_id = %(tenant_id)s AND v.fact_id = f.fact_id)
+                  WHERE v.tenant_id = t.tenant_id AND v.fact_id = f.fact_id)
 ON CONFLICT DO NOTHING
 """
 
@@ -174,7 +176,8 @@ def purge_tenant(
         facts_purged=facts_purged,
         weak_signals_deleted=weak_signals,
         extraction_jobs_deleted=jobs,
-        receipts_deleted=receipts.purge_receipts(
+        receipts_deleted=removed["receipts_deleted"]
+        + receipts.purge_receipts(
             conn,
             tenant_id,
             before=receipts_before,

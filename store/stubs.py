@@ -43,15 +43,18 @@ def remove_episodes(
 ) -> dict[str, int]:
     """Delete episodes no row cites any more; reduce the others to stubs marked ``mark``.
 
-    An erasure also deletes the episodes' receipts; a purge leaves them to their own retention.
-    Counts ``episodes_stubbed``, ``episodes_deleted`` and ``vectors_deleted``.
+    Counts ``episodes_stubbed``, ``episodes_deleted``, ``vectors_deleted`` and
+    ``receipts_deleted``.
     """
     params: dict[str, Any] = {"tenant_id": tenant_id, "episode_ids": episode_ids, "now": now}
     cited = {row[0] for row in conn.execute(_STILL_CITED, params)}
     params["stubbed"] = sorted(cited)
     params["deleted"] = sorted(set(episode_ids) - cited)
-    if mark == "erased_at":
-        receipts.erase_episodes(conn, tenant_id, episode_ids)
+    # An erasure takes every receipt of its episodes along. A purge leaves a stub's to their own
+    # retention (its id still resolves), but an episode deleted outright takes its receipts,
+    # which would name an id that resolves to nothing.
+    erased = episode_ids if mark == "erased_at" else params["deleted"]
+    receipts_deleted = receipts.erase_episodes(conn, tenant_id, erased)
     # Quotes of the text held by surviving rows go with the text.
     conn.execute(
         "UPDATE fact_versions SET evidence = NULL"
@@ -81,4 +84,9 @@ def remove_episodes(
         "DELETE FROM episodes WHERE tenant_id = %(tenant_id)s AND id = ANY(%(deleted)s)",
         params,
     ).rowcount
-    return {"episodes_stubbed": stubbed, "episodes_deleted": deleted, "vectors_deleted": vectors}
+    return {
+        "episodes_stubbed": stubbed,
+        "episodes_deleted": deleted,
+        "vectors_deleted": vectors,
+        "receipts_deleted": receipts_deleted,
+    }
