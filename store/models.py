@@ -74,6 +74,8 @@ WeakQuorum = Annotated[StrictInt, Field(ge=1, le=100), BeforeValidator(_integer_
 
 WeakWindowDays = Annotated[StrictInt, Field(ge=1, le=3650), BeforeValidator(_integer_only)]
 """How many days a buffered weak signal waits for support."""
+KeepDays = Annotated[StrictInt, Field(ge=0, le=36500), BeforeValidator(_integer_only)]
+"""How many days a retention class keeps what it covers (store/retention.py)."""
 
 MAX_METADATA_DEPTH = MAX_JSON_DEPTH
 """How deep episode metadata may nest: what is stored must also serialize when read back."""

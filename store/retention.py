@@ -11,18 +11,16 @@ end of its windows (store/purge.py), whatever its class counts from for episodes
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import psycopg
 from psycopg.rows import class_row
 from pydantic import BaseModel, ConfigDict, Field
 
 from store.errors import InvalidInput
-from store.models import Identifier, Integer, Timestamp
+from store.models import Identifier, KeepDays, Timestamp
 
 CountsFrom = Literal["recorded", "session_end"]
-KeepDays = Annotated[Integer, Field(ge=0, le=36500)]
-"""Days a class keeps: a JSON integer (``true`` or ``"5"`` is refused), at most a century."""
 
 
 class RetentionClassDeclaration(BaseModel):
