@@ -111,7 +111,8 @@ def _with_declared_classes(case: GeneratedCase) -> GeneratedCase:
     body = case.body if isinstance(case.body, dict) else {}
     episodes = body.get("episodes")
     for item in [*(episodes if isinstance(episodes, list) else []), body]:
-        if isinstance(item, dict) and item.get("retention_class", "standard") not in DEFAULT_CLASSES:
+        named = item.get("retention_class", "standard") if isinstance(item, dict) else None
+        if isinstance(item, dict) and named not in DEFAULT_CLASSES:
             item["retention_class"] = "standard"
     return case
 
