@@ -23,6 +23,7 @@ from store.receipt_models import owner_key
 from store.service import MemoryStore
 from tests.helpers import owner_connection, record
 from tests.retention_helpers import PURGE_AT, LengthModel, World, build_world, snapshot, split
+from tests.test_import import episode_line, import_text
 
 KEEP_RECEIPTS = timedelta(days=90)
 """Receipts stay in the world's tests: only episodes, facts and weak signals age out."""
@@ -366,3 +367,20 @@ def _exists(store: MemoryStore, tenant: str, episode_id: str) -> bool:
     except NotFound:
         return False
     return True
+
+
+def test_an_import_naming_an_undeclared_class_is_refused_at_its_line(
+    store: MemoryStore, tenant: str
+) -> None:
+    history = [
+        episode_line("i1", "2026-06-01T00:00:00Z"),
+        episode_line("i2", "2026-06-01T00:00:00Z", retention_class="legal"),
+    ]
+    with pytest.raises(InvalidInput) as refused:
+        store.episodes.import_lines(import_text(tenant, history))
+    line, field = refused.value.detail.split(":")[0], refused.value.field
+    assert (line, field) == ("line 2", "retention_class")
+    with pytest.raises(NotFound):
+        store.episodes.get(tenant, "i1")
+    store.retention.declare_class(tenant, "legal", {"keep_days": 3650})
+    assert store.episodes.import_lines(import_text(tenant, history)).recorded
