@@ -44,7 +44,7 @@ def reembed_tenant(
         rows = conn.execute(
             """
             SELECT e.id, e.text FROM episodes AS e
-            WHERE e.tenant_id = %(tenant_id)s AND e.erased_at IS NULL
+            WHERE e.tenant_id = %(tenant_id)s AND e.text IS NOT NULL
               AND NOT EXISTS (SELECT 1 FROM episode_vectors AS v
                               WHERE v.tenant_id = e.tenant_id AND v.episode_id = e.id
                                 AND v.model = %(model)s)

@@ -37,6 +37,7 @@ from server.routes.facts import fact_router
 from server.routes.health import health_routes
 from server.routes.memory_health import memory_health_routes
 from server.routes.procedures import procedure_routes
+from server.routes.retention import retention_routes
 from server.routes.retrieval import retrieval_routes
 from server.routes.subjects import subject_routes
 from server.routes.threads import thread_routes
@@ -72,6 +73,7 @@ def create_app(
             *episode_routes,
             fact_router,
             *subject_routes,
+            *retention_routes,
             *conflict_routes,
             *buffer_routes,
             *retrieval_routes,

@@ -10,6 +10,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from store.extraction import ExtractionState
 from store.models import Attribute, Episode, EpisodeInput, Identifier, Timestamp
 from store.results import UpdateResult
+from store.retention import RetentionClass
 
 MAX_CANDIDATES = 100
 MAX_BATCH = 100
@@ -140,3 +141,10 @@ class AttributeList(BaseModel):
     """The tenant's declared attributes."""
 
     attributes: list[Attribute]
+
+
+class RetentionClassList(BaseModel):
+    """The tenant's retention classes by name: the four defaults unless overridden, and the
+    classes it declared (``declared_at`` set)."""
+
+    classes: list[RetentionClass]

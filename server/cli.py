@@ -17,6 +17,7 @@ from server.cli_bench import bench
 from server.cli_eval import eval_app
 from server.cli_health import health_app
 from server.cli_import import import_episodes
+from server.cli_retention import purge
 from server.cli_worker import worker
 from server.mcp.cli import mcp
 from server.settings import Settings
@@ -39,6 +40,7 @@ app.command("import")(import_episodes)
 app.command()(bench)
 app.command()(worker)
 app.command()(mcp)
+app.command()(purge)
 
 
 @app.command()

@@ -18,7 +18,7 @@ key_app = typer.Typer(help="Issue and revoke API keys (shown once, stored hashed
 
 
 @contextmanager
-def _store() -> Iterator[MemoryStore]:
+def configured_store(connections: int = 1) -> Iterator[MemoryStore]:
     """The configured store; a refusal ends the command with its message and exit code 1.
 
     A database whose schema is not current (pending migrations) is refused before anything is
@@ -31,7 +31,7 @@ def _store() -> Iterator[MemoryStore]:
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
     try:
-        with open_store(conninfo, max_connections=1) as store:
+        with open_store(conninfo, max_connections=connections) as store:
             yield store
     except StoreError as error:
         typer.echo(f"error: {error}", err=True)
@@ -48,7 +48,7 @@ def create_tenant(
     with_key: Annotated[bool, typer.Option(help="Also issue an API key for it.")] = True,
 ) -> None:
     """Create a tenant and (by default) print an API key for it, once."""
-    with _store() as store:
+    with configured_store() as store:
         store.admin.create_tenant(tenant_id)
         issued = store.admin.create_api_key(tenant_id) if with_key else None
     typer.echo(f"tenant {tenant_id} created")
@@ -61,7 +61,7 @@ def create_key(
     tenant_id: Annotated[str, typer.Argument(help="The tenant the key will act for.")],
 ) -> None:
     """Issue an API key for a tenant and print it, once."""
-    with _store() as store:
+    with configured_store() as store:
         issued = store.admin.create_api_key(tenant_id)
     _echo_key(issued)
 
@@ -71,12 +71,14 @@ def revoke_key(
     key_id: Annotated[str, typer.Argument(help="The key_id printed when the key was issued.")],
 ) -> None:
     """Revoke an API key; its next call is refused (401)."""
-    with _store() as store:
+    with configured_store() as store:
         revoked = store.admin.revoke_api_key(key_id)
     typer.echo(f"key {revoked.key_id} of tenant {revoked.tenant_id} revoked")
 
 
-receipts_app = typer.Typer(help="Keep receipts within their retention.")
+receipts_app = typer.Typer(
+    help="Keep receipts within their retention (`sgam purge` does this and more)."
+)
 
 
 @receipts_app.command("purge")
@@ -88,7 +90,8 @@ def purge_receipts(
 ) -> None:
     """Delete every tenant's receipts older than the retention, and the decisions left empty.
 
-    Runs as the database URL's own role, like migrations: it purges all tenants at once.
+    Runs as the database URL's own role, like migrations: it purges all tenants at once. The
+    full retention purge (`sgam purge`) deletes these receipts too, tenant by tenant.
     """
     from datetime import UTC, datetime, timedelta  # noqa: PLC0415 - keep --help fast
 

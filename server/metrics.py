@@ -56,6 +56,12 @@ EXTRACTION_JOBS = Counter(
     "Extraction attempts, by what came of them (done, failed, dead, lost: the lease ran out).",
     ["outcome"],
 )
+PURGE_RUNS = Counter(
+    "sgam_purge_runs",
+    "Retention purges this process attempted, by outcome (done, skipped: another process was"
+    " purging, failed).",
+    ["outcome"],
+)
 EXTRACTION_LAG = Gauge(
     "sgam_extraction_lag_seconds",
     "Freshness lag: age of the oldest extraction job still waiting (0 when none), as a worker"

@@ -16,7 +16,14 @@ from litestar.exceptions import HTTPException, InternalServerException, Validati
 from litestar.types import ExceptionHandlersMap
 
 from server.wire import HTTP_STATUS_CODE, PROBLEM_MEDIA_TYPE, TITLES, Problem
-from store.errors import Conflict, DatabaseUnavailable, InvalidInput, NotFound, StoreError
+from store.errors import (
+    Conflict,
+    DatabaseUnavailable,
+    InvalidInput,
+    LegalHold,
+    NotFound,
+    StoreError,
+)
 from store.inputs import user_reason
 
 log = logging.getLogger(__name__)
@@ -26,6 +33,7 @@ STORE_ERROR_STATUS: Final[dict[type[StoreError], int]] = {
     InvalidInput: 422,
     NotFound: 404,
     Conflict: 409,
+    LegalHold: 409,
     DatabaseUnavailable: 503,
 }
 """The store's errors and the HTTP status each answers with; its ``code`` passes through."""

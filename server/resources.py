@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 from typing import Any
 
@@ -30,6 +31,7 @@ from server.extractor import Extract
 from server.keycache import KeyCache
 from server.keylistener import KeyChangeListener
 from server.metrics import pool_metrics
+from server.purger import Purger
 from server.settings import Settings
 from server.worker import Worker, WorkPolicy
 from store.clock import Clock, wall_clock
@@ -98,7 +100,8 @@ def lifespan(
     """The app's lifespan: open everything before the first request, close it after the last.
 
     With an extractor configured (and ``extractor_in_server``), an extraction worker runs on
-    its own thread while the app does.
+    its own thread while the app does; so does the periodic retention purge, unless
+    ``purge_interval_s`` is 0.
     """
 
     @asynccontextmanager
@@ -127,6 +130,14 @@ def lifespan(
         if extractor is not None and settings.extractor_in_server:
             worker = Worker(store, extractor, policy)
             worker.start()
+        purger = None
+        if settings.purge_interval_s > 0:
+            purger = Purger(
+                store,
+                interval_s=settings.purge_interval_s,
+                receipt_retention=timedelta(days=settings.receipt_retention_days),
+            )
+            purger.start()
         try:
             with pool_metrics(pool):
                 app.state.resources = Resources(
@@ -143,6 +154,8 @@ def lifespan(
         finally:
             if worker is not None:
                 await anyio.to_thread.run_sync(worker.stop)
+            if purger is not None:
+                await anyio.to_thread.run_sync(purger.stop)
             await anyio.to_thread.run_sync(listener.stop)
             await anyio.to_thread.run_sync(pool.close)
 

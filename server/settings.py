@@ -43,7 +43,17 @@ class Settings(BaseSettings):
         default=90,
         ge=1,
         le=36500,
-        description="Days receipts are kept; `sgam receipts purge` deletes older ones.",
+        description="Days receipts (and finished extraction jobs) are kept; the retention"
+        " purge (`sgam purge`, the server's periodic purge, `sgam receipts purge`) deletes"
+        " older ones.",
+    )
+    purge_interval_s: float = Field(
+        default=3600.0,
+        ge=0,
+        le=7 * 86400,
+        description="Seconds between the retention purges each server process attempts (one"
+        " runs at a time across processes, under a PostgreSQL advisory lock); 0 disables"
+        " them, leaving the purge to `sgam purge`.",
     )
 
     admin_token: SecretStr | None = Field(

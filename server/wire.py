@@ -39,6 +39,7 @@ TITLES: Final[dict[str, str]] = {
     "invalid": "The request is not valid",
     "not_found": "Not found",
     "conflict": "The request conflicts with stored state",
+    "legal_hold": "The data is under legal hold",
     "unauthorized": "Missing or unknown credentials",
     "forbidden": "Not allowed",
     "too_large": "The request is too large",
@@ -56,8 +57,8 @@ class Problem(BaseModel):
     status: int
     detail: str
     code: str = Field(
-        description="Stable: invalid, not_found, conflict, unauthorized, forbidden, too_large,"
-        " unsupported_media_type, unavailable or internal."
+        description="Stable: invalid, not_found, conflict, legal_hold, unauthorized, forbidden,"
+        " too_large, unsupported_media_type, unavailable or internal."
     )
     field: str | None = Field(default=None, description="The body path, parameter or header.")
 

@@ -10,10 +10,10 @@ nothing.
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from datetime import timedelta
 
+from server.background import BackgroundLoop
 from server.extractor import Extract, ExtractionFailed
 from server.metrics import EXTRACTION_JOBS, EXTRACTION_LAG, count_results
 from server.settings import Settings
@@ -101,29 +101,18 @@ def drain(store: MemoryStore, extract: Extract, policy: WorkPolicy) -> int:
     return total
 
 
-class Worker:
+class Worker(BackgroundLoop):
     """A worker loop on its own thread: ``start``, then ``stop`` (waits for the job at hand)."""
 
     def __init__(self, store: MemoryStore, extract: Extract, policy: WorkPolicy) -> None:
+        super().__init__("sgam-extraction")
         self._store = store
         self._extract = extract
         self._policy = policy
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self.run, name="sgam-extraction", daemon=True)
-
-    def start(self) -> None:
-        """Start the loop."""
-        self._thread.start()
-
-    def stop(self, timeout: float | None = None) -> None:
-        """Ask the loop to stop and wait for it."""
-        self._stopping.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
 
     def run(self) -> None:
         """Work jobs until stopped: at once while some are due, else every ``poll_s``."""
-        while not self._stopping.is_set():
+        while not self.stopping.is_set():
             try:
                 claimed = work_once(self._store, self._extract, self._policy)
             except StoreError as error:  # the database away: try again after a while
@@ -133,4 +122,4 @@ class Worker:
                 log.exception("extraction worker")
                 claimed = 0
             if claimed == 0:
-                self._stopping.wait(self._policy.poll_s)
+                self.stopping.wait(self._policy.poll_s)

@@ -36,6 +36,7 @@ from store.facts import Accepted, check_candidate
 from store.locks import lock_tenants
 from store.models import Episode
 from store.results import UpdateResult
+from store.retention import require_class
 from store.temporal import Version
 from store.values import JsonValue, canonical
 from store.versions import IdFactory, Key, as_version
@@ -149,6 +150,15 @@ class _TenantImport:
             episode_id = line.episode.id or str(self.new_id())
             found = known.get(episode_id) or self.new.get(episode_id)
             if found is None:
+                try:
+                    require_class(
+                        self.conn,
+                        self.tenant_id,
+                        line.episode.retention_class,
+                        field="retention_class",
+                    )
+                except StoreError as error:
+                    raise at_line(line.line, error) from None
                 found = episodes.new_episode(line.episode, episode_id=episode_id, now=self.now)
                 self.new[episode_id] = found
             else:

@@ -13,10 +13,11 @@ from psycopg.types.json import Jsonb
 
 from store.errors import Conflict, NotFound
 from store.models import Episode, EpisodeInput
+from store.retention import require_class
 
 _COLUMNS = """
     id, occurred_at, recorded_at, kind, session_id, subjects, text, content_hash,
-    retention_class, metadata, erased_at,
+    retention_class, metadata, erased_at, purged_at,
     EXISTS (SELECT FROM episode_vectors AS v
             WHERE v.tenant_id = episodes.tenant_id AND v.episode_id = episodes.id
               AND v.embedding_truncated) AS embedding_truncated
@@ -39,8 +40,10 @@ def record_episode(
 ) -> Episode:
     """Record an episode; the same id with the same content returns the stored one.
 
-    The same id with different text, time or kind is refused: an id names one input.
+    The same id with different text, time or kind is refused: an id names one input. A
+    retention class the tenant has not declared is refused (``invalid``, ``retention_class``).
     """
+    require_class(conn, tenant_id, episode.retention_class, field="retention_class")
     episode_id = episode.id or str(new_id())
     digest = content_hash(episode.text)
     with conn.cursor(row_factory=class_row(Episode)) as cur:
@@ -84,6 +87,8 @@ def check_same_episode(stored: Episode, episode: EpisodeInput) -> None:
     if stored.erased_at is not None:
         # A stub keeps only a content hash: answering "same content" would confirm a guess.
         raise Conflict(f"episode {stored.id!r} was erased; its id cannot be reused", field="id")
+    if stored.purged_at is not None:
+        raise Conflict(f"episode {stored.id!r} was purged; its id cannot be reused", field="id")
     same = (
         stored.content_hash == content_hash(episode.text)
         and stored.occurred_at == episode.occurred_at
@@ -212,6 +217,7 @@ def new_episode(episode: EpisodeInput, *, episode_id: str, now: datetime) -> Epi
         retention_class=episode.retention_class,
         metadata=episode.metadata,
         erased_at=None,
+        purged_at=None,
     )
 
 

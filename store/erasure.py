@@ -1,4 +1,5 @@
-"""Erasure: the one path that deletes. What goes leaves a content-free tombstone.
+"""Erasure: deletion on request (the retention purge, store/purge.py, deletes by age). What
+goes leaves a content-free tombstone.
 
 Erasing a subject deletes its fact versions, conflicts and expiries and every episode linked
 to it. Erasing an episode retracts the facts it sourced, drops the conflicts it challenged
@@ -19,10 +20,12 @@ from store import receipts
 # An erased id is named in its tombstone by the same one-way hash as content.
 from store.episodes import LINKED_TO_SUBJECT, content_hash
 from store.errors import NotFound
+from store.legal_holds import refuse_if_episode_held, refuse_if_held
 from store.locks import lock_keys
 from store.receipt_models import owner_key
 from store.results import ErasureResult
 from store.retraction import retract_current
+from store.stubs import remove_episodes
 from store.tombstones import write_tombstone
 from store.versions import IdFactory
 
@@ -30,18 +33,6 @@ _LINKED_EPISODES = (
     "SELECT id, content_hash FROM episodes"
     " WHERE tenant_id = %(tenant_id)s AND erased_at IS NULL AND" + LINKED_TO_SUBJECT + "ORDER BY id"
 )
-
-_STILL_CITED = """
-SELECT DISTINCT episode_id FROM (
-    SELECT source_episode_id AS episode_id FROM fact_versions WHERE tenant_id = %(tenant_id)s
-    UNION ALL
-    SELECT source_episode_id FROM expiries WHERE tenant_id = %(tenant_id)s
-    UNION ALL
-    SELECT source_episode_id FROM conflicts WHERE tenant_id = %(tenant_id)s
-) AS cited
-WHERE episode_id = ANY(%(episode_ids)s)
-"""
-
 
 # Anything at all about the subject, bookkeeping included: erasing must leave none of it.
 _HELD = """
@@ -72,6 +63,8 @@ def erase_subject(
 ) -> ErasureResult:
     """Physically remove everything held about ``subject``; record a tombstone.
 
+    A subject under legal hold is refused (``legal_hold``) and nothing changes.
+
     A subject with nothing held (never seen, or already erased) is NotFound, as for export:
     no tombstone records an erasure that erased nothing.
     """
@@ -83,6 +76,7 @@ def erase_subject(
         )
     ]
     lock_keys(conn, tenant_id=tenant_id, keys=[(subject, name) for name in attributes])
+    refuse_if_held(conn, tenant_id, subject)
     params: dict[str, Any] = {"tenant_id": tenant_id, "subject": subject}
     linked = conn.execute(_LINKED_EPISODES, params).fetchall()
     held = conn.execute(_HELD, params).fetchone()
@@ -98,7 +92,9 @@ def erase_subject(
         "fact_versions_deleted": _count(conn, "DELETE FROM fact_versions " + by_subject, params),
         "conflicts_deleted": _count(conn, "DELETE FROM conflicts " + by_subject, params),
         "expiries_deleted": _count(conn, "DELETE FROM expiries " + by_subject, params),
-        **_remove_episodes(conn, tenant_id, [episode_id for episode_id, _ in linked], now=now),
+        **remove_episodes(
+            conn, tenant_id, [episode_id for episode_id, _ in linked], now=now, mark="erased_at"
+        ),
     }
     # Other episodes may still list the subject among those they concern: forget the link.
     conn.execute(
@@ -145,6 +141,7 @@ def erase_episode(
     ).fetchone()
     if found is None:
         raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
+    refuse_if_episode_held(conn, tenant_id, episode_id)
     stored_hash, erased_at = found
     sourced = conn.execute(
         """
@@ -184,7 +181,9 @@ def erase_episode(
             " WHERE tenant_id = %(tenant_id)s AND source_episode_id = %(episode_id)s",
             params,
         ),
-        **_remove_episodes(conn, tenant_id, [] if erased_at else [episode_id], now=now),
+        **remove_episodes(
+            conn, tenant_id, [] if erased_at else [episode_id], now=now, mark="erased_at"
+        ),
     }
     return write_tombstone(
         conn,
@@ -196,54 +195,3 @@ def erase_episode(
         now=now,
         new_id=new_id,
     )
-
-
-def _remove_episodes(
-    conn: psycopg.Connection[Any], tenant_id: str, episode_ids: list[str], *, now: datetime
-) -> dict[str, int]:
-    """Delete episodes no row cites any more; reduce the others to stubs."""
-    params: dict[str, Any] = {"tenant_id": tenant_id, "episode_ids": episode_ids, "now": now}
-    cited = {row[0] for row in conn.execute(_STILL_CITED, params)}
-    params["stubbed"] = sorted(cited)
-    params["deleted"] = sorted(set(episode_ids) - cited)
-    receipts.erase_episodes(conn, tenant_id, episode_ids)
-    # Quotes of erased text held by surviving rows go with the text.
-    conn.execute(
-        "UPDATE fact_versions SET evidence = NULL"
-        " WHERE tenant_id = %(tenant_id)s AND source_episode_id = ANY(%(episode_ids)s)",
-        params,
-    )
-    conn.execute(
-        "UPDATE conflicts SET evidence = NULL"
-        " WHERE tenant_id = %(tenant_id)s AND source_episode_id = ANY(%(episode_ids)s)",
-        params,
-    )
-    # A stub keeps no embedding, subject, outcome, buffered weak signal nor extraction job
-    # either (deleted episodes take theirs along by cascade).
-    for table in (
-        "episode_vectors",
-        "episode_subjects",
-        "episode_outcomes",
-        "weak_signals",
-        "extraction_jobs",
-    ):
-        conn.execute(
-            f"DELETE FROM {table}"  # our own table names
-            " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(stubbed)s)",
-            params,
-        )
-    stubbed = _count(
-        conn,
-        """
-        UPDATE episodes SET text = NULL, subjects = '{}', session_id = NULL, metadata = '{}',
-                            erased_at = %(now)s
-        WHERE tenant_id = %(tenant_id)s AND id = ANY(%(stubbed)s)
-        """,
-        params,
-    )
-    deleted = _count(
-        conn,
-        "DELETE FROM episodes WHERE tenant_id = %(tenant_id)s AND id = ANY(%(deleted)s)",
-        params,
-    )
-    return {"episodes_stubbed": stubbed, "episodes_deleted": deleted}

@@ -48,6 +48,12 @@ class Conflict(StoreError):
     code = "conflict"
 
 
+class LegalHold(StoreError):
+    """The request would erase data of a subject under legal hold."""
+
+    code = "legal_hold"
+
+
 class DatabaseUnavailable(StoreError):
     """The configured database cannot be reached or lacks a required extension."""
 

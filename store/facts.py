@@ -76,6 +76,8 @@ def check_candidate(
         return invalid_result(index, "value is required unless change is no_change", "value")
     if episode.erased_at is not None:
         return invalid_result(index, f"episode {episode.id!r} was erased", "episode")
+    if episode.purged_at is not None:
+        return invalid_result(index, f"episode {episode.id!r} was purged", "episode")
     if attribute is None:
         return invalid_result(index, f"attribute {update.attribute!r} is not declared", "attribute")
     try:
@@ -186,8 +188,9 @@ def expire(
 ) -> ExpireResult:
     """End the value valid at ``at`` (no successor), citing the episode that said so."""
     get_attribute(conn, tenant_id, attribute)
-    if source_episode.erased_at is not None:
-        raise InvalidInput(f"episode {source_episode.id!r} was erased", field="source_episode_id")
+    if source_episode.erased_at is not None or source_episode.purged_at is not None:
+        gone = "erased" if source_episode.erased_at is not None else "purged"
+        raise InvalidInput(f"episode {source_episode.id!r} was {gone}", field="source_episode_id")
     key = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
     now = versions.hold_key(conn, clock, **key)
     current = versions.load_current(conn, now=now, **key)

@@ -74,6 +74,13 @@ WeakQuorum = Annotated[StrictInt, Field(ge=1, le=100), BeforeValidator(_integer_
 
 WeakWindowDays = Annotated[StrictInt, Field(ge=1, le=3650), BeforeValidator(_integer_only)]
 """How many days a buffered weak signal waits for support."""
+RETENTION_CLASS_RULE = (
+    "A retention class the tenant has: ephemeral, session, standard, permanent, or one declared"
+    " with PUT /v1/retention-classes/{name}; any other is refused (422, field retention_class)"
+)
+"""The rule no schema can state: which classes exist depends on what the tenant declared."""
+KeepDays = Annotated[StrictInt, Field(ge=0, le=36500), BeforeValidator(_integer_only)]
+"""How many days a retention class keeps what it covers (store/retention.py)."""
 
 MAX_METADATA_DEPTH = MAX_JSON_DEPTH
 """How deep episode metadata may nest: what is stored must also serialize when read back."""
@@ -114,7 +121,7 @@ class AttributeDeclaration(_Input):
         description="Override of the source ranks source_precedence compares, by episode"
         " kind (unnamed kinds keep their default rank)",
     )
-    retention_class: Identifier = "standard"
+    retention_class: Identifier = Field(default="standard", description=RETENTION_CLASS_RULE)
     weak_quorum: WeakQuorum = Field(
         default=2,
         description="How many independent episodes (distinct ids and content hashes) must"
@@ -157,7 +164,7 @@ class EpisodeInput(_Input):
     kind: EpisodeKind = "message"
     session_id: Identifier | None = None
     subjects: list[Identifier] = Field(default_factory=list, max_length=100)
-    retention_class: Identifier = "standard"
+    retention_class: Identifier = Field(default="standard", description=RETENTION_CLASS_RULE)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("metadata")
@@ -172,7 +179,8 @@ class EpisodeInput(_Input):
 
 
 class Episode(BaseModel):
-    """A recorded episode; after an erasure only its stub (id, hash, times, kind) remains."""
+    """A recorded episode; after an erasure or a purge only its stub (id, hash, times, kind)
+    remains."""
 
     id: str
     occurred_at: Timestamp
@@ -185,6 +193,11 @@ class Episode(BaseModel):
     retention_class: str
     metadata: dict[str, Any]
     erased_at: Timestamp | None
+    purged_at: Timestamp | None = Field(
+        default=None,
+        description="When the retention purge removed its content (text, embeddings); a"
+        " purged episode that facts still cite stays as this stub",
+    )
     embedding_truncated: bool = Field(
         default=False,
         description="Whether the text ran past the embedding model's input (256 tokens for"

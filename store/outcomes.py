@@ -125,15 +125,15 @@ def record_outcome(
     """
     params: dict[str, Any] = {"tenant_id": tenant_id, "episode_id": episode_id, "now": now}
     found = conn.execute(
-        "SELECT erased_at FROM episodes WHERE tenant_id = %(tenant_id)s AND id = %(episode_id)s"
-        " FOR NO KEY UPDATE",
+        "SELECT coalesce(erased_at, purged_at) FROM episodes"
+        " WHERE tenant_id = %(tenant_id)s AND id = %(episode_id)s FOR NO KEY UPDATE",
         params,
     ).fetchone()
     if found is None:
         raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
     if found[0] is not None:
         raise Conflict(
-            f"episode {episode_id!r} was erased; an erased episode takes no outcome",
+            f"episode {episode_id!r} was erased or purged; its stub takes no outcome",
             field="episode_id",
         )
     current = current_outcomes(conn, tenant_id, [episode_id]).get(episode_id)

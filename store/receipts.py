@@ -267,18 +267,23 @@ def erase_episodes(
 
 
 def purge_receipts(
-    conn: psycopg.Connection[Any], tenant_id: str | None, *, before: datetime
+    conn: psycopg.Connection[Any],
+    tenant_id: str | None,
+    *,
+    before: datetime,
+    kept_owners: Sequence[str] = (),
 ) -> int:
     """Delete the receipts recorded before ``before`` and the decisions opened before it
     that kept none (retention); the number of receipts deleted.
 
     ``tenant_id`` None purges every tenant: only on the owner's connection, which row-level
-    security does not hold.
+    security does not hold. Receipts of ``kept_owners`` (``owner_key`` hashes: subjects under
+    legal hold) stay.
     """
-    params = {"tenant_id": tenant_id, "before": before}
+    params = {"tenant_id": tenant_id, "before": before, "kept": list(kept_owners)}
     cur = conn.execute(
         "DELETE FROM receipts WHERE (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)"
-        " AND recorded_at < %(before)s",
+        " AND recorded_at < %(before)s AND owner_key <> ALL(%(kept)s::text[])",
         params,
     )
     conn.execute(

@@ -25,6 +25,7 @@ from store.api.facts import FactCalls
 from store.api.outcomes import OutcomeCalls
 from store.api.procedures import ProcedureCalls
 from store.api.receipts import ReceiptCalls
+from store.api.retention import RetentionCalls
 from store.api.snapshots import SnapshotCalls
 from store.api.subjects import SubjectCalls
 from store.api.threads import ThreadCalls
@@ -48,7 +49,8 @@ class MemoryStore:
     memory). ``procedures``: procedural memory, approved versions active in scopes.
     ``receipts``: the content-free trace reads for decisions and writes leave. ``buffer``: weak
     signals waiting for independent episodes to repeat them.
-    ``extraction``: the queue of episodes sent to an extractor.
+    ``extraction``: the queue of episodes sent to an extractor. ``retention``: retention
+    classes, legal holds and the purge.
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class MemoryStore:
         self.receipts = ReceiptCalls(transactions)
         self.buffer = BufferCalls(transactions)
         self.extraction = ExtractionCalls(transactions)
+        self.retention = RetentionCalls(transactions)
 
 
 @contextmanager

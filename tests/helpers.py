@@ -16,6 +16,13 @@ from store.results import UpdateResult
 from store.service import MemoryStore
 
 KEY = ("mira", "passport_deadline")
+PURGE_COUNTS = (
+    "vectors_deleted",
+    "receipts_deleted",
+    "weak_signals_deleted",
+    "extraction_jobs_deleted",
+)
+"""The tombstone columns only a retention purge fills (an erasure leaves them 0)."""
 
 
 def declare(

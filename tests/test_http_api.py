@@ -147,6 +147,7 @@ def episode_body(**fields: Any) -> Json:
         "retention_class": "standard",
         "metadata": {},
         "erased_at": None,
+        "purged_at": None,
         "embedding_truncated": False,
         "extraction": None,
         **fields,

@@ -28,7 +28,14 @@ from server.problems import HTTP_STATUS_CODE, STORE_ERROR_STATUS, store_error_ha
 from server.resources import resources_of
 from server.settings import Settings
 from store.database import make_pool, temporary_database
-from store.errors import Conflict, DatabaseUnavailable, InvalidInput, NotFound, StoreError
+from store.errors import (
+    Conflict,
+    DatabaseUnavailable,
+    InvalidInput,
+    LegalHold,
+    NotFound,
+    StoreError,
+)
 from store.migrate import available_migrations
 from store.service import MemoryStore
 from store.times import parse_timestamp
@@ -490,6 +497,7 @@ def test_the_problem_tables_are_pinned() -> None:
         InvalidInput: 422,
         NotFound: 404,
         Conflict: 409,
+        LegalHold: 409,
         DatabaseUnavailable: 503,
     } == STORE_ERROR_STATUS
     assert HTTP_STATUS_CODE == {
@@ -507,6 +515,7 @@ def test_the_problem_tables_are_pinned() -> None:
         "invalid",
         "not_found",
         "conflict",
+        "legal_hold",
         "unavailable",
     }
 

@@ -56,6 +56,9 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "receipts",
         "weak_signals",
         "extraction_jobs",
+        "retention_classes",
+        "legal_holds",
+        "purged_facts",
     }
     assert _names(
         blank,
@@ -115,6 +118,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "weak_signals_episode",
         "weak_signals_buffered",
         "extraction_jobs_due",
+        "episodes_retention",
+        "episodes_session",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(
@@ -140,6 +145,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "sgam_episode_subjects_inserted",
         "sgam_claim_extractions",
         "sgam_extraction_lag",
+        "sgam_tenant_ids",
     }
     assert _columns(blank, "fact_versions") == [
         "tenant_id",
@@ -176,6 +182,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "retention_class",
         "metadata",
         "erased_at",
+        "purged_at",
     ]
     assert _columns(blank, "episode_vectors") == [
         "tenant_id",
@@ -199,6 +206,22 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "valid_from",
         "buffered_at",
         "expires_at",
+    ]
+    assert _columns(blank, "retention_classes") == [
+        "tenant_id",
+        "name",
+        "keep_days",
+        "counts_from",
+        "declared_at",
+        "updated_at",
+    ]
+    assert _columns(blank, "legal_holds") == ["tenant_id", "subject", "placed_at"]
+    assert _columns(blank, "purged_facts") == ["tenant_id", "fact_id", "purged_at"]
+    assert _columns(blank, "tombstones")[-4:] == [
+        "vectors_deleted",
+        "receipts_deleted",
+        "weak_signals_deleted",
+        "extraction_jobs_deleted",
     ]
     assert _columns(blank, "api_keys") == [
         "key_id",

@@ -280,6 +280,39 @@ def test_every_call_with_real_data_answers_as_documented(
         headers=key,
         path_parameters={"episode_id": "ep-3"},
     )
+    hold_path, subject = "/v1/subjects/{subject}/legal-hold", {"subject": "mira"}
+    held = tour.call("POST", hold_path, expect=200, headers=key, path_parameters=subject)
+    assert held["status"] == "held", held
+    refused = tour.call(
+        "DELETE", "/v1/subjects/{subject}", expect=409, headers=key, path_parameters=subject
+    )
+    assert (refused["code"], refused["field"]) == ("legal_hold", "subject"), refused
+    released = tour.call("DELETE", hold_path, expect=200, headers=key, path_parameters=subject)
+    assert released["status"] == "released", released
+    tour.call("DELETE", hold_path, expect=404, headers=key, path_parameters=subject)
+    tour.call(
+        "PUT",
+        "/v1/retention-classes/{name}",
+        expect=200,
+        headers=key,
+        path_parameters={"name": "legal"},
+        body={"keep_days": 3650},
+    )
+    tour.call(
+        "GET",
+        "/v1/purged-facts/{fact_id}",
+        expect=404,
+        headers=key,
+        path_parameters={"fact_id": current[-1]["fact_id"]},
+    )
+    classes = tour.call("GET", "/v1/retention-classes", expect=200, headers=key)
+    assert [c["name"] for c in classes["classes"]] == [
+        "ephemeral",
+        "legal",
+        "permanent",
+        "session",
+        "standard",
+    ], classes
     tour.call(
         "DELETE",
         "/v1/subjects/{subject}",

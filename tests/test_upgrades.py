@@ -87,7 +87,8 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
     a vector; from 0004, a nickname retracted; from 0006, an API key; from 0015, a
     thread's checkpoint; from 0016, a procedure's versions and its activation; from 0017, an
     episode's outcome; from 0018, a decision and its receipt; from 0019, a buffered weak
-    signal; from 0020, an extraction job.
+    signal; from 0020, an extraction job; from 0021, a retention class, a legal hold and a
+    purged fact.
 
     Fact versions are listed latest first: inserted so, their physical order is not arrival order.
     """
@@ -245,6 +246,13 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
             " leased_until last_error results finished_at",
             ("acme", "e4", "dead", "extract-v1", 5, T4, T4, None, None, "timeout", None, T4),
         )
+    if version >= 21:
+        found["retention_classes"] = _rows(
+            "tenant_id name keep_days counts_from declared_at updated_at",
+            ("acme", "legal", 3650, "recorded", T1, T2),
+        )
+        found["legal_holds"] = _rows("tenant_id subject placed_at", ("acme", "mira", T4))
+        found["purged_facts"] = _rows("tenant_id fact_id purged_at", ("acme", UUID(int=77), T4))
     return found
 
 
@@ -382,6 +390,14 @@ def _check_reads(store: MemoryStore, version: int) -> None:
         assert dead is not None
         assert (dead.status, dead.attempts, dead.last_error) == ("dead", 5, "timeout")
         assert store.extraction.retry("acme", "e4").status == "queued"
+    declared = ["legal"] if version >= 21 else []
+    classes = store.retention.classes("acme")
+    assert [c.name for c in classes] == sorted(
+        ["ephemeral", "session", "standard", "permanent", *declared]
+    )
+    if version >= 21:
+        assert store.retention.purged_facts("acme", [UUID(int=77)]) == {UUID(int=77): T4}
+        assert store.retention.release_hold("acme", "mira").placed_at == T4
     if version >= 16:
         active = store.procedures.active("acme", "move")
         assert (active.version, active.approver, active.rollback_target) == (1, "ops", None)

@@ -24,6 +24,7 @@ from server.client import (
     procedure_calls,
     read_calls,
     receipt_calls,
+    retention_calls,
     thread_calls,
 )
 from server.client.call import Call, Instant, instant
@@ -212,6 +213,12 @@ class Routes:
     resolve_conflict = Route(read_calls.resolve_conflict)
 
     buffer = Route(buffer_calls.buffer)
+
+    declare_retention_class = Route(retention_calls.declare_retention_class)
+    retention_classes = Route(retention_calls.retention_classes)
+    place_legal_hold = Route(retention_calls.place_legal_hold)
+    release_legal_hold = Route(retention_calls.release_legal_hold)
+    purged_fact = Route(retention_calls.purged_fact)
 
     search = Route(read_calls.search)
     context = Route(read_calls.context)

@@ -37,6 +37,10 @@ class ConflictError(SGAMError):
     """``conflict``: the request contradicts stored state."""
 
 
+class LegalHoldError(ConflictError):
+    """``legal_hold``: the data is under legal hold (erasing a held subject or its episodes)."""
+
+
 class Unauthorized(SGAMError):
     """``unauthorized``: a missing, unknown or revoked API key, or a wrong admin token."""
 
@@ -57,6 +61,7 @@ ERRORS: Final[dict[str, type[SGAMError]]] = {
     "invalid": InvalidRequest,
     "not_found": NotFoundError,
     "conflict": ConflictError,
+    "legal_hold": LegalHoldError,
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
     "too_large": TooLarge,

@@ -16,6 +16,7 @@ from store.inputs import check_identifier, parse_input, parse_uuid
 from store.keys import ActiveKey
 from store.models import Attribute, AttributeDeclaration
 from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
+from store.retention import require_class
 
 
 class AdminCalls:
@@ -91,6 +92,7 @@ class AdminCalls:
 
         def work(conn: psycopg.Connection[Any], now: datetime) -> Attribute:
             tenants.require_tenant(conn, tenant_id)
+            require_class(conn, tenant_id, parsed.retention_class, field="retention_class")
             return attributes.declare_attribute(
                 conn, tenant_id, attribute, declaration=parsed, now=now
             )
