@@ -45,6 +45,15 @@ class Settings(BaseSettings):
         le=36500,
         description="Days receipts are kept; `sgam receipts purge` deletes older ones.",
     )
+    attribute_dual_read_days: int = Field(
+        default=30,
+        ge=0,
+        le=3650,
+        description="Days after an attribute is renamed (`sgam attribute migrate`) during which"
+        " reads and writes under its old name are answered from and mapped to the new one,"
+        " saying `migrated_from`; each migration fixes its window when it runs. After it the"
+        " old name is unknown.",
+    )
 
     admin_token: SecretStr | None = Field(
         default=None,

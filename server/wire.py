@@ -6,7 +6,7 @@ name. ``server.problems`` maps errors onto these; ``server.client`` parses them.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
@@ -39,6 +39,7 @@ TITLES: Final[dict[str, str]] = {
     "invalid": "The request is not valid",
     "not_found": "Not found",
     "conflict": "The request conflicts with stored state",
+    "schema_change_requires_migration": "The change needs an attribute migration",
     "unauthorized": "Missing or unknown credentials",
     "forbidden": "Not allowed",
     "too_large": "The request is too large",
@@ -56,10 +57,15 @@ class Problem(BaseModel):
     status: int
     detail: str
     code: str = Field(
-        description="Stable: invalid, not_found, conflict, unauthorized, forbidden, too_large,"
-        " unsupported_media_type, unavailable or internal."
+        description="Stable: invalid, not_found, conflict, schema_change_requires_migration,"
+        " unauthorized, forbidden, too_large, unsupported_media_type, unavailable or internal."
     )
     field: str | None = Field(default=None, description="The body path, parameter or header.")
+    unconvertible: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="A refused attribute migration's values that would not convert: fact_id,"
+        " version_id, subject, value and reason of each.",
+    )
 
 
 class Health(BaseModel):

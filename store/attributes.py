@@ -10,7 +10,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from store.errors import Conflict, NotFound
+from store.errors import Conflict, InvalidInput, NotFound, SchemaChangeRequiresMigration
 from store.models import Attribute, AttributeDeclaration, MemoryUpdate
 
 _COLUMNS = """
@@ -46,7 +46,8 @@ def find_attribute(
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
             "SELECT" + _COLUMNS + "FROM attributes"
-            " WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s",
+            " WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s"
+            " AND renamed_to IS NULL",
             {"tenant_id": tenant_id, "attribute": attribute},
         )
         row = cur.fetchone()
@@ -61,7 +62,8 @@ def ask_attributes(
     cur = conn.cursor(row_factory=dict_row)
     cur.execute(
         "SELECT" + _COLUMNS + "FROM attributes"
-        " WHERE tenant_id = %(tenant_id)s AND attribute = ANY(%(attributes)s)",
+        " WHERE tenant_id = %(tenant_id)s AND attribute = ANY(%(attributes)s)"
+        " AND renamed_to IS NULL",
         {"tenant_id": tenant_id, "attributes": sorted(set(names))},
     )
 
@@ -78,7 +80,7 @@ def list_attributes(conn: psycopg.Connection[Any], tenant_id: str) -> list[Attri
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
             "SELECT" + _COLUMNS + "FROM attributes WHERE tenant_id = %(tenant_id)s"
-            " ORDER BY attribute",
+            " AND renamed_to IS NULL ORDER BY attribute",
             {"tenant_id": tenant_id},
         )
         return [Attribute.model_validate(row) for row in cur.fetchall()]
@@ -95,7 +97,7 @@ def memory_update_schema(conn: psycopg.Connection[Any], tenant_id: str) -> dict[
         str(row[0])
         for row in conn.execute(
             "SELECT attribute FROM attributes WHERE tenant_id = %(tenant_id)s"
-            ' ORDER BY attribute COLLATE "C"',
+            ' AND renamed_to IS NULL ORDER BY attribute COLLATE "C"',
             {"tenant_id": tenant_id},
         )
     ]
@@ -115,19 +117,36 @@ def declare_attribute(
     """Declare or redeclare an attribute.
 
     An identical redeclaration changes nothing; compatible changes bump ``schema_version``;
-    a new value type, or enum members removed, would strand stored values and is refused
-    until schema evolution exists.
+    a new value type, enum members removed or a new name would strand stored values: only an
+    attribute migration (``store.attribute_changes``) makes them.
     """
-    conn.execute(
-        "SELECT 1 FROM attributes WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s"
-        " FOR UPDATE",
+    renamed = conn.execute(
+        "SELECT renamed_to FROM attributes WHERE tenant_id = %(tenant_id)s"
+        " AND attribute = %(attribute)s FOR UPDATE",
         {"tenant_id": tenant_id, "attribute": attribute},
-    )
+    ).fetchone()
+    if renamed is not None and renamed[0] is not None:
+        raise Conflict(
+            f"attribute {attribute!r} was renamed to {renamed[0]!r}; its old name cannot be"
+            " declared again",
+            field="attribute",
+        )
     existing = find_attribute(conn, tenant_id, attribute)
+    if declaration.attribute not in (None, attribute) and existing is None:
+        raise InvalidInput(
+            f"the body names attribute {declaration.attribute!r}, the path {attribute!r}",
+            field="attribute",
+        )
+    if declaration.attribute not in (None, attribute):
+        raise SchemaChangeRequiresMigration(
+            f"renaming {attribute!r} to {declaration.attribute!r} needs an attribute migration"
+            f" (POST /v1/attributes/{attribute}/migrations or sgam attribute migrate)",
+            field="attribute",
+        )
     params = {
+        **declaration.model_dump(mode="json", exclude={"attribute"}),
         "tenant_id": tenant_id,
         "attribute": attribute,
-        **declaration.model_dump(mode="json"),
         "source_ranks": Jsonb(declaration.source_ranks) if declaration.source_ranks else None,
         "now": now,
     }
@@ -149,16 +168,17 @@ def declare_attribute(
         )
         return get_attribute(conn, tenant_id, attribute)
     if existing.value_type != declaration.value_type:
-        raise Conflict(
-            f"attribute {attribute!r} is a {existing.value_type}; changing its value type"
-            " needs schema evolution, which is not supported yet",
+        raise SchemaChangeRequiresMigration(
+            f"attribute {attribute!r} is a {existing.value_type}; changing its value type needs"
+            f" an attribute migration (POST /v1/attributes/{attribute}/migrations or"
+            " sgam attribute migrate), which converts the values it holds",
             field="value_type",
         )
     removed = set(existing.enum_values) - set(declaration.enum_values)
     if removed:
-        raise Conflict(
-            f"enum members {sorted(removed)} would strand stored values; only additions are"
-            " supported",
+        raise SchemaChangeRequiresMigration(
+            f"enum members {sorted(removed)} would strand stored values; a redeclaration only"
+            " adds members, an attribute migration removes or maps them",
             field="enum_values",
         )
     changed = any(

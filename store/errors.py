@@ -48,6 +48,23 @@ class Conflict(StoreError):
     code = "conflict"
 
 
+class SchemaChangeRequiresMigration(Conflict):
+    """A redeclaration that would change the value type or the name of an attribute: only a
+    migration (``sgam attribute migrate``) converts the values it holds."""
+
+    code = "schema_change_requires_migration"
+
+
+class UnconvertibleValues(Conflict):
+    """A migration refused because values would not convert, with the list of them."""
+
+    def __init__(
+        self, detail: str, *, field: str | None = None, unconvertible: list[dict[str, object]]
+    ) -> None:
+        super().__init__(detail, field=field)
+        self.unconvertible = unconvertible
+
+
 class DatabaseUnavailable(StoreError):
     """The configured database cannot be reached or lacks a required extension."""
 

@@ -27,6 +27,7 @@ PROBLEM = "application/problem+json"
 REQUEST_BODIES = {
     ("POST", "/v1/admin/tenants"): "TenantCreate",
     ("PUT", "/v1/attributes/{attribute}"): "AttributeDeclaration",
+    ("POST", "/v1/attributes/{attribute}/migrations"): "MigrationRequest",
     ("POST", "/v1/episodes"): "EpisodeBody",
     ("POST", "/v1/episodes/batch"): "EpisodeBatch",
     ("POST", "/v1/episodes/{episode_id}/updates"): "CandidatesBody",
