@@ -163,6 +163,12 @@ class QuestionPlan(BaseModel):
     )
     # Not re-validated, so the reasons stay in the order the planner settled them.
     reasons: SkipValidation[PlanReasons]
+    migrated_from: dict[str, str] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when the request named attributes by the names they had before a"
+        " rename (within the dual-read window): each new name read, with its old name",
+    )
 
 
 class ContextResult(BaseModel):

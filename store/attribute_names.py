@@ -6,13 +6,14 @@ its migration's ``dual_read_until`` the old name reads and writes the new one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
 from store.errors import NotFound
+from store.models import Fact
 
 _MAX_HOPS = 20
 
@@ -87,3 +88,22 @@ def refuse_retired_name(conn: psycopg.Connection[Any], tenant_id: str, attribute
     ).fetchone()
     if row is not None:
         raise NotFound(f"attribute {attribute!r} is not declared", field="attribute")
+
+
+def mark_renamed(
+    conn: psycopg.Connection[Any], tenant_id: str, facts: Sequence[Fact], *, now: datetime
+) -> None:
+    """Set ``migrated_from`` on facts of attributes renamed within their dual-read window at
+    ``now`` (a profile names no attribute: it says which of its keys had another name)."""
+    names = sorted({fact.attribute for fact in facts})
+    if not names:
+        return
+    rows = conn.execute(
+        "SELECT attribute, migrated_from FROM attribute_migrations"
+        " WHERE tenant_id = %(tenant_id)s AND attribute = ANY(%(names)s)"
+        " AND migrated_from IS NOT NULL AND dual_read_until > %(now)s ORDER BY migrated_at",
+        {"tenant_id": tenant_id, "names": names, "now": now},
+    ).fetchall()
+    old_names = {str(new): str(old) for new, old in rows}  # the latest rename wins
+    for fact in facts:
+        fact.migrated_from = old_names.get(fact.attribute, fact.migrated_from)

@@ -95,6 +95,18 @@ def test_the_migration_route_dry_runs_then_renames_and_the_old_name_answers_from
         ("home_city", 1, "home_city"),
         ("city", 2, "home_city"),
     ]
+    profile = http.get("/v1/subjects/mira/profile", headers=headers).json()
+    assert [(f["attribute"], f["migrated_from"]) for f in profile["facts"]] == [
+        ("city", "home_city")
+    ]
+    context = http.post(
+        "/v1/context",
+        json={"question": "Where does Mira live?", "subject": "mira", "attributes": ["home_city"]},
+        headers=headers,
+    ).json()
+    plan = context["plan"]
+    assert (plan["attributes"], plan["migrated_from"]) == (["city"], {"city": "home_city"})
+    assert [(f["attribute"], f["value"]) for f in context["facts"]] == [("city", "Oslo")]
     moved = candidate("mira", "home_city", "Bergen", valid_from="2026-04-01T00:00:00Z")
     written = http.post(
         "/v1/episodes/ep-1/updates", json={"candidates": [moved]}, headers=headers
