@@ -63,7 +63,7 @@ def send_candidates(
     names = {update.attribute for _, update in proposed}
     episode_of = episodes.ask_episode(conn, tenant_id, episode_id)
     declared_of = ask_attributes(conn, tenant_id, names)
-    renamed_of = ask_renamed_targets(conn, tenant_id, names, now=clock()) if names else dict
+    renamed_of = ask_renamed_targets(conn, tenant_id, names, now=clock())
     state_of = versions.ask_key_state(conn, tenant_id=tenant_id, keys=keys) if keys else None
     episode, declared, renamed = episode_of(), declared_of(), renamed_of()
     migrated = {i: u.attribute for i, u in proposed if u.attribute in renamed}
@@ -74,6 +74,8 @@ def send_candidates(
             (i, u.model_copy(update={"attribute": renamed[u.attribute]}) if i in migrated else u)
             for i, u in proposed
         ]
+        if state_of is not None:
+            state_of(clock())  # read, so the next statements' answers come in order
         keys = _keys(proposed)
         lock_keys(conn, tenant_id=tenant_id, keys=keys)
         declared |= ask_attributes(conn, tenant_id, set(renamed.values()))()

@@ -37,6 +37,10 @@ class ConflictError(SGAMError):
     """``conflict``: the request contradicts stored state."""
 
 
+class SchemaChangeRequired(ConflictError):
+    """``schema_change_requires_migration``: a redeclaration that only a migration can make."""
+
+
 class Unauthorized(SGAMError):
     """``unauthorized``: a missing, unknown or revoked API key, or a wrong admin token."""
 
@@ -57,6 +61,7 @@ ERRORS: Final[dict[str, type[SGAMError]]] = {
     "invalid": InvalidRequest,
     "not_found": NotFoundError,
     "conflict": ConflictError,
+    "schema_change_requires_migration": SchemaChangeRequired,
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
     "too_large": TooLarge,
