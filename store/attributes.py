@@ -116,9 +116,10 @@ def declare_attribute(
 ) -> Attribute:
     """Declare or redeclare an attribute.
 
-    An identical redeclaration changes nothing; compatible changes bump ``schema_version``;
-    a new value type, enum members removed or a new name would strand stored values: only an
-    attribute migration (``store.attribute_changes``) makes them.
+    An identical redeclaration changes nothing; every change bumps ``schema_version``. A new
+    value type or removed enum members of an attribute that holds values (facts, conflicts,
+    buffered signals), and any new name, would strand them: only an attribute migration
+    (``store.attribute_changes``) makes those changes.
     """
     renamed = conn.execute(
         "SELECT renamed_to FROM attributes WHERE tenant_id = %(tenant_id)s"
@@ -139,8 +140,8 @@ def declare_attribute(
         )
     if declaration.attribute not in (None, attribute):
         raise SchemaChangeRequiresMigration(
-            f"renaming {attribute!r} to {declaration.attribute!r} needs an attribute migration"
-            f" (POST /v1/attributes/{attribute}/migrations or sgam attribute migrate)",
+            f"renaming {attribute!r} needs a migration"
+            f" (POST /v1/attributes/{attribute}/migrations, sgam attribute migrate)",
             field="attribute",
         )
     params = {
@@ -167,30 +168,31 @@ def declare_attribute(
             params,
         )
         return get_attribute(conn, tenant_id, attribute)
-    if existing.value_type != declaration.value_type:
-        raise SchemaChangeRequiresMigration(
-            f"attribute {attribute!r} is a {existing.value_type}; changing its value type needs"
-            f" an attribute migration (POST /v1/attributes/{attribute}/migrations or"
-            " sgam attribute migrate), which converts the values it holds",
-            field="value_type",
-        )
+    retyped = existing.value_type != declaration.value_type
     removed = set(existing.enum_values) - set(declaration.enum_values)
-    if removed:
+    if (retyped or removed) and _holds_values(conn, tenant_id, attribute):
+        if retyped:
+            raise SchemaChangeRequiresMigration(
+                f"attribute {attribute!r} holds {existing.value_type} values: a new value type"
+                f" needs a migration (POST /v1/attributes/{attribute}/migrations)",
+                field="value_type",
+            )
         raise SchemaChangeRequiresMigration(
-            f"enum members {sorted(removed)} would strand stored values; a redeclaration only"
-            " adds members, an attribute migration removes or maps them",
+            f"enum members {sorted(removed)} may be held: a redeclaration only adds members,"
+            f" a migration (POST /v1/attributes/{attribute}/migrations) removes or maps them",
             field="enum_values",
         )
     changed = any(
         getattr(existing, name) != getattr(declaration, name)
-        for name in (*_COMPATIBLE, "enum_values")
+        for name in (*_COMPATIBLE, "value_type", "enum_values")
     )
     if not changed:
         return existing
     conn.execute(
         """
         UPDATE attributes SET
-            description = %(description)s, enum_values = %(enum_values)s,
+            description = %(description)s, value_type = %(value_type)s,
+            enum_values = %(enum_values)s,
             aliases = %(aliases)s, memory_type = %(memory_type)s,
             on_equal_start = %(on_equal_start)s, source_ranks = %(source_ranks)s,
             retention_class = %(retention_class)s, weak_quorum = %(weak_quorum)s,
@@ -201,3 +203,20 @@ def declare_attribute(
         params,
     )
     return get_attribute(conn, tenant_id, attribute)
+
+
+_HOLDS_VALUES = """
+SELECT EXISTS (
+    SELECT FROM fact_versions WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
+) OR EXISTS (
+    SELECT FROM conflicts WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
+) OR EXISTS (
+    SELECT FROM weak_signals WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
+)
+"""
+
+
+def _holds_values(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> bool:
+    """Whether any fact version, conflict or buffered signal holds a value of the attribute."""
+    row = conn.execute(_HOLDS_VALUES, {"tenant_id": tenant_id, "attribute": attribute}).fetchone()
+    return bool(row and row[0])
