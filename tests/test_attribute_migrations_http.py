@@ -10,10 +10,18 @@ from typing import Any
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
+from psycopg_pool import ConnectionPool
 from typer.testing import CliRunner
 
 from server.cli import app
-from tests.http_helpers import assert_problem, candidate, declare, make_tenant, record
+from tests.http_helpers import (
+    assert_problem,
+    candidate,
+    declare,
+    make_tenant,
+    record,
+    tenant_rows,
+)
 
 Client = TestClient[Litestar]
 runner = CliRunner()
@@ -36,11 +44,11 @@ def _migrate(http: Client, headers: dict[str, str], attribute: str, **body: Any)
 
 
 def test_a_put_that_changes_the_type_or_the_name_is_refused_and_changes_nothing(
-    http: Client,
+    http: Client, pool: ConnectionPool
 ) -> None:
     tenant = make_tenant(http, "evolve")
     _seed(http, tenant.headers)
-    before = http.get("/v1/attributes", headers=tenant.headers).json()
+    before = tenant_rows(pool, tenant.name)
     retyped = http.put(
         "/v1/attributes/home_city", json={"value_type": "date"}, headers=tenant.headers
     )
@@ -52,7 +60,7 @@ def test_a_put_that_changes_the_type_or_the_name_is_refused_and_changes_nothing(
         headers=tenant.headers,
     )
     assert_problem(renamed, 409, "schema_change_requires_migration", field="attribute")
-    assert http.get("/v1/attributes", headers=tenant.headers).json() == before
+    assert tenant_rows(pool, tenant.name) == before
 
 
 def test_the_migration_route_dry_runs_then_renames_and_the_old_name_answers_from_the_new(
@@ -120,10 +128,13 @@ def test_the_migration_route_dry_runs_then_renames_and_the_old_name_answers_from
     assert http.get("/v1/facts/mira/city", headers=headers).json()["value"] == "Bergen"
 
 
-def test_unconvertible_values_answer_409_with_the_list_unless_kept(http: Client) -> None:
+def test_unconvertible_values_answer_409_with_the_list_unless_kept(
+    http: Client, pool: ConnectionPool
+) -> None:
     tenant = make_tenant(http, "evolve")
     headers = tenant.headers
     facts = _seed(http, headers)
+    before = tenant_rows(pool, tenant.name)
     refused = _migrate(http, headers, "home_city", value_type="integer")
     body = assert_problem(refused, 409, "conflict", field="keep_unconvertible")
     assert body["unconvertible"] == [
@@ -136,6 +147,7 @@ def test_unconvertible_values_answer_409_with_the_list_unless_kept(http: Client)
         }
         for subject in ("ada", "mira")
     ]
+    assert tenant_rows(pool, tenant.name) == before
     assert http.get("/v1/facts/mira/home_city", headers=headers).json() == facts["mira"]
     kept = _migrate(http, headers, "home_city", value_type="integer", keep_unconvertible=True)
     assert kept.status_code == 200, kept.text
