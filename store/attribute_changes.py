@@ -17,10 +17,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 from store import receipts, touched, versions
-from store.attributes import get_attribute
+from store.attributes import (
+    INSERT_ATTRIBUTE,
+    UPDATE_ATTRIBUTE,
+    declaration_params,
+    get_attribute,
+)
 from store.clock import Clock
 from store.conversions import Unconvertible, convert_value
 from store.errors import Conflict, InvalidInput, UnconvertibleValues
@@ -173,16 +177,6 @@ def _check_change(
         )
 
 
-def _params(tenant_id: str, change: AttributeChange, now: datetime) -> dict[str, Any]:
-    dumped = change.model_dump(mode="json", exclude={"attribute", "value_map"})
-    return {
-        "tenant_id": tenant_id,
-        **dumped,
-        "source_ranks": Jsonb(change.source_ranks) if change.source_ranks else None,
-        "now": now,
-    }
-
-
 def _write_declaration(
     conn: psycopg.Connection[Any],
     tenant_id: str,
@@ -192,46 +186,16 @@ def _write_declaration(
     target: str,
     now: datetime,
 ) -> None:
-    params = _params(tenant_id, change, now) | {
-        "attribute": old.attribute,
-        "target": target,
-        "schema_version": old.schema_version + 1,
-        "created_at": old.created_at,
-    }
     if target == old.attribute:
-        conn.execute(
-            """
-            UPDATE attributes SET
-                description = %(description)s, value_type = %(value_type)s,
-                enum_values = %(enum_values)s, aliases = %(aliases)s,
-                memory_type = %(memory_type)s, on_equal_start = %(on_equal_start)s,
-                source_ranks = %(source_ranks)s, retention_class = %(retention_class)s,
-                weak_quorum = %(weak_quorum)s, weak_window_days = %(weak_window_days)s,
-                schema_version = %(schema_version)s, updated_at = %(now)s
-            WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
-            """,
-            params,
-        )
+        conn.execute(UPDATE_ATTRIBUTE, declaration_params(tenant_id, target, change, now=now))
         return
-    conn.execute(
-        """
-        INSERT INTO attributes (
-            tenant_id, attribute, description, value_type, enum_values, aliases,
-            memory_type, on_equal_start, source_ranks, retention_class, weak_quorum,
-            weak_window_days, schema_version, created_at, updated_at
-        ) VALUES (
-            %(tenant_id)s, %(target)s, %(description)s, %(value_type)s,
-            %(enum_values)s, %(aliases)s, %(memory_type)s, %(on_equal_start)s,
-            %(source_ranks)s, %(retention_class)s, %(weak_quorum)s, %(weak_window_days)s,
-            %(schema_version)s, %(created_at)s, %(now)s
-        )
-        """,
-        params,
-    )
+    params = declaration_params(tenant_id, target, change, now=now)
+    created = {"schema_version": old.schema_version + 1, "created_at": old.created_at}
+    conn.execute(INSERT_ATTRIBUTE, params | created)
     conn.execute(
         "UPDATE attributes SET renamed_to = %(target)s, updated_at = %(now)s"
         " WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s",
-        params,
+        {"tenant_id": tenant_id, "attribute": old.attribute, "target": target, "now": now},
     )
 
 

@@ -106,6 +106,46 @@ def memory_update_schema(conn: psycopg.Connection[Any], tenant_id: str) -> dict[
     return schema
 
 
+INSERT_ATTRIBUTE = """
+INSERT INTO attributes (
+    tenant_id, attribute, description, value_type, enum_values, aliases, memory_type,
+    on_equal_start, source_ranks, retention_class, weak_quorum, weak_window_days, schema_version,
+    created_at, updated_at
+) VALUES (
+    %(tenant_id)s, %(attribute)s, %(description)s, %(value_type)s, %(enum_values)s,
+    %(aliases)s, %(memory_type)s, %(on_equal_start)s, %(source_ranks)s, %(retention_class)s,
+    %(weak_quorum)s, %(weak_window_days)s, %(schema_version)s, %(created_at)s, %(now)s
+)
+"""
+"""A new attribute row from ``declaration_params`` with its schema_version and created_at."""
+
+UPDATE_ATTRIBUTE = """
+UPDATE attributes SET
+    description = %(description)s, value_type = %(value_type)s, enum_values = %(enum_values)s,
+    aliases = %(aliases)s, memory_type = %(memory_type)s, on_equal_start = %(on_equal_start)s,
+    source_ranks = %(source_ranks)s, retention_class = %(retention_class)s,
+    weak_quorum = %(weak_quorum)s, weak_window_days = %(weak_window_days)s,
+    schema_version = schema_version + 1, updated_at = %(now)s
+WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
+"""
+"""A redeclaration from ``declaration_params``: the next schema_version."""
+
+
+def declaration_params(
+    tenant_id: str, attribute: str, declaration: AttributeDeclaration, *, now: datetime
+) -> dict[str, Any]:
+    """The parameters ``INSERT_ATTRIBUTE`` and ``UPDATE_ATTRIBUTE`` read of a declaration."""
+    return {
+        **declaration.model_dump(
+            mode="json", include=set(AttributeDeclaration.model_fields) - {"attribute"}
+        ),
+        "tenant_id": tenant_id,
+        "attribute": attribute,
+        "source_ranks": Jsonb(declaration.source_ranks) if declaration.source_ranks else None,
+        "now": now,
+    }
+
+
 def declare_attribute(
     conn: psycopg.Connection[Any],
     tenant_id: str,
@@ -144,29 +184,9 @@ def declare_attribute(
             f" (POST /v1/attributes/{attribute}/migrations, sgam attribute migrate)",
             field="attribute",
         )
-    params = {
-        **declaration.model_dump(mode="json", exclude={"attribute"}),
-        "tenant_id": tenant_id,
-        "attribute": attribute,
-        "source_ranks": Jsonb(declaration.source_ranks) if declaration.source_ranks else None,
-        "now": now,
-    }
+    params = declaration_params(tenant_id, attribute, declaration, now=now)
     if existing is None:
-        conn.execute(
-            """
-            INSERT INTO attributes (
-                tenant_id, attribute, description, value_type, enum_values, aliases,
-                memory_type, on_equal_start, source_ranks, retention_class, weak_quorum,
-                weak_window_days, schema_version, created_at, updated_at
-            ) VALUES (
-                %(tenant_id)s, %(attribute)s, %(description)s, %(value_type)s,
-                %(enum_values)s, %(aliases)s, %(memory_type)s, %(on_equal_start)s,
-                %(source_ranks)s, %(retention_class)s, %(weak_quorum)s, %(weak_window_days)s, 1,
-                %(now)s, %(now)s
-            )
-            """,
-            params,
-        )
+        conn.execute(INSERT_ATTRIBUTE, params | {"schema_version": 1, "created_at": now})
         return get_attribute(conn, tenant_id, attribute)
     retyped = existing.value_type != declaration.value_type
     removed = set(existing.enum_values) - set(declaration.enum_values)
@@ -188,20 +208,7 @@ def declare_attribute(
     )
     if not changed:
         return existing
-    conn.execute(
-        """
-        UPDATE attributes SET
-            description = %(description)s, value_type = %(value_type)s,
-            enum_values = %(enum_values)s,
-            aliases = %(aliases)s, memory_type = %(memory_type)s,
-            on_equal_start = %(on_equal_start)s, source_ranks = %(source_ranks)s,
-            retention_class = %(retention_class)s, weak_quorum = %(weak_quorum)s,
-            weak_window_days = %(weak_window_days)s,
-            schema_version = schema_version + 1, updated_at = %(now)s
-        WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
-        """,
-        params,
-    )
+    conn.execute(UPDATE_ATTRIBUTE, params)
     return get_attribute(conn, tenant_id, attribute)
 
 

@@ -17,6 +17,7 @@ from store.models import Fact
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, owner_connection, record
+from tests.http_helpers import tenant_rows
 
 E1, E2 = "2026-05-01T09:00:00Z", "2026-05-03T09:00:00Z"
 
@@ -277,18 +278,20 @@ def test_refusals_change_nothing(store: MemoryStore, tenant: str) -> None:
 
 
 def test_another_tenants_migration_never_touches_this_tenants_facts(
-    store: MemoryStore, clock: ManualClock
+    store: MemoryStore, clock: ManualClock, pool: ConnectionPool
 ) -> None:
     ours, theirs = "migrations-ours", "migrations-theirs"
     for name in (ours, theirs):
         store.admin.create_tenant(name)
         _seed_cities(store, name)
     ours_before = {s: store.facts.history(ours, s, "home_city") for s in ("mira", "ada")}
+    rows_before = tenant_rows(pool, ours)
     clock.set(ts("2026-06-02T00:00:00Z"))
     result = store.admin.migrate_attribute(
         theirs, "home_city", {"attribute": "city", "value_type": "string"}
     )
     assert len(result.converted) == 3
+    assert tenant_rows(pool, ours) == rows_before
     assert {s: store.facts.history(ours, s, "home_city") for s in ours_before} == ours_before
     assert [a.attribute for a in store.admin.list_attributes(ours)] == ["home_city"]
     with pytest.raises(NotFound):
