@@ -28,6 +28,7 @@ from store.attributes import (
 from store.clock import Clock
 from store.conversions import Unconvertible, convert_value
 from store.errors import Conflict, InvalidInput, UnconvertibleValues
+from store.locks import lock_tenants
 from store.migration_models import (
     AttributeChange,
     ConvertedValue,
@@ -88,7 +89,14 @@ def migrate_attribute(
     new_id: IdFactory,
     dual_read: timedelta,
 ) -> MigrationResult:
-    """Apply (or, on a dry run, plan) ``change`` to the tenant's ``attribute`` and its facts."""
+    """Apply (or, on a dry run, plan) ``change`` to the tenant's ``attribute`` and its facts.
+
+    A run holds the tenant's lock exclusively, as a bulk import does: the tenant's key writers
+    wait for its commit, then read the new declaration, so none writes under the old one a fact
+    the migration did not see.
+    """
+    if not dry_run:
+        lock_tenants(conn, [tenant_id])
     conn.execute(
         "SELECT 1 FROM attributes WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s"
         " FOR UPDATE",
