@@ -279,3 +279,9 @@ class Fact(BaseModel):
         description="Present when the read named an attribute by the name it had before a"
         " rename (within the dual-read window): that old name",
     )
+    unconvertible: bool = Field(
+        default=False,
+        exclude_if=lambda value: not value,
+        description="Present (true) on a version an attribute migration left under the old"
+        " declaration because its value could not convert (keep_unconvertible)",
+    )

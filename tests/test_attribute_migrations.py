@@ -182,10 +182,10 @@ def test_the_dry_run_reports_exactly_what_the_run_then_does_and_changes_nothing(
     # What the report says is what happened: converted values under version 2, the kept one
     # unchanged under version 1.
     assert [
-        (s, f.value, f.schema_version)
+        (s, f.value, f.schema_version, f.unconvertible)
         for s in ("bo", "mira", "ada")
         for f in [store.facts.current(tenant, s, "score")]
-    ] == [("bo", 7.5, 2), ("mira", 12, 2), ("ada", "high", 1)]
+    ] == [("bo", 7.5, 2, False), ("mira", 12, 2, False), ("ada", "high", 1, True)]
 
 
 def test_unconvertible_values_refuse_the_run_and_change_nothing(
@@ -244,12 +244,14 @@ def test_a_rename_with_kept_values_leaves_them_under_the_old_name_and_version(
     assert result.kept_unconvertible
     assert [u.fact_id for u in result.unconvertible] == [kept.fact.fact_id]
     assert store.facts.current(tenant, "mira", "age_years").value == 41
-    # The kept fact stays current under the old name, at version 1: the new name's history
-    # shows it, flagged by its old schema_version.
+    # The kept fact stays current under the old name, at version 1, flagged: the new name's
+    # history shows it.
     kept_history = store.facts.history(tenant, "ada", "age_years")
-    assert [(f.attribute, f.value, f.schema_version, f.retired_at) for f in kept_history] == [
-        ("age", "forty", 1, None)
-    ]
+    assert [
+        (f.attribute, f.value, f.schema_version, f.retired_at, f.unconvertible)
+        for f in kept_history
+    ] == [("age", "forty", 1, None, True)]
+    assert store.facts.current(tenant, "ada", "age").model_dump(mode="json")["unconvertible"]
 
 
 def test_refusals_change_nothing(store: MemoryStore, tenant: str) -> None:
