@@ -185,24 +185,6 @@ def test_every_call_with_real_data_answers_as_documented(
         query={"valid_at": "2020-01-01T00:00:00Z"},
     )
     tour.call("GET", f"{fact_path}/history", expect=200, headers=key, path_parameters=mira)
-    # A type change is a migration: the PUT is refused, the dry run reports, nothing changes.
-    passport = {"attribute": "passport_deadline"}
-    tour.call(
-        "PUT",
-        "/v1/attributes/{attribute}",
-        expect=409,
-        headers=key,
-        path_parameters=passport,
-        body={"value_type": "string"},
-    )
-    tour.call(
-        "POST",
-        "/v1/attributes/{attribute}/migrations",
-        expect=200,
-        headers=key,
-        path_parameters=passport,
-        body={"value_type": "string", "dry_run": True},
-    )
     tour.call("GET", "/v1/subjects", expect=200, headers=key, query={"limit": 1})
     tour.call(
         "GET",
@@ -228,6 +210,24 @@ def test_every_call_with_real_data_answers_as_documented(
         headers=key,
         path_parameters={"conflict_id": conflict["conflict_id"]},
         body={"choose": "challenger"},
+    )
+    # A type change is a migration: the PUT is refused, the dry run reports, nothing changes.
+    passport = {"attribute": "passport_deadline"}
+    tour.call(
+        "PUT",
+        "/v1/attributes/{attribute}",
+        expect=409,
+        headers=key,
+        path_parameters=passport,
+        body={"value_type": "string"},
+    )
+    tour.call(
+        "POST",
+        "/v1/attributes/{attribute}/migrations",
+        expect=200,
+        headers=key,
+        path_parameters=passport,
+        body={"value_type": "string", "dry_run": True},
     )
     weak = {**_candidate("2026-11-01", "Mira moved.", valid_from=start), "strength": "weak"}
     buffered = tour.call(
