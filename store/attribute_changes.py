@@ -61,7 +61,6 @@ def plan_conversions(
     converted: list[ConvertedValue] = []
     refused: list[UnconvertibleValue] = []
     for fact in sorted(current, key=lambda f: (f.subject, f.valid_from, str(f.version_id))):
-        shown = {"fact_id": fact.fact_id, "version_id": fact.version_id, "subject": fact.subject}
         try:
             value = convert_value(
                 fact.value,
@@ -71,9 +70,25 @@ def plan_conversions(
                 value_map=change.value_map,
             )
         except Unconvertible as error:
-            refused.append(UnconvertibleValue(**shown, value=fact.value, reason=str(error)))
+            refused.append(
+                UnconvertibleValue(
+                    fact_id=fact.fact_id,
+                    version_id=fact.version_id,
+                    subject=fact.subject,
+                    value=fact.value,
+                    reason=str(error),
+                )
+            )
         else:
-            converted.append(ConvertedValue(**shown, value=fact.value, converted_value=value))
+            converted.append(
+                ConvertedValue(
+                    fact_id=fact.fact_id,
+                    version_id=fact.version_id,
+                    subject=fact.subject,
+                    value=fact.value,
+                    converted_value=value,
+                )
+            )
     return converted, refused
 
 

@@ -120,4 +120,4 @@ def _written_date(text: str) -> str:
         raise Unconvertible(f"{quote(text)} is not a date with a day, a month and a year")
     if parsed.time() != time(0):
         raise Unconvertible(f"{quote(text)} has a time of day a date would lose")
-    return parsed.date().isoformat()
+    return str(parsed.date().isoformat())
