@@ -21,8 +21,9 @@ def declare_attribute(
 ) -> Attribute:
     """Declare or redeclare an attribute; a change bumps its ``schema_version``.
 
-    A new value type, a removed enum member or a new name (``attribute`` in the body) is 409
-    ``schema_change_requires_migration``: only a migration converts the values it holds.
+    A new value type or a removed enum member of an attribute holding values, or a new name
+    (``attribute`` in the body), is 409 ``schema_change_requires_migration``: only a migration
+    converts the values it holds.
     """
     return store.admin.declare_attribute(tenant_id, attribute, data)
 
