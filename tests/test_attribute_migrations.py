@@ -299,3 +299,32 @@ def test_another_tenants_migration_never_touches_this_tenants_facts(
     with pytest.raises(NotFound):
         store.facts.current(ours, "mira", "city")
     assert store.facts.current(theirs, "mira", "home_city").migrated_from == "home_city"
+
+
+def test_a_retraction_after_a_rename_replays_the_log_kept_under_the_old_name(
+    store: MemoryStore, tenant: str, clock: ManualClock
+) -> None:
+    declare(store, tenant, "team", "string")
+    record(store, tenant, "e1", E1)
+    record(store, tenant, "e2", E2)
+    blue = assert_value(store, tenant, "e1", "blue", attribute="team")
+    ended = store.facts.expire(
+        tenant, "mira", "team", at="2026-05-20T00:00:00Z", source_episode_id="e1"
+    )
+    red = assert_value(store, tenant, "e2", "red", "2026-05-25T00:00:00Z", attribute="team")
+    assert (ended.status, blue.fact is not None, red.fact is not None) == ("expired", True, True)
+    assert blue.fact is not None and red.fact is not None
+    clock.set(ts("2026-06-02T00:00:00Z"))
+    store.admin.migrate_attribute(tenant, "team", {"attribute": "squad", "value_type": "string"})
+    retracted = store.facts.retract(tenant, "mira", "squad", fact_id=red.fact.fact_id)
+    assert retracted.status == "retracted"
+    # The expiry logged under the old name still ends blue: nothing is valid now.
+    with pytest.raises(NotFound):
+        store.facts.current(tenant, "mira", "squad")
+    kept = store.facts.at(tenant, "mira", "squad", valid_at="2026-05-10T00:00:00Z")
+    assert (kept.fact_id, kept.attribute, kept.valid_to, kept.ended_by_kind) == (
+        blue.fact.fact_id,
+        "squad",
+        ts("2026-05-20T00:00:00Z"),
+        "expiry",
+    )
