@@ -312,8 +312,9 @@ def test_a_retraction_after_a_rename_replays_the_log_kept_under_the_old_name(
         tenant, "mira", "team", at="2026-05-20T00:00:00Z", source_episode_id="e1"
     )
     red = assert_value(store, tenant, "e2", "red", "2026-05-25T00:00:00Z", attribute="team")
-    assert (ended.status, blue.fact is not None, red.fact is not None) == ("expired", True, True)
-    assert blue.fact is not None and red.fact is not None
+    assert ended.status == "expired"
+    assert blue.fact is not None
+    assert red.fact is not None
     clock.set(ts("2026-06-02T00:00:00Z"))
     store.admin.migrate_attribute(tenant, "team", {"attribute": "squad", "value_type": "string"})
     retracted = store.facts.retract(tenant, "mira", "squad", fact_id=red.fact.fact_id)
