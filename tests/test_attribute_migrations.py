@@ -8,11 +8,19 @@ from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
+import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
+from store import attribute_changes
 from store.clock import ManualClock
-from store.errors import Conflict, NotFound, SchemaChangeRequiresMigration, UnconvertibleValues
+from store.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    SchemaChangeRequiresMigration,
+    UnconvertibleValues,
+)
 from store.models import Fact
 from store.service import MemoryStore
 from tests.conftest import ts
@@ -329,3 +337,25 @@ def test_a_retraction_after_a_rename_replays_the_log_kept_under_the_old_name(
         ts("2026-05-20T00:00:00Z"),
         "expiry",
     )
+
+
+def test_a_migration_that_fails_after_rewriting_facts_changes_nothing(
+    store: MemoryStore,
+    tenant: str,
+    clock: ManualClock,
+    pool: ConnectionPool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _seed_cities(store, tenant)
+    before = tenant_rows(pool, tenant)
+
+    def failing(conn: psycopg.Connection[Any], *_: Any, **__: Any) -> None:
+        conn.execute("SELECT 1 / 0")  # the database refuses the last statement
+
+    monkeypatch.setattr(attribute_changes, "_record", failing)
+    clock.set(ts("2026-06-02T00:00:00Z"))
+    with pytest.raises(InvalidInput):
+        store.admin.migrate_attribute(
+            tenant, "home_city", {"attribute": "city", "value_type": "string"}
+        )
+    assert tenant_rows(pool, tenant) == before
