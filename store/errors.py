@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class StoreError(Exception):
@@ -59,7 +59,7 @@ class UnconvertibleValues(Conflict):
     """A migration refused because values would not convert, with the list of them."""
 
     def __init__(
-        self, detail: str, *, field: str | None = None, unconvertible: list[dict[str, object]]
+        self, detail: str, *, field: str | None = None, unconvertible: list[dict[str, Any]]
     ) -> None:
         super().__init__(detail, field=field)
         self.unconvertible = unconvertible
