@@ -85,6 +85,8 @@ def _convert(
         if converted != value:
             raise Unconvertible(f"{quote(text)} is not exactly representable as a number")
         return converted
+    if target == ValueType.INTEGER and isinstance(value, float) and value.is_integer():
+        return parse_value(str(int(value)), target)
     if source == ValueType.STRING and target == ValueType.DATE:
         return _written_date(text)
     if source == ValueType.JSON and isinstance(value, str):
