@@ -39,8 +39,8 @@ def _seed(http: Client, headers: dict[str, str]) -> dict[str, Any]:
     return {r["fact"]["subject"]: r["fact"] for r in recorded["results"]}
 
 
-def _migrate(http: Client, headers: dict[str, str], attribute: str, **body: Any) -> Any:
-    return http.post(f"/v1/attributes/{attribute}/migrations", json=body, headers=headers)
+def _migrate(http: Client, headers: dict[str, str], path: str, **body: Any) -> Any:
+    return http.post(f"/v1/attributes/{path}/migrations", json=body, headers=headers)
 
 
 def test_a_put_that_changes_the_type_or_the_name_is_refused_and_changes_nothing(
