@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from retrieval.models import ContextRequest
+from retrieval.models import ContextRequest, RenamedAttribute
 from store.attribute_names import renamed_targets
 from store.snapshot import ReadSnapshot
 
 
 def read_old_names_as_new(
     snapshot: ReadSnapshot, request: ContextRequest
-) -> tuple[ContextRequest, dict[str, str]]:
+) -> tuple[ContextRequest, list[RenamedAttribute]]:
     """The request with each old name still in its dual-read window replaced by the new one,
-    and the new names read that way with their old names (empty when none was)."""
+    and each new name read that way with its old name (none when none was)."""
     if not request.attributes:
-        return request, {}
+        return request, []
     renamed = renamed_targets(
         snapshot.conn, snapshot.tenant_id, request.attributes, now=snapshot.now
     )
     if not renamed:
-        return request, {}
+        return request, []
     named = [renamed.get(name, name) for name in request.attributes]
     return (
         request.model_copy(update={"attributes": named}),
-        {new: old for old, new in renamed.items()},
+        [RenamedAttribute(attribute=new, migrated_from=old) for old, new in renamed.items()],
     )

@@ -113,7 +113,10 @@ def test_the_migration_route_dry_runs_then_renames_and_the_old_name_answers_from
         headers=headers,
     ).json()
     plan = context["plan"]
-    assert (plan["attributes"], plan["migrated_from"]) == (["city"], {"city": "home_city"})
+    assert (plan["attributes"], plan["migrated_from"]) == (
+        ["city"],
+        [{"attribute": "city", "migrated_from": "home_city"}],
+    )
     assert [(f["attribute"], f["value"]) for f in context["facts"]] == [("city", "Oslo")]
     moved = candidate("mira", "home_city", "Bergen", valid_from="2026-04-01T00:00:00Z")
     written = http.post(
