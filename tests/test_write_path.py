@@ -368,11 +368,11 @@ def test_enum_attributes_accept_added_members_only(store: MemoryStore, tenant: s
     assert (narrower.enum_values, narrower.schema_version) == (["gold", "silver"], 3)
     record(store, tenant, "e1", "2026-06-01T09:00:00Z")
     assert assert_value(store, tenant, "e1", "gold", attribute="tier").status == "written"
-    with pytest.raises(Conflict) as raised:
+    with pytest.raises(Conflict) as held:
         store.admin.declare_attribute(
             tenant, "tier", {"value_type": "enum", "enum_values": ["gold"]}
         )
-    assert raised.value.field == "enum_values"
+    assert held.value.field == "enum_values"
     with pytest.raises(InvalidInput) as raised:
         store.admin.declare_attribute(tenant, "plan", {"value_type": "enum"})
     assert "enum_values" in raised.value.detail
