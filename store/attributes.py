@@ -10,7 +10,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from store.errors import Conflict, InvalidInput, NotFound, SchemaChangeRequiresMigration
+from store.errors import Conflict, NotFound, SchemaChangeRequiresMigration
 from store.models import Attribute, AttributeDeclaration, MemoryUpdate
 
 _COLUMNS = """
@@ -172,18 +172,13 @@ def declare_attribute(
             " declared again",
             field="attribute",
         )
-    existing = find_attribute(conn, tenant_id, attribute)
-    if declaration.attribute not in (None, attribute) and existing is None:
-        raise InvalidInput(
-            f"the body names attribute {declaration.attribute!r}, the path {attribute!r}",
-            field="attribute",
-        )
     if declaration.attribute not in (None, attribute):
         raise SchemaChangeRequiresMigration(
-            f"renaming {attribute!r} needs a migration"
-            f" (POST /v1/attributes/{attribute}/migrations, sgam attribute migrate)",
+            f"the body names {declaration.attribute!r}, the path {attribute!r}: a rename needs a"
+            f" migration (POST /v1/attributes/{attribute}/migrations)",
             field="attribute",
         )
+    existing = find_attribute(conn, tenant_id, attribute)
     params = declaration_params(tenant_id, attribute, declaration, now=now)
     if existing is None:
         conn.execute(INSERT_ATTRIBUTE, params | {"schema_version": 1, "created_at": now})
