@@ -20,6 +20,7 @@ import psycopg
 
 from store import receipts, touched, versions
 from store.attributes import (
+    DECLARED,
     INSERT_ATTRIBUTE,
     UPDATE_ATTRIBUTE,
     declaration_params,
@@ -39,19 +40,6 @@ from store.models import Attribute, Fact
 from store.receipts import NO_TRACE
 from store.temporal import Plan
 from store.versions import IdFactory, as_version
-
-_DECLARED = (
-    "description",
-    "value_type",
-    "enum_values",
-    "aliases",
-    "memory_type",
-    "on_equal_start",
-    "source_ranks",
-    "retention_class",
-    "weak_quorum",
-    "weak_window_days",
-)
 
 
 def plan_conversions(
@@ -180,7 +168,7 @@ def _check_change(
         if taken is not None:
             raise Conflict(f"attribute {target!r} already exists", field="attribute")
     elif not change.value_map and all(
-        getattr(old, name) == getattr(change, name) for name in _DECLARED
+        getattr(old, name) == getattr(change, name) for name in DECLARED
     ):
         raise InvalidInput(
             "the declaration changes nothing: a migration changes the name, the value type,"

@@ -29,6 +29,8 @@ _COMPATIBLE = (
     "weak_quorum",
     "weak_window_days",
 )
+DECLARED = (*_COMPATIBLE, "value_type", "enum_values")
+"""Every field of a declaration a change of which bumps schema_version."""
 
 
 def get_attribute(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> Attribute:
@@ -197,10 +199,7 @@ def declare_attribute(
             f" a migration (POST /v1/attributes/{attribute}/migrations) removes or maps them",
             field="enum_values",
         )
-    changed = any(
-        getattr(existing, name) != getattr(declaration, name)
-        for name in (*_COMPATIBLE, "value_type", "enum_values")
-    )
+    changed = any(getattr(existing, name) != getattr(declaration, name) for name in DECLARED)
     if not changed:
         return existing
     conn.execute(UPDATE_ATTRIBUTE, params)
