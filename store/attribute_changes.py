@@ -120,6 +120,7 @@ def migrate_attribute(
     now, current, refused_keys = versions.hold_keys(conn, clock, tenant_id=tenant_id, keys=keys)
     for error in refused_keys.values():
         raise error
+    _refuse_pending(conn, tenant_id, attribute, now=now)
     facts = [fact for (_, name), found in current.items() if name == attribute for fact in found]
     converted, unconvertible = plan_conversions(facts, old=old, change=change)
     result = MigrationResult(
@@ -175,15 +176,31 @@ def _check_change(
             " the enum members or maps values",
             field="value_type",
         )
-    open_conflicts = conn.execute(
-        "SELECT count(*) FROM conflicts WHERE tenant_id = %(tenant_id)s"
-        " AND attribute = %(attribute)s AND status = 'open'",
-        {"tenant_id": tenant_id, "attribute": old.attribute},
+
+
+_PENDING = """
+SELECT
+    (SELECT count(*) FROM conflicts WHERE tenant_id = %(tenant_id)s
+        AND attribute = %(attribute)s AND status = 'open'),
+    (SELECT count(*) FROM weak_signals WHERE tenant_id = %(tenant_id)s
+        AND attribute = %(attribute)s AND expires_at > %(now)s)
+"""
+
+
+def _refuse_pending(
+    conn: psycopg.Connection[Any], tenant_id: str, attribute: str, *, now: datetime
+) -> None:
+    """Conflict while values wait outside the facts: open conflicts' challengers and live
+    buffered weak signals, which would keep the old type (or name) past the migration."""
+    row = conn.execute(
+        _PENDING, {"tenant_id": tenant_id, "attribute": attribute, "now": now}
     ).fetchone()
-    if open_conflicts is not None and open_conflicts[0]:
+    conflicts, signals = row if row is not None else (0, 0)
+    if conflicts or signals:
         raise Conflict(
-            f"attribute {old.attribute!r} has {open_conflicts[0]} open conflict(s); resolve"
-            " them before migrating it",
+            f"attribute {attribute!r} has {conflicts} open conflict(s) and {signals} buffered"
+            " weak signal(s); resolve the conflicts and let the signals be promoted or expire"
+            " before migrating it",
             field="attribute",
         )
 

@@ -359,3 +359,25 @@ def test_a_migration_that_fails_after_rewriting_facts_changes_nothing(
             tenant, "home_city", {"attribute": "city", "value_type": "string"}
         )
     assert tenant_rows(pool, tenant) == before
+
+
+def test_values_waiting_outside_the_facts_hold_a_migration_back(
+    store: MemoryStore, tenant: str, pool: ConnectionPool
+) -> None:
+    declare(store, tenant, "home_city", "string")
+    declare(store, tenant, "export_format", "string")
+    record(store, tenant, "e1", E1)
+    record(store, tenant, "e2", E2, text="another episode")
+    assert_value(store, tenant, "e1", "Oslo", E1, attribute="home_city")
+    rival = assert_value(store, tenant, "e2", "Bergen", E1, attribute="home_city")
+    weak = assert_value(store, tenant, "e1", "csv", attribute="export_format", strength="weak")
+    assert (rival.status, weak.status) == ("conflict", "buffered")
+    before = tenant_rows(pool, tenant)
+    for attribute, counts in (
+        ("home_city", "1 open conflict(s) and 0"),
+        ("export_format", "0 open conflict(s) and 1"),
+    ):
+        with pytest.raises(Conflict) as held:
+            store.admin.migrate_attribute(tenant, attribute, {"value_type": "json"}, dry_run=True)
+        assert (held.value.field, counts in held.value.detail) == ("attribute", True)
+    assert tenant_rows(pool, tenant) == before
