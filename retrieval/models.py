@@ -148,6 +148,13 @@ class PlanReasons(TypedDict):
     attributes: str
 
 
+class RenamedAttribute(BaseModel):
+    """An attribute a request named by its name before a rename."""
+
+    attribute: str = Field(description="The name read")
+    migrated_from: str = Field(description="The old name the request gave")
+
+
 class QuestionPlan(BaseModel):
     """The read a question asks for, with the reason for every choice."""
 
@@ -163,6 +170,12 @@ class QuestionPlan(BaseModel):
     )
     # Not re-validated, so the reasons stay in the order the planner settled them.
     reasons: SkipValidation[PlanReasons]
+    migrated_from: list[RenamedAttribute] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when the request named attributes by the names they had before a"
+        " rename (within the dual-read window): each attribute read, with the old name asked",
+    )
 
 
 class ContextResult(BaseModel):

@@ -35,6 +35,7 @@ from retrieval.models import (
 from retrieval.planner import plan_question
 from retrieval.question import KnownSubject, routing_text, subject_candidates
 from retrieval.receipts import context_receipts
+from retrieval.renamed import read_old_names_as_new
 from retrieval.route import route_keys
 from retrieval.routing import AttributeIndex
 from retrieval.stale import NO_VALUES, subject_values
@@ -114,7 +115,10 @@ class Reader:
     def _context(
         self, snapshot: ReadSnapshot, request: ContextRequest, trace: Trace
     ) -> ContextResult:
+        request, migrated = read_old_names_as_new(snapshot, request)
         plan, memory, query = self._plan(snapshot, request)
+        if migrated:
+            plan = plan.model_copy(update={"migrated_from": migrated})
         keys = (
             []
             if memory is None

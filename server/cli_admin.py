@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import psycopg
@@ -110,3 +112,66 @@ def purge_receipts(
         typer.echo(f"error: {failure}", err=True)
         raise typer.Exit(1) from error
     typer.echo(f"deleted {deleted} receipts older than {kept.days} days")
+
+
+attribute_app = typer.Typer(
+    help="Change an attribute's declaration with its facts (schema evolution). Not the"
+    " database's `sgam migrate`."
+)
+
+
+@attribute_app.command("migrate")
+def migrate_attribute(
+    attribute: Annotated[str, typer.Argument(help="The attribute to change, e.g. home_city.")],
+    to: Annotated[
+        Path,
+        typer.Option(
+            "--to",
+            exists=True,
+            dir_okay=False,
+            help="JSON file with the new declaration (value_type, enum_values, ...; `attribute`"
+            " for a new name; `value_map` of old values to new ones).",
+        ),
+    ],
+    tenant: Annotated[str, typer.Option(help="The tenant whose attribute it is.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would change; change nothing.")
+    ] = False,
+    keep_unconvertible: Annotated[
+        bool,
+        typer.Option(
+            "--keep-unconvertible",
+            help="Leave values that cannot convert under the old declaration instead of"
+            " refusing the migration.",
+        ),
+    ] = False,
+) -> None:
+    """Convert an attribute's facts to a new declaration in one transaction; print the report.
+
+    Values that cannot convert are listed and refuse the migration (exit 2) unless
+    --keep-unconvertible.
+    """
+    from datetime import timedelta  # noqa: PLC0415 - keep --help fast
+
+    from store.errors import UnconvertibleValues  # noqa: PLC0415
+
+    try:
+        change = json.loads(to.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise typer.BadParameter(f"not a JSON declaration: {error}", param_hint="--to") from None
+    window = timedelta(days=Settings().attribute_dual_read_days)
+    with configured_store() as store:
+        try:
+            result = store.admin.migrate_attribute(
+                tenant,
+                attribute,
+                change,
+                dry_run=dry_run,
+                keep_unconvertible=keep_unconvertible,
+                dual_read=window,
+            )
+        except UnconvertibleValues as error:
+            typer.echo(f"error: {error}", err=True)
+            typer.echo(json.dumps(error.unconvertible, indent=2), err=True)
+            raise typer.Exit(2) from error
+    typer.echo(result.model_dump_json(indent=2))

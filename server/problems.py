@@ -23,6 +23,7 @@ from store.errors import (
     LegalHold,
     NotFound,
     StoreError,
+    UnconvertibleValues,
 )
 from store.inputs import user_reason
 
@@ -46,6 +47,7 @@ def problem_response(
     *,
     field: str | None = None,
     headers: dict[str, str] | None = None,
+    unconvertible: list[dict[str, Any]] | None = None,
 ) -> Response[dict[str, Any]]:
     """The problem+json response for one failure, with any headers its status calls for."""
     body = Problem(
@@ -55,7 +57,8 @@ def problem_response(
         detail=user_reason(detail),
         code=code,
         field=field,
-    ).model_dump(exclude_none=True)
+        unconvertible=unconvertible,
+    ).model_dump(mode="json", exclude_none=True)
     if status == 401:
         headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="sgam"'}
     return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=headers)
@@ -69,7 +72,10 @@ def store_error_handler(_: Request[Any, Any, Any], error: StoreError) -> Respons
     _log_refusal(error, status)
     if status == 500:
         return problem_response("internal", 500, "the server failed to handle this request")
-    return problem_response(error.code, status, error.detail, field=error.field)
+    unconvertible = error.unconvertible if isinstance(error, UnconvertibleValues) else None
+    return problem_response(
+        error.code, status, error.detail, field=error.field, unconvertible=unconvertible
+    )
 
 
 def _log_refusal(error: StoreError, status: int) -> None:

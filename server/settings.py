@@ -55,6 +55,15 @@ class Settings(BaseSettings):
         " runs at a time across processes, under a PostgreSQL advisory lock); 0 disables"
         " them, leaving the purge to `sgam purge`.",
     )
+    attribute_dual_read_days: int = Field(
+        default=30,
+        ge=0,
+        le=3650,
+        description="Days after an attribute is renamed (`sgam attribute migrate`) during which"
+        " reads and writes under its old name are answered from and mapped to the new one,"
+        " saying `migrated_from`; each migration fixes its window when it runs. After it the"
+        " old name is unknown.",
+    )
 
     admin_token: SecretStr | None = Field(
         default=None,

@@ -6,7 +6,7 @@ name. ``server.problems`` maps errors onto these; ``server.client`` parses them.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
@@ -40,6 +40,7 @@ TITLES: Final[dict[str, str]] = {
     "not_found": "Not found",
     "conflict": "The request conflicts with stored state",
     "legal_hold": "The data is under legal hold",
+    "schema_change_requires_migration": "The change needs an attribute migration",
     "unauthorized": "Missing or unknown credentials",
     "forbidden": "Not allowed",
     "too_large": "The request is too large",
@@ -57,10 +58,16 @@ class Problem(BaseModel):
     status: int
     detail: str
     code: str = Field(
-        description="Stable: invalid, not_found, conflict, legal_hold, unauthorized, forbidden,"
-        " too_large, unsupported_media_type, unavailable or internal."
+        description="Stable: invalid, not_found, conflict, legal_hold,"
+        " schema_change_requires_migration, unauthorized, forbidden, too_large,"
+        " unsupported_media_type, unavailable or internal."
     )
     field: str | None = Field(default=None, description="The body path, parameter or header.")
+    unconvertible: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="A refused attribute migration's values that would not convert: fact_id,"
+        " version_id, subject, value and reason of each.",
+    )
 
 
 class Health(BaseModel):

@@ -10,7 +10,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from store.errors import Conflict, NotFound
+from store.errors import Conflict, NotFound, SchemaChangeRequiresMigration
 from store.models import Attribute, AttributeDeclaration, MemoryUpdate
 
 _COLUMNS = """
@@ -29,6 +29,8 @@ _COMPATIBLE = (
     "weak_quorum",
     "weak_window_days",
 )
+DECLARED = (*_COMPATIBLE, "value_type", "enum_values")
+"""Every field of a declaration a change of which bumps schema_version."""
 
 
 def get_attribute(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> Attribute:
@@ -46,7 +48,8 @@ def find_attribute(
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
             "SELECT" + _COLUMNS + "FROM attributes"
-            " WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s",
+            " WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s"
+            " AND renamed_to IS NULL",
             {"tenant_id": tenant_id, "attribute": attribute},
         )
         row = cur.fetchone()
@@ -61,7 +64,8 @@ def ask_attributes(
     cur = conn.cursor(row_factory=dict_row)
     cur.execute(
         "SELECT" + _COLUMNS + "FROM attributes"
-        " WHERE tenant_id = %(tenant_id)s AND attribute = ANY(%(attributes)s)",
+        " WHERE tenant_id = %(tenant_id)s AND attribute = ANY(%(attributes)s)"
+        " AND renamed_to IS NULL",
         {"tenant_id": tenant_id, "attributes": sorted(set(names))},
     )
 
@@ -78,7 +82,7 @@ def list_attributes(conn: psycopg.Connection[Any], tenant_id: str) -> list[Attri
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
             "SELECT" + _COLUMNS + "FROM attributes WHERE tenant_id = %(tenant_id)s"
-            " ORDER BY attribute",
+            " AND renamed_to IS NULL ORDER BY attribute",
             {"tenant_id": tenant_id},
         )
         return [Attribute.model_validate(row) for row in cur.fetchall()]
@@ -95,13 +99,53 @@ def memory_update_schema(conn: psycopg.Connection[Any], tenant_id: str) -> dict[
         str(row[0])
         for row in conn.execute(
             "SELECT attribute FROM attributes WHERE tenant_id = %(tenant_id)s"
-            ' ORDER BY attribute COLLATE "C"',
+            ' AND renamed_to IS NULL ORDER BY attribute COLLATE "C"',
             {"tenant_id": tenant_id},
         )
     ]
     schema = MemoryUpdate.model_json_schema()
     schema["properties"]["attribute"]["enum"] = names
     return schema
+
+
+INSERT_ATTRIBUTE = """
+INSERT INTO attributes (
+    tenant_id, attribute, description, value_type, enum_values, aliases, memory_type,
+    on_equal_start, source_ranks, retention_class, weak_quorum, weak_window_days, schema_version,
+    created_at, updated_at
+) VALUES (
+    %(tenant_id)s, %(attribute)s, %(description)s, %(value_type)s, %(enum_values)s,
+    %(aliases)s, %(memory_type)s, %(on_equal_start)s, %(source_ranks)s, %(retention_class)s,
+    %(weak_quorum)s, %(weak_window_days)s, %(schema_version)s, %(created_at)s, %(now)s
+)
+"""
+"""A new attribute row from ``declaration_params`` with its schema_version and created_at."""
+
+UPDATE_ATTRIBUTE = """
+UPDATE attributes SET
+    description = %(description)s, value_type = %(value_type)s, enum_values = %(enum_values)s,
+    aliases = %(aliases)s, memory_type = %(memory_type)s, on_equal_start = %(on_equal_start)s,
+    source_ranks = %(source_ranks)s, retention_class = %(retention_class)s,
+    weak_quorum = %(weak_quorum)s, weak_window_days = %(weak_window_days)s,
+    schema_version = schema_version + 1, updated_at = %(now)s
+WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
+"""
+"""A redeclaration from ``declaration_params``: the next schema_version."""
+
+
+def declaration_params(
+    tenant_id: str, attribute: str, declaration: AttributeDeclaration, *, now: datetime
+) -> dict[str, Any]:
+    """The parameters ``INSERT_ATTRIBUTE`` and ``UPDATE_ATTRIBUTE`` read of a declaration."""
+    return {
+        **declaration.model_dump(
+            mode="json", include=set(AttributeDeclaration.model_fields) - {"attribute"}
+        ),
+        "tenant_id": tenant_id,
+        "attribute": attribute,
+        "source_ranks": Jsonb(declaration.source_ranks) if declaration.source_ranks else None,
+        "now": now,
+    }
 
 
 def declare_attribute(
@@ -114,70 +158,66 @@ def declare_attribute(
 ) -> Attribute:
     """Declare or redeclare an attribute.
 
-    An identical redeclaration changes nothing; compatible changes bump ``schema_version``;
-    a new value type, or enum members removed, would strand stored values and is refused
-    until schema evolution exists.
+    An identical redeclaration changes nothing; every change bumps ``schema_version``. A new
+    value type or removed enum members of an attribute that holds values (facts, conflicts,
+    buffered signals), and any new name, would strand them: only an attribute migration
+    (``store.attribute_changes``) makes those changes.
     """
-    conn.execute(
-        "SELECT 1 FROM attributes WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s"
-        " FOR UPDATE",
+    renamed = conn.execute(
+        "SELECT renamed_to FROM attributes WHERE tenant_id = %(tenant_id)s"
+        " AND attribute = %(attribute)s FOR UPDATE",
         {"tenant_id": tenant_id, "attribute": attribute},
-    )
+    ).fetchone()
+    if renamed is not None and renamed[0] is not None:
+        raise Conflict(
+            f"attribute {attribute!r} was renamed to {renamed[0]!r}; its old name cannot be"
+            " declared again",
+            field="attribute",
+        )
+    if declaration.attribute not in (None, attribute):
+        raise SchemaChangeRequiresMigration(
+            f"the body names {declaration.attribute!r}, the path {attribute!r}: a rename needs a"
+            f" migration (POST /v1/attributes/{attribute}/migrations)",
+            field="attribute",
+        )
     existing = find_attribute(conn, tenant_id, attribute)
-    params = {
-        "tenant_id": tenant_id,
-        "attribute": attribute,
-        **declaration.model_dump(mode="json"),
-        "source_ranks": Jsonb(declaration.source_ranks) if declaration.source_ranks else None,
-        "now": now,
-    }
+    params = declaration_params(tenant_id, attribute, declaration, now=now)
     if existing is None:
-        conn.execute(
-            """
-            INSERT INTO attributes (
-                tenant_id, attribute, description, value_type, enum_values, aliases,
-                memory_type, on_equal_start, source_ranks, retention_class, weak_quorum,
-                weak_window_days, schema_version, created_at, updated_at
-            ) VALUES (
-                %(tenant_id)s, %(attribute)s, %(description)s, %(value_type)s,
-                %(enum_values)s, %(aliases)s, %(memory_type)s, %(on_equal_start)s,
-                %(source_ranks)s, %(retention_class)s, %(weak_quorum)s, %(weak_window_days)s, 1,
-                %(now)s, %(now)s
-            )
-            """,
-            params,
-        )
+        conn.execute(INSERT_ATTRIBUTE, params | {"schema_version": 1, "created_at": now})
         return get_attribute(conn, tenant_id, attribute)
-    if existing.value_type != declaration.value_type:
-        raise Conflict(
-            f"attribute {attribute!r} is a {existing.value_type}; changing its value type"
-            " needs schema evolution, which is not supported yet",
-            field="value_type",
-        )
+    retyped = existing.value_type != declaration.value_type
     removed = set(existing.enum_values) - set(declaration.enum_values)
-    if removed:
-        raise Conflict(
-            f"enum members {sorted(removed)} would strand stored values; only additions are"
-            " supported",
+    if (retyped or removed) and _holds_values(conn, tenant_id, attribute):
+        if retyped:
+            raise SchemaChangeRequiresMigration(
+                f"attribute {attribute!r} holds {existing.value_type} values: a new value type"
+                f" needs a migration (POST /v1/attributes/{attribute}/migrations)",
+                field="value_type",
+            )
+        raise SchemaChangeRequiresMigration(
+            f"enum members {sorted(removed)} may be held: a redeclaration only adds members,"
+            f" a migration (POST /v1/attributes/{attribute}/migrations) removes or maps them",
             field="enum_values",
         )
-    changed = any(
-        getattr(existing, name) != getattr(declaration, name)
-        for name in (*_COMPATIBLE, "enum_values")
-    )
+    changed = any(getattr(existing, name) != getattr(declaration, name) for name in DECLARED)
     if not changed:
         return existing
-    conn.execute(
-        """
-        UPDATE attributes SET
-            description = %(description)s, enum_values = %(enum_values)s,
-            aliases = %(aliases)s, memory_type = %(memory_type)s,
-            on_equal_start = %(on_equal_start)s, source_ranks = %(source_ranks)s,
-            retention_class = %(retention_class)s, weak_quorum = %(weak_quorum)s,
-            weak_window_days = %(weak_window_days)s,
-            schema_version = schema_version + 1, updated_at = %(now)s
-        WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
-        """,
-        params,
-    )
+    conn.execute(UPDATE_ATTRIBUTE, params)
     return get_attribute(conn, tenant_id, attribute)
+
+
+_HOLDS_VALUES = """
+SELECT EXISTS (
+    SELECT FROM fact_versions WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
+) OR EXISTS (
+    SELECT FROM conflicts WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
+) OR EXISTS (
+    SELECT FROM weak_signals WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
+)
+"""
+
+
+def _holds_values(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> bool:
+    """Whether any fact version, conflict or buffered signal holds a value of the attribute."""
+    row = conn.execute(_HOLDS_VALUES, {"tenant_id": tenant_id, "attribute": attribute}).fetchone()
+    return bool(row and row[0])

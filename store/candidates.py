@@ -16,6 +16,7 @@ from uuid import UUID
 import psycopg
 
 from store import episodes, receipts, touched, versions, weak_signals
+from store.attribute_names import ask_renamed_targets
 from store.attributes import ask_attributes
 from store.clock import Clock
 from store.facts import Accepted, check_candidate, invalid_result, resolve_candidate
@@ -56,13 +57,29 @@ def send_candidates(
             results[index] = update
         else:
             proposed.append((index, update))
-    keys = sorted({(u.subject, u.attribute) for _, u in proposed if u.change != "no_change"})
+    keys = _keys(proposed)
     if keys:
         lock_keys(conn, tenant_id=tenant_id, keys=keys)
+    names = {update.attribute for _, update in proposed}
     episode_of = episodes.ask_episode(conn, tenant_id, episode_id)
-    declared_of = ask_attributes(conn, tenant_id, {update.attribute for _, update in proposed})
+    declared_of = ask_attributes(conn, tenant_id, names)
+    renamed_of = ask_renamed_targets(conn, tenant_id, names, now=clock())
     state_of = versions.ask_key_state(conn, tenant_id=tenant_id, keys=keys) if keys else None
-    episode, declared = episode_of(), declared_of()
+    episode, declared, renamed = episode_of(), declared_of(), renamed_of()
+    migrated = {i: u.attribute for i, u in proposed if u.attribute in renamed}
+    if migrated:
+        # An old name within its dual-read window writes the new one: those keys are locked
+        # now (a rare second round trip), and the call's state is read again with them.
+        proposed = [
+            (i, u.model_copy(update={"attribute": renamed[u.attribute]}) if i in migrated else u)
+            for i, u in proposed
+        ]
+        if state_of is not None:
+            state_of(clock())  # read, so the next statements' answers come in order
+        keys = _keys(proposed)
+        lock_keys(conn, tenant_id=tenant_id, keys=keys)
+        declared |= ask_attributes(conn, tenant_id, set(renamed.values()))()
+        state_of = versions.ask_key_state(conn, tenant_id=tenant_id, keys=keys) if keys else None
     accepted = []
     for index, update in proposed:
         checked = check_candidate(
@@ -109,9 +126,16 @@ def send_candidates(
         if finish is not None:
             finish()
         weak_signals.mark_promoted(results, supporting)
+        for index, old_name in migrated.items():
+            results[index].migrated_from = old_name
         return [results[index] for index in range(len(updates))]
 
     return shaped
+
+
+def _keys(proposed: Sequence[tuple[int, MemoryUpdate]]) -> list[Key]:
+    """The keys the candidates may write, sorted (the lock order)."""
+    return sorted({(u.subject, u.attribute) for _, u in proposed if u.change != "no_change"})
 
 
 def _send_writes(

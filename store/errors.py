@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class StoreError(Exception):
@@ -52,6 +52,23 @@ class LegalHold(StoreError):
     """The request would erase data of a subject under legal hold."""
 
     code = "legal_hold"
+
+
+class SchemaChangeRequiresMigration(Conflict):
+    """A redeclaration that would change the value type or the name of an attribute: only a
+    migration (``sgam attribute migrate``) converts the values it holds."""
+
+    code = "schema_change_requires_migration"
+
+
+class UnconvertibleValues(Conflict):
+    """A migration refused because values would not convert, with the list of them."""
+
+    def __init__(
+        self, detail: str, *, field: str | None = None, unconvertible: list[dict[str, Any]]
+    ) -> None:
+        super().__init__(detail, field=field)
+        self.unconvertible = unconvertible
 
 
 class DatabaseUnavailable(StoreError):

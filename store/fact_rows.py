@@ -33,10 +33,18 @@ COLUMNS = (
         WHEN valid_from > %(now)s THEN 'future'
         WHEN valid_to IS NOT NULL AND valid_to <= %(now)s THEN 'past'
         ELSE 'current'
-    END AS status
+    END AS status,
+    EXISTS (
+        SELECT FROM attribute_migrations AS m
+        WHERE m.tenant_id = fact_versions.tenant_id
+          AND (m.attribute = fact_versions.attribute OR m.migrated_from = fact_versions.attribute)
+          AND fact_versions.fact_id = ANY(m.kept_fact_ids)
+          AND fact_versions.schema_version < m.schema_version
+    ) AS unconvertible
 """
 )
-"""A version's columns read as a ``Fact``; ``status`` is where it stands at ``%(now)s``."""
+"""A version's columns read as a ``Fact``; ``status`` is where it stands at ``%(now)s``;
+``unconvertible`` whether a migration of its attribute kept it under the old declaration."""
 
 KEYS = """
     tenant_id = %(tenant_id)s

@@ -106,6 +106,11 @@ class AttributeDeclaration(_Input):
 
     model_config = ConfigDict(json_schema_extra=_ENUM_VALUES_RULE)
 
+    attribute: Identifier | None = Field(
+        default=None,
+        description="The attribute's name; unset = the name in the path. A different name is a"
+        " rename, which only an attribute migration makes",
+    )
     description: Annotated[str, Field(max_length=MAX_DESCRIPTION), NoNul] = ""
     value_type: ValueType
     enum_values: list[Annotated[str, StringConstraints(min_length=1, max_length=200), NoNul]] = (
@@ -281,3 +286,15 @@ class Fact(BaseModel):
     status: FactStatus
     disputed: bool = False
     challengers: list[Challenger] = Field(default_factory=list)
+    migrated_from: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when the read named an attribute by the name it had before a"
+        " rename (within the dual-read window): that old name",
+    )
+    unconvertible: bool = Field(
+        default=False,
+        exclude_if=lambda value: not value,
+        description="Present (true) on a version an attribute migration left under the old"
+        " declaration because its value could not convert (keep_unconvertible)",
+    )

@@ -32,6 +32,12 @@ class UpdateResult(BaseModel):
         " signals supported its value (the fact's source is the episode that completed the"
         " quorum), earliest first; null otherwise",
     )
+    migrated_from: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when the candidate named its attribute by the name it had before"
+        " a rename (within the dual-read window): that old name; it was written under the new",
+    )
 
 
 class RetractResult(BaseModel):

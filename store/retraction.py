@@ -16,6 +16,7 @@ from uuid import UUID
 import psycopg
 
 from store import versions
+from store.attribute_names import former_names
 from store.clock import Clock
 from store.errors import NotFound
 from store.models import Fact
@@ -91,9 +92,12 @@ def _log(
     """The key's assertions (less retracted facts) and expiries, in arrival order.
 
     A fact's start never changes across its versions; its latest version carries its current
-    provenance (evidence may have been cleared by an erasure).
+    provenance (evidence may have been cleared by an erasure). A renamed attribute's log is
+    also the one it kept under its former names: a migrated fact arrived when it was first
+    asserted, and the expiries logged under an old name still end its values.
     """
-    params = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute}
+    names = [attribute, *former_names(conn, tenant_id, attribute)]
+    params = {"tenant_id": tenant_id, "subject": subject, "attribute": attribute, "names": names}
     latest = select_facts(
         conn,
         "SELECT DISTINCT ON (fact_id)"
@@ -101,10 +105,13 @@ def _log(
         + """
         FROM fact_versions
         WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-          AND attribute = %(attribute)s
+          AND attribute = ANY(%(names)s)
+          AND fact_id IN (SELECT fact_id FROM fact_versions
+                          WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
+                            AND attribute = %(attribute)s)
           AND fact_id NOT IN (SELECT fact_id FROM retractions
                               WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-                                AND attribute = %(attribute)s)
+                                AND attribute = ANY(%(names)s))
         ORDER BY fact_id, write_order DESC
         """,
         {**params, "now": now},
@@ -114,7 +121,7 @@ def _log(
             """
             SELECT fact_id, min(write_order) FROM fact_versions
             WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
-              AND attribute = %(attribute)s
+              AND attribute = ANY(%(names)s)
             GROUP BY fact_id
             """,
             params,
@@ -138,7 +145,7 @@ def _log(
         (order, Expiry(at=at, expiry_id=expiry_id))
         for expiry_id, at, order in conn.execute(
             "SELECT expiry_id, at, write_order FROM expiries WHERE tenant_id = %(tenant_id)s"
-            " AND subject = %(subject)s AND attribute = %(attribute)s",
+            " AND subject = %(subject)s AND attribute = ANY(%(names)s)",
             params,
         )
     )

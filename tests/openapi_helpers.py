@@ -22,6 +22,7 @@ DESIGN_ROUTES = {
     ("POST", "/v1/admin/tenants/{tenant}/keys"),
     ("DELETE", "/v1/admin/keys/{key_id}"),
     ("PUT", "/v1/attributes/{attribute}"),
+    ("POST", "/v1/attributes/{attribute}/migrations"),
     ("GET", "/v1/attributes"),
     ("GET", "/v1/memory-update-schema"),
     ("POST", "/v1/episodes"),

@@ -65,6 +65,7 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "create_key": calls.create_key("acme"),
     "revoke_key": calls.revoke_key(UUID(int=1)),
     "declare_attribute": calls.declare_attribute("tier", "string"),
+    "migrate_attribute": calls.migrate_attribute("tier", {"value_type": "string"}),
     "attributes": calls.attributes(),
     "memory_update_schema": calls.memory_update_schema(),
     "record_episode": calls.record_episode("text", "2026-06-01T00:00:00Z"),

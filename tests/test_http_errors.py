@@ -82,6 +82,8 @@ class Bad:
     admin: bool = False
     unmade_tenant: str | None = None
     """A tenant the request would have created: it must still not exist."""
+    code: str | None = None
+    """The problem's code when it is not the status's own (``CODES``)."""
 
 
 def cursor_of(key: list[str]) -> str:
@@ -212,7 +214,62 @@ BAD_INPUT = [
         ),
         (
             "type-change",
-            Bad("PUT", "/v1/attributes/home_city", 409, "value_type", {"value_type": "date"}),
+            Bad(
+                "PUT",
+                "/v1/attributes/home_city",
+                409,
+                "value_type",
+                {"value_type": "date"},
+                code="schema_change_requires_migration",
+            ),
+        ),
+        (
+            "rename",
+            Bad(
+                "PUT",
+                "/v1/attributes/home_city",
+                409,
+                "attribute",
+                {"attribute": "city", "value_type": "string"},
+                code="schema_change_requires_migration",
+            ),
+        ),
+    ),
+    *_cases(
+        "migrate-attribute",
+        (
+            "unknown-attribute",
+            Bad("POST", "/v1/attributes/nope/migrations", 404, "attribute", {"value_type": "date"}),
+        ),
+        (
+            "unconvertible",
+            Bad(
+                "POST",
+                "/v1/attributes/home_city/migrations",
+                409,
+                "keep_unconvertible",
+                {"value_type": "integer"},
+            ),
+        ),
+        (
+            "value-map-of-numbers",
+            Bad(
+                "POST",
+                "/v1/attributes/home_city/migrations",
+                422,
+                "value_map.Lisbon",
+                {"value_type": "string", "value_map": {"Lisbon": 5}},
+            ),
+        ),
+        (
+            "name-taken",
+            Bad(
+                "POST",
+                "/v1/attributes/home_city/migrations",
+                409,
+                "attribute",
+                {"attribute": "passport_deadline", "value_type": "string"},
+            ),
         ),
     ),
     *_cases(
@@ -834,7 +891,8 @@ def send(http: Client, world: World, bad: Bad) -> httpx.Response:
 
 def _expect_problem(response: httpx.Response, bad: Bad) -> dict[str, Any]:
     expected_field = None if bad.field is ANY else (UNSET if bad.field is None else bad.field)
-    return assert_problem(response, bad.status, CODES[bad.status], field=expected_field)
+    code = bad.code or CODES[bad.status]
+    return assert_problem(response, bad.status, code, field=expected_field)
 
 
 @pytest.mark.parametrize("bad", BAD_INPUT)
@@ -855,6 +913,7 @@ def test_bad_input_gets_its_problem_and_changes_nothing(
 
 BODY_ROUTES = {
     "declare-attribute": ("PUT", "/v1/attributes/new_attr"),
+    "migrate-attribute": ("POST", "/v1/attributes/home_city/migrations"),
     "record-episode": ("POST", "/v1/episodes"),
     "record-batch": ("POST", "/v1/episodes/batch"),
     "apply-updates": ("POST", "/v1/episodes/ep-1/updates"),
@@ -915,6 +974,11 @@ def test_a_body_that_is_not_the_routes_json_object_is_refused_whole(
 
 EVERY_ROUTE: dict[str, tuple[str, str, Any]] = {
     "declare-attribute": ("PUT", "/v1/attributes/new_attr", {"value_type": "string"}),
+    "migrate-attribute": (
+        "POST",
+        "/v1/attributes/home_city/migrations",
+        {"attribute": "town", "value_type": "string"},
+    ),
     "list-attributes": ("GET", "/v1/attributes", NO_JSON),
     "memory-update-schema": ("GET", "/v1/memory-update-schema", NO_JSON),
     "record-episode": ("POST", "/v1/episodes", EPISODE),

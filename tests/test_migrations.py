@@ -59,6 +59,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "retention_classes",
         "legal_holds",
         "purged_facts",
+        "attribute_migrations",
     }
     assert _names(
         blank,
@@ -82,6 +83,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "procedure_activations_depth",
         "receipts_read_shape",
         "extraction_jobs_lease",
+        "attribute_migrations_versions",
+        "attribute_migrations_window",
     }
     assert _names(
         blank,
@@ -120,6 +123,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "extraction_jobs_due",
         "episodes_retention",
         "episodes_session",
+        "attribute_migrations_from",
+        "attribute_migrations_attribute",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(
@@ -192,7 +197,21 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "created_at",
         "embedding_truncated",
     ]
-    assert _columns(blank, "attributes")[-2:] == ["weak_quorum", "weak_window_days"]
+    assert _columns(blank, "attributes")[-3:] == ["weak_quorum", "weak_window_days", "renamed_to"]
+    assert _columns(blank, "attribute_migrations") == [
+        "tenant_id",
+        "migration_id",
+        "attribute",
+        "migrated_from",
+        "from_schema_version",
+        "schema_version",
+        "from_value_type",
+        "value_type",
+        "converted",
+        "kept_fact_ids",
+        "migrated_at",
+        "dual_read_until",
+    ]
     assert _columns(blank, "weak_signals") == [
         "tenant_id",
         "signal_id",

@@ -34,6 +34,7 @@ EPISODE_KINDS = [
 BODIES = [
     "TenantCreate",
     "AttributeDeclaration",
+    "MigrationRequest",
     "EpisodeBody",
     "EpisodeBatch",
     "CandidatesBody",

@@ -211,6 +211,24 @@ def test_every_call_with_real_data_answers_as_documented(
         path_parameters={"conflict_id": conflict["conflict_id"]},
         body={"choose": "challenger"},
     )
+    # A type change is a migration: the PUT is refused, the dry run reports, nothing changes.
+    passport = {"attribute": "passport_deadline"}
+    tour.call(
+        "PUT",
+        "/v1/attributes/{attribute}",
+        expect=409,
+        headers=key,
+        path_parameters=passport,
+        body={"value_type": "string"},
+    )
+    tour.call(
+        "POST",
+        "/v1/attributes/{attribute}/migrations",
+        expect=200,
+        headers=key,
+        path_parameters=passport,
+        body={"value_type": "string", "dry_run": True},
+    )
     weak = {**_candidate("2026-11-01", "Mira moved.", valid_from=start), "strength": "weak"}
     buffered = tour.call(
         "POST",

@@ -42,6 +42,7 @@ OSLO, BLUE, NICK, BERGEN, TROMSO = (UUID(int=n) for n in (1, 3, 5, 7, 11))
 EXPIRY = UUID(int=9)
 DECISION = UUID(int=0xDEC)
 WEAK = UUID(int=0x3EA)
+MIGRATION = UUID(int=0x21)
 
 WRITE_ORDER = {UUID(int=n): order for order, n in enumerate((2, 4, 5, 8, 9, 10, 12, 13), 1)}
 """Each version's and the expiry's ``write_order`` as the store gives it, from 0004 on."""
@@ -88,7 +89,7 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
     thread's checkpoint; from 0016, a procedure's versions and its activation; from 0017, an
     episode's outcome; from 0018, a decision and its receipt; from 0019, a buffered weak
     signal; from 0020, an extraction job; from 0021, a retention class, a legal hold and a
-    purged fact.
+    purged fact; from 0022, an attribute migration.
 
     Fact versions are listed latest first: inserted so, their physical order is not arrival order.
     """
@@ -253,6 +254,12 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
         )
         found["legal_holds"] = _rows("tenant_id subject placed_at", ("acme", "mira", T4))
         found["purged_facts"] = _rows("tenant_id fact_id purged_at", ("acme", UUID(int=77), T4))
+    if version >= 22:
+        found["attribute_migrations"] = _rows(
+            "tenant_id migration_id attribute migrated_from from_schema_version schema_version"
+            " from_value_type value_type converted kept_fact_ids migrated_at dual_read_until",
+            ("acme", MIGRATION, "nickname", None, 1, 2, "string", "string", 0, [], T4, T4),
+        )
     return found
 
 
@@ -350,6 +357,19 @@ def test_a_history_written_at_an_older_version_reads_and_writes_after_upgrading(
         outcome = store.outcomes.record("acme", "e4", {"status": "succeeded", "verified": True})
         assert (outcome.revision, outcome.observed) == (1, True)
         assert store.outcomes.current("acme", "e4") == outcome
+        # Facts written before attribute migrations existed (0022) migrate: a rename keeps the
+        # fact and its history, and the old name reads the new one.
+        renamed = store.admin.migrate_attribute(
+            "acme", "team", {"attribute": "squad", "value_type": "string"}
+        )
+        assert [(c.fact_id, c.converted_value) for c in renamed.converted] == [(BLUE, "blue")]
+        moved = store.facts.at("acme", "mira", "team", valid_at=T3)
+        assert (moved.fact_id, moved.attribute, moved.migrated_from) == (BLUE, "squad", "team")
+        assert [(f.fact_id, f.attribute) for f in store.facts.history("acme", "mira", "squad")] == [
+            (BLUE, "team"),
+            (BLUE, "team"),
+            (BLUE, "squad"),
+        ]
 
 
 def _check_reads(store: MemoryStore, version: int) -> None:

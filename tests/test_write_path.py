@@ -344,10 +344,15 @@ def test_redeclaring_bumps_schema_version_only_for_compatible_changes(
         {"value_type": "date", "description": "renewal date", "aliases": ["passport due"]},
     )
     assert (same.schema_version, changed.schema_version) == (1, 2)
+    # Nothing is held yet: a new value type is a redeclaration like any other.
+    retyped = store.admin.declare_attribute(tenant, "passport_deadline", {"value_type": "string"})
+    assert (retyped.value_type, retyped.schema_version) == ("string", 3)
+    record(store, tenant, "e1", "2026-06-01T09:00:00Z")
+    assert assert_value(store, tenant, "e1", "soon").status == "written"
     with pytest.raises(Conflict) as raised:
-        store.admin.declare_attribute(tenant, "passport_deadline", {"value_type": "string"})
+        store.admin.declare_attribute(tenant, "passport_deadline", {"value_type": "date"})
     assert raised.value.field == "value_type"
-    assert [a.schema_version for a in store.admin.list_attributes(tenant)] == [2]
+    assert [a.schema_version for a in store.admin.list_attributes(tenant)] == [3]
 
 
 def test_enum_attributes_accept_added_members_only(store: MemoryStore, tenant: str) -> None:
@@ -356,10 +361,18 @@ def test_enum_attributes_accept_added_members_only(store: MemoryStore, tenant: s
         tenant, "tier", {"value_type": "enum", "enum_values": ["gold", "silver", "bronze"]}
     )
     assert wider.enum_values == ["gold", "silver", "bronze"]
-    with pytest.raises(Conflict):
+    # Members may go while no value is held; once one is, only a migration removes them.
+    narrower = store.admin.declare_attribute(
+        tenant, "tier", {"value_type": "enum", "enum_values": ["gold", "silver"]}
+    )
+    assert (narrower.enum_values, narrower.schema_version) == (["gold", "silver"], 3)
+    record(store, tenant, "e1", "2026-06-01T09:00:00Z")
+    assert assert_value(store, tenant, "e1", "gold", attribute="tier").status == "written"
+    with pytest.raises(Conflict) as held:
         store.admin.declare_attribute(
             tenant, "tier", {"value_type": "enum", "enum_values": ["gold"]}
         )
+    assert held.value.field == "enum_values"
     with pytest.raises(InvalidInput) as raised:
         store.admin.declare_attribute(tenant, "plan", {"value_type": "enum"})
     assert "enum_values" in raised.value.detail

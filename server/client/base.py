@@ -186,6 +186,7 @@ class Routes:
     revoke_key = Route(calls.revoke_key)
 
     declare_attribute = Route(calls.declare_attribute)
+    migrate_attribute = Route(calls.migrate_attribute)
     attributes = Route(calls.attributes)
     memory_update_schema = Route(calls.memory_update_schema)
 

@@ -21,6 +21,7 @@ from server.bodies import (
     TenantCreated,
 )
 from server.client.call import Call, Candidate, Instant, json_body, jsonable, query_params, url_path
+from store.migration_models import MigrationResult
 from store.models import (
     Attribute,
     EpisodeKind,
@@ -96,6 +97,24 @@ def declare_attribute(
     )
     path = url_path("/v1/attributes/{}", attribute)
     return Call("PUT", path, Attribute.model_validate_json, body=body)
+
+
+def migrate_attribute(
+    attribute: str,
+    declaration: Mapping[str, Any],
+    *,
+    dry_run: bool = False,
+    keep_unconvertible: bool = False,
+) -> Call[MigrationResult]:
+    """Change an attribute's type, enum members or name (``attribute`` in ``declaration``)
+    and convert its facts; ``dry_run`` reports without changing anything."""
+    body = {
+        **json_body(**declaration),
+        "dry_run": dry_run,
+        "keep_unconvertible": keep_unconvertible,
+    }
+    path = url_path("/v1/attributes/{}/migrations", attribute)
+    return Call("POST", path, MigrationResult.model_validate_json, body=body)
 
 
 def attributes() -> Call[AttributeList]:

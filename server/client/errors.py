@@ -41,6 +41,10 @@ class LegalHoldError(ConflictError):
     """``legal_hold``: the data is under legal hold (erasing a held subject or its episodes)."""
 
 
+class SchemaChangeRequired(ConflictError):
+    """``schema_change_requires_migration``: a redeclaration that only a migration can make."""
+
+
 class Unauthorized(SGAMError):
     """``unauthorized``: a missing, unknown or revoked API key, or a wrong admin token."""
 
@@ -62,6 +66,7 @@ ERRORS: Final[dict[str, type[SGAMError]]] = {
     "not_found": NotFoundError,
     "conflict": ConflictError,
     "legal_hold": LegalHoldError,
+    "schema_change_requires_migration": SchemaChangeRequired,
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
     "too_large": TooLarge,

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
-from litestar import get, put
+from litestar import get, post, put
 from litestar.params import JSONBody
 
 from server.bodies import AttributeList
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
+from server.routes.extraction import Shared
+from store.migration_models import MigrationRequest, MigrationResult
 from store.models import Attribute, AttributeDeclaration
 
 
@@ -16,8 +19,41 @@ from store.models import Attribute, AttributeDeclaration
 def declare_attribute(
     *, store: Store, tenant_id: TenantId, attribute: PathId, data: JSONBody[AttributeDeclaration]
 ) -> Attribute:
-    """Declare or redeclare an attribute; a change bumps its ``schema_version``."""
+    """Declare or redeclare an attribute; a change bumps its ``schema_version``.
+
+    A new value type or a removed enum member of an attribute holding values, or a new name
+    (``attribute`` in the body), is 409 ``schema_change_requires_migration``: only a migration
+    converts the values it holds.
+    """
     return store.admin.declare_attribute(tenant_id, attribute, data)
+
+
+@post(
+    "/v1/attributes/{attribute:str}/migrations",
+    status_code=200,
+    sync_to_thread=True,
+    responses=PROBLEM_RESPONSES,
+)
+def migrate_attribute(
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    resources: Shared,
+    attribute: PathId,
+    data: JSONBody[MigrationRequest],
+) -> MigrationResult:
+    """Change an attribute's type, enum members or name and convert the facts it holds, in
+    one transaction; ``dry_run`` reports the same and changes nothing. Values that cannot
+    convert are refused (409, listed) unless ``keep_unconvertible``."""
+    change = data.model_dump(exclude={"dry_run", "keep_unconvertible"}, exclude_unset=True)
+    return store.admin.migrate_attribute(
+        tenant_id,
+        attribute,
+        change,
+        dry_run=data.dry_run,
+        keep_unconvertible=data.keep_unconvertible,
+        dual_read=timedelta(days=resources.settings.attribute_dual_read_days),
+    )
 
 
 @get("/v1/attributes", sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -32,4 +68,4 @@ def memory_update_schema(store: Store, tenant_id: TenantId) -> dict[str, Any]:
     return store.admin.memory_update_schema(tenant_id)
 
 
-attribute_routes = [declare_attribute, list_attributes, memory_update_schema]
+attribute_routes = [declare_attribute, migrate_attribute, list_attributes, memory_update_schema]

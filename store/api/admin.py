@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
 import psycopg
 
-from store import attributes, keys, tenants
+from store import attribute_changes, attributes, keys, tenants
 from store.api.transactions import Transactions
 from store.inputs import check_identifier, parse_input, parse_uuid
 from store.keys import ActiveKey
+from store.migration_models import AttributeChange, MigrationResult
 from store.models import Attribute, AttributeDeclaration
 from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 from store.retention import require_class
+
+DUAL_READ = timedelta(days=30)
+"""How long a renamed attribute's old name still reads and writes the new one, by default."""
 
 
 class AdminCalls:
@@ -98,6 +102,36 @@ class AdminCalls:
             )
 
         return self._transactions.run(work, tenant_id=tenant_id)
+
+    def migrate_attribute(
+        self,
+        tenant_id: str,
+        attribute: str,
+        change: AttributeChange | Mapping[str, Any],
+        *,
+        dry_run: bool = False,
+        keep_unconvertible: bool = False,
+        dual_read: timedelta = DUAL_READ,
+    ) -> MigrationResult:
+        """Change an attribute's declaration (type, enum members, name) and convert its facts,
+        all in one transaction; a dry run reports the same and changes nothing."""
+        check_identifier(attribute, "attribute")
+        parsed = parse_input(AttributeChange, change)
+        transactions = self._transactions
+        return transactions.run(
+            lambda conn, _: attribute_changes.migrate_attribute(
+                conn,
+                tenant_id,
+                attribute,
+                change=parsed,
+                dry_run=dry_run,
+                keep_unconvertible=keep_unconvertible,
+                clock=transactions.clock,
+                new_id=transactions.new_id,
+                dual_read=dual_read,
+            ),
+            tenant_id=tenant_id,
+        )
 
     def list_attributes(self, tenant_id: str) -> list[Attribute]:
         """The tenant's attribute schema."""

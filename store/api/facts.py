@@ -13,6 +13,7 @@ from store import candidates as candidates_
 from store import episodes, facts, reads, retraction, touched
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
+from store.attribute_names import former_names, refuse_retired_name, renamed_targets
 from store.errors import InvalidInput, NotFound
 from store.inputs import check_identifier, parse_instant, parse_uuid, read_times
 from store.models import Fact
@@ -149,15 +150,28 @@ class FactCalls:
         valid, known = read_times(valid_at, known_at)
 
         def read(conn: psycopg.Connection[Any], now: datetime) -> Fact:
-            return reads.read_at(
-                conn,
-                tenant_id,
-                subject=subject,
-                attribute=attribute,
-                valid_at=valid or known or now,
-                known_at=known or now,
-                now=now,
-            )
+            def read_key(name: str) -> Fact:
+                return reads.read_at(
+                    conn,
+                    tenant_id,
+                    subject=subject,
+                    attribute=name,
+                    valid_at=valid or known or now,
+                    known_at=known or now,
+                    now=now,
+                )
+
+            try:
+                return read_key(attribute)
+            except NotFound:
+                # Only a miss asks whether the name is a renamed attribute's old one: a read
+                # of a declared name stays one statement.
+                renamed = renamed_targets(conn, tenant_id, [attribute], now=now)
+                if attribute not in renamed:
+                    raise
+            fact = read_key(renamed[attribute])
+            fact.migrated_from = attribute
+            return fact
 
         return traced_read(
             self._transactions,
@@ -175,9 +189,30 @@ class FactCalls:
         """Every version of a key, by valid_from then recorded_at."""
         check_identifier(subject, "subject")
         check_identifier(attribute, "attribute")
-        return self._transactions.read(
-            lambda conn, now: reads.read_history(
-                conn, tenant_id, subject=subject, attributes=[attribute], now=now
-            ),
+        return self._transactions.run(
+            lambda conn, now: migrated_history(conn, tenant_id, subject, attribute, now=now),
             tenant_id=tenant_id,
+            snapshot=True,
         )
+
+
+def migrated_history(
+    conn: psycopg.Connection[Any], tenant_id: str, subject: str, attribute: str, *, now: datetime
+) -> list[Fact]:
+    """A key's history under every name its attribute had, by valid_from then recorded_at.
+
+    An old name within its dual-read window reads the new name's history (each version saying
+    ``migrated_from``); past it, the old name is unknown.
+    """
+    renamed = renamed_targets(conn, tenant_id, [attribute], now=now)
+    name = renamed.get(attribute, attribute)
+    if name == attribute:
+        refuse_retired_name(conn, tenant_id, attribute)
+    names = [name, *former_names(conn, tenant_id, name)]
+    facts = reads.read_history(conn, tenant_id, subject=subject, attributes=names, now=now)
+    if len(names) > 1:
+        facts.sort(key=lambda fact: (fact.valid_from, fact.recorded_at, str(fact.version_id)))
+    if name != attribute:
+        for fact in facts:
+            fact.migrated_from = attribute
+    return facts

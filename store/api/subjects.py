@@ -10,6 +10,7 @@ import psycopg
 from store import reads, subjects, touched
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
+from store.attribute_names import mark_renamed
 from store.inputs import check_identifier, read_times
 from store.receipts import NO_TRACE, Trace
 from store.results import Profile, SubjectExport, SubjectPage
@@ -48,6 +49,7 @@ class SubjectCalls:
                 known_at=known_at_,
                 now=now,
             )
+            mark_renamed(conn, tenant_id, found, now=now)
             return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
 
         return traced_read(

@@ -1,0 +1,26 @@
+"""A context request naming attributes by the names they had before a rename."""
+
+from __future__ import annotations
+
+from retrieval.models import ContextRequest, RenamedAttribute
+from store.attribute_names import renamed_targets
+from store.snapshot import ReadSnapshot
+
+
+def read_old_names_as_new(
+    snapshot: ReadSnapshot, request: ContextRequest
+) -> tuple[ContextRequest, list[RenamedAttribute]]:
+    """The request with each old name still in its dual-read window replaced by the new one,
+    and each new name read that way with its old name (none when none was)."""
+    if not request.attributes:
+        return request, []
+    renamed = renamed_targets(
+        snapshot.conn, snapshot.tenant_id, request.attributes, now=snapshot.now
+    )
+    if not renamed:
+        return request, []
+    named = [renamed.get(name, name) for name in request.attributes]
+    return (
+        request.model_copy(update={"attributes": named}),
+        [RenamedAttribute(attribute=new, migrated_from=old) for old, new in renamed.items()],
+    )
