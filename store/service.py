@@ -29,6 +29,7 @@ from store.api.snapshots import SnapshotCalls
 from store.api.subjects import SubjectCalls
 from store.api.threads import ThreadCalls
 from store.api.transactions import Transactions
+from store.api.ui_sessions import UiSessionCalls
 from store.clock import Clock, wall_clock
 from store.database import make_pool
 from store.migrate import migrate_database, require_current_schema
@@ -48,7 +49,8 @@ class MemoryStore:
     memory). ``procedures``: procedural memory, approved versions active in scopes.
     ``receipts``: the content-free trace reads for decisions and writes leave. ``buffer``: weak
     signals waiting for independent episodes to repeat them.
-    ``extraction``: the queue of episodes sent to an extractor.
+    ``extraction``: the queue of episodes sent to an extractor. ``ui_sessions``: the
+    timeline pages' sign-ins.
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class MemoryStore:
         self.receipts = ReceiptCalls(transactions)
         self.buffer = BufferCalls(transactions)
         self.extraction = ExtractionCalls(transactions)
+        self.ui_sessions = UiSessionCalls(transactions)
 
 
 @contextmanager

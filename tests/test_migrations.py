@@ -56,6 +56,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "receipts",
         "weak_signals",
         "extraction_jobs",
+        "ui_sessions",
     }
     assert _names(
         blank,
@@ -79,6 +80,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "procedure_activations_depth",
         "receipts_read_shape",
         "extraction_jobs_lease",
+        "ui_sessions_expire_after_created",
     }
     assert _names(
         blank,
@@ -115,6 +117,9 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "weak_signals_episode",
         "weak_signals_buffered",
         "extraction_jobs_due",
+        "api_keys_tenant_key",
+        "ui_sessions_session",
+        "ui_sessions_expiry",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(
@@ -140,6 +145,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "sgam_episode_subjects_inserted",
         "sgam_claim_extractions",
         "sgam_extraction_lag",
+        "sgam_ui_session",
     }
     assert _columns(blank, "fact_versions") == [
         "tenant_id",
@@ -198,6 +204,14 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "evidence_verified",
         "valid_from",
         "buffered_at",
+        "expires_at",
+    ]
+    assert _columns(blank, "ui_sessions") == [
+        "tenant_id",
+        "session_hash",
+        "key_id",
+        "csrf_hash",
+        "created_at",
         "expires_at",
     ]
     assert _columns(blank, "api_keys") == [
