@@ -209,8 +209,8 @@ def test_the_seed_page_shows_the_correction_current_and_the_first_value_supersed
     bad = browser.get("/ui/subjects/mira", params={"known_at": "June"})
     assert bad.status_code == 422
     assert "&#39;June&#39; is not a time" in bad.text
-    episode = browser.get("/ui/episodes/e2")
-    assert "Mira corrected the deadline. It is now 2026-06-30." in episode.text
+    source = browser.get("/ui/episodes/e2")
+    assert "Mira corrected the deadline. It is now 2026-06-30." in source.text
 
 
 def test_another_tenants_subject_and_episodes_are_not_found(browser: Client, mira: Key) -> None:

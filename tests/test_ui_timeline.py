@@ -91,10 +91,7 @@ def test_now_the_correction_is_current_and_the_first_value_superseded() -> None:
     # From the end of e1's closed window to the start of e2's fact, row to row.
     assert key.arrows == (
         Arrow(
-            x1=superseded.x + superseded.width,
-            y1=superseded.y + BAR / 2,
-            x2=current.x,
-            y2=current.y + BAR / 2,
+            x1=superseded.x + superseded.width, y1=superseded.y + BAR, x2=current.x, y2=current.y
         ),
     )
     assert superseded.x + superseded.width == current.x

@@ -57,7 +57,8 @@ class Bar:
 
 @dataclass(frozen=True, slots=True)
 class Arrow:
-    """From the end of a superseded fact's bar to the start of the fact that superseded it."""
+    """From the end of a superseded fact's bar (its lower edge) to the start of the fact that
+    superseded it (its upper edge)."""
 
     x1: float
     y1: float
@@ -166,8 +167,9 @@ def _axis(shown: Sequence[Fact], known_at: datetime) -> tuple[datetime, datetime
     instants = [v.valid_from for v in shown] + [v.valid_to for v in shown if v.valid_to]
     low, high = (min(instants), max(instants)) if instants else (known_at, known_at)
     span = max(high - low, timedelta(days=1))
-    margin = span * 0.15
-    return low - margin, high + margin
+    # An open-ended value runs to the right edge: leave it room for its label.
+    after = 0.6 if any(v.valid_to is None for v in shown) else 0.15
+    return low - span * 0.15, high + span * after
 
 
 def _ticks(scale: _Scale) -> tuple[Tick, ...]:
@@ -258,12 +260,5 @@ def _arrows(bars: Sequence[Bar], known_at: datetime) -> tuple[Arrow, ...]:
         # The superseded fact as believed at the same time, else its latest version shown.
         live = [b for b in before if believed_at(b.version, known_at)]
         source = (live or before)[-1]
-        arrows.append(
-            Arrow(
-                x1=source.x + source.width,
-                y1=source.y + BAR / 2,
-                x2=bar.x,
-                y2=bar.y + BAR / 2,
-            )
-        )
+        arrows.append(Arrow(x1=source.x + source.width, y1=source.y + BAR, x2=bar.x, y2=bar.y))
     return tuple(arrows)
