@@ -9,6 +9,7 @@ from uuid import UUID
 from server.ui.timeline import BAR, ROW, WIDTH, Arrow, Challenge, Timeline, lay_out
 from store.models import Challenger, ConflictRecord, Fact
 from tests.conftest import ts
+from tests.helpers import fact
 
 E1_AT, E2_AT, E0_AT = (
     ts("2026-06-01T09:00:05Z"),
@@ -31,25 +32,21 @@ def version(
     attribute: str = "passport_deadline",
 ) -> Fact:
     """A stored version with the windows given."""
-    return Fact(
-        fact_id=fact_id,
-        version_id=UUID(int=number),
-        subject="mira",
-        attribute=attribute,
-        value=value,
+    stored = fact(
+        value,
+        source=source,
         valid_from=ts(valid[0]),
         valid_to=ts(valid[1]) if valid[1] else None,
-        recorded_at=believed[0],
-        retired_at=believed[1],
-        supersedes=supersedes,
-        ended_by=None,
-        ended_by_kind=None,
-        source_episode_id=source,
-        source_kind="message",
-        evidence=None,
-        evidence_verified=False,
-        schema_version=1,
-        status="current",
+        attribute=attribute,
+    )
+    return stored.model_copy(
+        update={
+            "fact_id": fact_id,
+            "version_id": UUID(int=number),
+            "recorded_at": believed[0],
+            "retired_at": believed[1],
+            "supersedes": supersedes,
+        }
     )
 
 

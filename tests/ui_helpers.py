@@ -4,7 +4,6 @@ signing in through the form, and reading the versions table back."""
 from __future__ import annotations
 
 import html
-import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -13,14 +12,13 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import ADMIN_TOKEN
+from tests.http_helpers import make_tenant
 
 SEED = Path(__file__).resolve().parent.parent / "evals" / "traces" / "seed_mira.jsonl"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 CLOCK = "X-SGAM-Now"
 FORM_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 VERSION_ROW = re.compile(r'<tr class="[^"]*" data-value="([^"]*)" data-state="([^"]*)">')
-
-_numbers = itertools.count(1)
 
 
 Http = httpx.Client
@@ -42,13 +40,9 @@ class Key:
 
 def make_key(http: Http, prefix: str = "ui") -> Key:
     """A fresh tenant with one API key, made through the admin API."""
-    name = f"{prefix}-{next(_numbers)}"
-    created = http.post("/v1/admin/tenants", json={"tenant_id": name}, headers=ADMIN)
-    assert created.status_code == 201, created.text
-    issued = http.post(f"/v1/admin/tenants/{name}/keys", headers=ADMIN)
-    assert issued.status_code == 201, issued.text
-    body = issued.json()
-    return Key(name, body["key_id"], body["api_key"])
+    tenant = make_tenant(http, prefix)
+    api_key = tenant.headers["Authorization"].removeprefix("Bearer ")
+    return Key(tenant.name, tenant.key_id, api_key)
 
 
 def seed_mira(http: Http, key: Key) -> None:

@@ -90,15 +90,7 @@ def cookie(name: str, value: str, *, secure: bool, max_age: int | None = None) -
 
 def expired(name: str, *, secure: bool) -> Cookie:
     """A cookie that tells the browser to forget ``name``."""
-    return Cookie(
-        key=name,
-        value="",
-        path=COOKIE_PATH,
-        max_age=0,
-        httponly=True,
-        samesite="strict",
-        secure=secure,
-    )
+    return cookie(name, "", secure=secure, max_age=0)
 
 
 async def signed_in_guard(
