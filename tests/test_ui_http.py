@@ -292,3 +292,40 @@ def test_the_pages_are_not_in_the_openapi_document(browser: Client) -> None:
     outside_v1 = sorted(path for path in document["paths"] if not path.startswith("/v1/"))
     assert outside_v1 == ["/healthz", "/metrics", "/readyz"]
     assert [path for path in document["paths"] if "ui" in path.split("/")] == []
+
+
+def test_a_disputed_key_marks_its_value_and_names_the_challenger(browser: Client) -> None:
+    key = make_key(browser)
+    at = key.headers("2026-06-01T00:00:00Z")
+    declared = browser.put(
+        "/v1/attributes/city",
+        json={"value_type": "string", "description": "city", "on_equal_start": "source_precedence"},
+        headers=at,
+    )
+    assert declared.status_code == 200, declared.text
+    start = "2026-06-01T00:00:00Z"
+    for episode, value in (("c1", "Oslo"), ("c2", "Bergen")):
+        candidate = {"evidence": "", "subject": "ada", "attribute": "city", "change": "new"}
+        recorded = browser.post(
+            "/v1/episodes",
+            json={
+                "id": episode,
+                "occurred_at": start,
+                "text": f"Ada lives in {value}.",
+                "updates": [{**candidate, "value": value, "valid_from": start}],
+            },
+            headers=at,
+        )
+        assert recorded.status_code == 200, recorded.text
+    assert recorded.json()["results"][0]["status"] == "conflict"
+    assert sign_in(browser, key.api_key).status_code == 303
+    page = browser.get("/ui/subjects/ada")
+    assert version_rows(page.text) == [("Oslo", "current")]
+    bars = re.findall(r'<a class="(bar [^"]+)"\s+href="([^"]+)">', page.text)
+    assert bars == [("bar current disputed", "/ui/episodes/c1")]
+    challenge = re.search(r'<span class="challenge">([^<]*)\(<a href="([^"]+)">', page.text)
+    assert challenge is not None
+    assert (" ".join(challenge[1].split()), challenge[2]) == (
+        "disputed by Bergen",
+        "/ui/episodes/c2",
+    )
