@@ -31,8 +31,7 @@ from retrieval.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
 from store.clock import ManualClock
-from tests.conftest import ts
-from tests.ui_helpers import Key, make_key, seed_mira
+from tests.ui_helpers import PAGE_CLOCK, Key, make_key, seed_mira
 
 PACKAGE = "chromium-driver"
 WAIT_SECONDS = 30
@@ -84,7 +83,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def served(api_settings: Settings, embedder: Embedder) -> Iterator[str]:
     """The app on a local port (its clock after every write of the tests); its base URL."""
-    app = create_app(api_settings, embedder=embedder, clock=ManualClock(ts("2027-01-01T00:00:00Z")))
+    app = create_app(api_settings, embedder=embedder, clock=ManualClock(PAGE_CLOCK))
     port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")

@@ -10,14 +10,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from litestar import Litestar
+from litestar.testing import TestClient
 
-from tests.conftest import ADMIN_TOKEN
+from retrieval.embeddings import Embedder
+from server.app import create_app
+from server.settings import Settings
+from store.clock import ManualClock
+from tests.conftest import ADMIN_TOKEN, ts
 from tests.http_helpers import make_tenant
 
 SEED = Path(__file__).resolve().parent.parent / "evals" / "traces" / "seed_mira.jsonl"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 CLOCK = "X-SGAM-Now"
 FORM_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+PAGE_CLOCK = ts("2027-01-01T00:00:00Z")
+"""The pages' clock: after every write the tests make (each sets its own with X-SGAM-Now), so
+the pages say the same on any date."""
 VERSION_ROW = re.compile(r'<tr class="[^"]*" data-value="([^"]*)" data-state="([^"]*)">')
 
 
@@ -36,6 +45,16 @@ class Key:
     def headers(self, now: str | None = None) -> dict[str, str]:
         """The API's headers for this key, with the clock header when ``now`` is given."""
         return {"Authorization": f"Bearer {self.api_key}", **({CLOCK: now} if now else {})}
+
+
+def page_client(
+    settings: Settings, embedder: Embedder, base_url: str = "http://testserver.local"
+) -> TestClient[Litestar]:
+    """A test client on the app at ``PAGE_CLOCK`` that does not follow redirects."""
+    app = create_app(settings, embedder=embedder, clock=ManualClock(PAGE_CLOCK))
+    client = TestClient(app, base_url=base_url, raise_server_exceptions=False)
+    client.follow_redirects = False
+    return client
 
 
 def make_key(http: Http, prefix: str = "ui") -> Key:
