@@ -20,25 +20,17 @@ Client = TestClient[Litestar]
 
 
 @pytest.fixture(scope="module")
-def ui(api_settings: Settings, embedder: Embedder) -> Iterator[Client]:
-    """The app at the pages' clock, redirects not followed."""
+def browser(api_settings: Settings, embedder: Embedder) -> Iterator[Client]:
+    """One browser for the module's tests; each signs in as the tenant it reads as."""
     with page_client(api_settings, embedder) as client:
         yield client
 
 
-@pytest.fixture
-def browser(ui: Client) -> Iterator[Client]:
-    """The app's client with no cookies, as a fresh browser."""
-    ui.cookies.clear()
-    yield ui
-    ui.cookies.clear()
-
-
 @pytest.fixture(scope="module")
-def mira(ui: Client) -> Key:
+def mira(browser: Client) -> Key:
     """A tenant holding the seed scenario."""
-    key = make_key(ui, "ui-seed")
-    seed_mira(ui, key)
+    key = make_key(browser, "ui-seed")
+    seed_mira(browser, key)
     return key
 
 
@@ -119,6 +111,7 @@ def test_every_page_and_file_sends_the_security_headers_and_no_inline_code(
         "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self';"
         " form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     )
+    browser.cookies.clear()
     answers = [browser.get("/ui/login"), browser.get("/ui/subjects")]
     assert sign_in(browser, mira.api_key).status_code == 303
     for path in (
