@@ -43,6 +43,8 @@ from server.routes.subjects import subject_routes
 from server.routes.threads import thread_routes
 from server.settings import Settings
 from server.trace import provide_trace
+from server.ui.pages import template_config
+from server.ui.routes import ui_routers
 from store.clock import Clock, wall_clock
 
 VERSION = "0.1.0"
@@ -107,7 +109,10 @@ def create_app(
         app_name="sgam", prefix="sgam_http", group_path=True, exclude_unhandled_paths=True
     )
     app = Litestar(
-        route_handlers=[tenant_api, admin_api, *health_routes],
+        # The timeline pages (``server.ui``): signed in by session cookie, not in the OpenAPI
+        # document, answering HTML (their own error pages) rather than problem+json.
+        route_handlers=[tenant_api, admin_api, *health_routes, *ui_routers()],
+        template_config=template_config(),
         dependencies={"resources": Provide(provide_resources, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         # After the guards, before a body is decoded: a body must be JSON, each key once.

@@ -86,6 +86,18 @@ class Settings(BaseSettings):
         ge=1024,
         description="Largest request body accepted; larger ones get 413 too_large.",
     )
+    ui_cookie_secure: bool = Field(
+        default=False,
+        description="Mark the timeline pages' cookies Secure, so browsers send them over HTTPS"
+        " only: set it whenever the server is reached through HTTPS.",
+    )
+    ui_session_hours: float = Field(
+        default=8.0,
+        gt=0,
+        le=24 * 30,
+        description="How long a sign-in to the timeline pages lasts (a revoked key ends its"
+        " sessions at once).",
+    )
     migrate_on_start: bool = Field(
         default=True,
         description="`sgam serve` applies pending migrations as it starts, before its workers.",

@@ -30,6 +30,7 @@ from store.api.snapshots import SnapshotCalls
 from store.api.subjects import SubjectCalls
 from store.api.threads import ThreadCalls
 from store.api.transactions import Transactions
+from store.api.ui_sessions import UiSessionCalls
 from store.clock import Clock, wall_clock
 from store.database import make_pool
 from store.migrate import migrate_database, require_current_schema
@@ -50,7 +51,7 @@ class MemoryStore:
     ``receipts``: the content-free trace reads for decisions and writes leave. ``buffer``: weak
     signals waiting for independent episodes to repeat them.
     ``extraction``: the queue of episodes sent to an extractor. ``retention``: retention
-    classes, legal holds and the purge.
+    classes, legal holds and the purge. ``ui_sessions``: the timeline pages' sign-ins.
     """
 
     def __init__(
@@ -80,6 +81,7 @@ class MemoryStore:
         self.buffer = BufferCalls(transactions)
         self.extraction = ExtractionCalls(transactions)
         self.retention = RetentionCalls(transactions)
+        self.ui_sessions = UiSessionCalls(transactions)
 
 
 @contextmanager

@@ -45,7 +45,7 @@ def dependency_names(app: Litestar) -> set[str]:
     }
 
 
-def make_tenant(http: Client, prefix: str = "http") -> ApiTenant:
+def make_tenant(http: httpx.Client, prefix: str = "http") -> ApiTenant:
     """A fresh tenant and one API key for it, made through the admin API."""
     name = f"{prefix}-{next(_numbers)}"
     created = http.post("/v1/admin/tenants", json={"tenant_id": name}, headers=ADMIN)

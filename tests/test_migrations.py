@@ -60,6 +60,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "legal_holds",
         "purged_facts",
         "attribute_migrations",
+        "ui_sessions",
     }
     assert _names(
         blank,
@@ -85,6 +86,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "extraction_jobs_lease",
         "attribute_migrations_versions",
         "attribute_migrations_window",
+        "ui_sessions_expire_after_created",
     }
     assert _names(
         blank,
@@ -125,6 +127,9 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "episodes_session",
         "attribute_migrations_from",
         "attribute_migrations_attribute",
+        "api_keys_tenant_key",
+        "ui_sessions_session",
+        "ui_sessions_expiry",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(
@@ -151,6 +156,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "sgam_claim_extractions",
         "sgam_extraction_lag",
         "sgam_tenant_ids",
+        "sgam_ui_session",
     }
     assert _columns(blank, "fact_versions") == [
         "tenant_id",
@@ -241,6 +247,14 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "receipts_deleted",
         "weak_signals_deleted",
         "extraction_jobs_deleted",
+    ]
+    assert _columns(blank, "ui_sessions") == [
+        "tenant_id",
+        "session_hash",
+        "key_id",
+        "csrf_hash",
+        "created_at",
+        "expires_at",
     ]
     assert _columns(blank, "api_keys") == [
         "key_id",

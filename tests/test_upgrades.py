@@ -40,6 +40,8 @@ T1, T2, T3, T4 = (ts(f"2026-0{month}-10T00:00:00Z") for month in (1, 2, 3, 4))
 """When the four episodes, and the writes they caused, arrived."""
 OSLO, BLUE, NICK, BERGEN, TROMSO = (UUID(int=n) for n in (1, 3, 5, 7, 11))
 EXPIRY = UUID(int=9)
+UI_SESSION = "ui-session-id"
+UI_SESSION_ENDS = ts("2026-12-31T00:00:00Z")
 DECISION = UUID(int=0xDEC)
 WEAK = UUID(int=0x3EA)
 MIGRATION = UUID(int=0x21)
@@ -61,6 +63,10 @@ ADDED_LATER = {"source_ranks", "disputed", "resolved_fact_id", "facts_retracted"
 def _rows(columns: str, *values: tuple[Any, ...], **same: Any) -> list[dict[str, Any]]:
     """Rows of ``columns`` (space-separated) with these values, each with ``same`` too."""
     return [dict(zip(columns.split(), row, strict=True)) | same for row in values]
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
 
 
 def _hash(text: str) -> str:
@@ -89,7 +95,7 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
     thread's checkpoint; from 0016, a procedure's versions and its activation; from 0017, an
     episode's outcome; from 0018, a decision and its receipt; from 0019, a buffered weak
     signal; from 0020, an extraction job; from 0021, a retention class, a legal hold and a
-    purged fact; from 0022, an attribute migration.
+    purged fact; from 0022, an attribute migration; from 0023, a session of the timeline pages.
 
     Fact versions are listed latest first: inserted so, their physical order is not arrival order.
     """
@@ -260,6 +266,11 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
             " from_value_type value_type converted kept_fact_ids migrated_at dual_read_until",
             ("acme", MIGRATION, "nickname", None, 1, 2, "string", "string", 0, [], T4, T4),
         )
+    if version >= 23:
+        found["ui_sessions"] = _rows(
+            "tenant_id session_hash key_id csrf_hash created_at expires_at",
+            ("acme", _digest(UI_SESSION), KEY_ID, _digest("csrf"), T1, UI_SESSION_ENDS),
+        )
     return found
 
 
@@ -418,6 +429,14 @@ def _check_reads(store: MemoryStore, version: int) -> None:
     if version >= 21:
         assert store.retention.purged_facts("acme", [UUID(int=77)]) == {UUID(int=77): T4}
         assert store.retention.release_hold("acme", "mira").placed_at == T4
+    if version >= 23:
+        session = store.ui_sessions.find(hashlib.sha256(UI_SESSION.encode()).digest())
+        assert session is not None
+        assert (session.tenant_id, session.key_id, session.expires_at) == (
+            "acme",
+            KEY_ID,
+            UI_SESSION_ENDS,
+        )
     if version >= 16:
         active = store.procedures.active("acme", "move")
         assert (active.version, active.approver, active.rollback_target) == (1, "ops", None)

@@ -1,0 +1,153 @@
+"""What every page shares: the template engine, the security headers, the error pages.
+
+Templates come from the package (``server/ui/templates``) and Jinja escapes every value put
+into them. Pages load their stylesheet and script from the app itself (``/ui/static``), so the
+policy allows nothing but this origin's files, no inline script or style, and no framing.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException
+from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.response import Redirect, Template
+from litestar.template import TemplateConfig
+from litestar.types import ExceptionHandlersMap
+
+from server.problems import STORE_ERROR_STATUS
+from server.resources import resources_of
+from server.ui.sessions import SESSION_COOKIE, CsrfRefused, SignInRequired, expired
+from store.errors import StoreError
+
+log = logging.getLogger("server.ui")
+
+STATIC_FILES: Final = {
+    "ui.css": "text/css; charset=utf-8",
+    "ui.js": "text/javascript; charset=utf-8",
+}
+"""The files under ``/ui/static`` (package data in ``server/ui/static``) and their types."""
+
+CONTENT_SECURITY_POLICY: Final = "; ".join(
+    (
+        "default-src 'none'",
+        "style-src 'self'",
+        "script-src 'self'",
+        "img-src 'self'",
+        "form-action 'self'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+    )
+)
+
+SECURITY_HEADERS: Final = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+"""Sent with every page, error pages and static files included."""
+
+STATIC_HEADERS: Final = {**SECURITY_HEADERS, "Cache-Control": "public, max-age=3600"}
+"""The stylesheet and script hold nothing of a tenant's: browsers may keep them an hour."""
+
+
+def shown_instant(at: datetime) -> str:
+    """An instant as the pages print it: UTC to the second."""
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def template_config() -> TemplateConfig[JinjaTemplateEngine]:
+    """The pages' templates, from the package, every value HTML-escaped."""
+    environment = Environment(
+        loader=PackageLoader("server.ui", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["utc"] = shown_instant
+    return TemplateConfig(instance=JinjaTemplateEngine.from_environment(environment))
+
+
+def page(
+    name: str, *, status_code: int = 200, cookies: list[Any] | None = None, **context: Any
+) -> Template:
+    """The page rendered from template ``name``, with the security headers."""
+    return Template(
+        template_name=name,
+        context=context,
+        status_code=status_code,
+        headers=SECURITY_HEADERS,
+        cookies=cookies or [],
+        media_type=MediaType.HTML,
+    )
+
+
+def cookies_secure(request: Request[Any, Any, Any]) -> bool:
+    """Whether the pages' cookies are marked Secure (a setting)."""
+    return resources_of(request.app).settings.ui_cookie_secure
+
+
+def sign_in_redirect(request: Request[Any, Any, Any], _: SignInRequired) -> Response[Any]:
+    """No live session: to the sign-in form, forgetting a stale session cookie."""
+    return Redirect(
+        "/ui/login",
+        status_code=303,
+        headers=SECURITY_HEADERS,
+        cookies=[expired(SESSION_COOKIE, secure=cookies_secure(request))],
+    )
+
+
+def csrf_refused(request: Request[Any, Any, Any], _: CsrfRefused) -> Response[Any]:
+    """A form without its page's token: refused, nothing changed."""
+    del request
+    return error_page(
+        403,
+        "This form has expired or did not come from this site: reload the page and try again.",
+    )
+
+
+def error_page(status: int, message: str, **context: Any) -> Template:
+    """A page saying what went wrong, with the status it answers."""
+    return page("error.html.j2", status_code=status, status=status, message=message, **context)
+
+
+def store_error(request: Request[Any, Any, Any], error: StoreError) -> Response[Any]:
+    """A store refusal as a page: not found, invalid input, unavailable."""
+    del request
+    status = next((s for kind, s in STORE_ERROR_STATUS.items() if isinstance(error, kind)), 500)
+    if status == 500:
+        log.error("the store failed a page", exc_info=error)
+        return error_page(500, "The server failed to show this page.")
+    return error_page(status, error.detail)
+
+
+def http_error(request: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
+    """An HTTP-layer refusal (a bad parameter, a body too large) as a page."""
+    del request
+    if error.status_code >= 500:
+        log.error("a page failed: %s", error.detail)
+        return error_page(500, "The server failed to show this page.")
+    return error_page(error.status_code, str(error.detail))
+
+
+def internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[Any]:
+    """A bug: a page that says nothing of it; the log has it."""
+    del request
+    log.error("a page failed", exc_info=error)
+    return error_page(500, "The server failed to show this page.")
+
+
+EXCEPTION_HANDLERS: Final[ExceptionHandlersMap] = {
+    SignInRequired: sign_in_redirect,
+    CsrfRefused: csrf_refused,
+    StoreError: store_error,
+    HTTPException: http_error,
+    Exception: internal_error,
+}

@@ -1,0 +1,179 @@
+"""The timeline page in a real browser: Debian's headless chromium, driven through
+chromium-driver by selenium, against the app served by uvicorn on a local port.
+
+Where the browser is missing the test fails under CI (``CI=true``) and is skipped elsewhere,
+naming the package to install. With ``SGAM_UI_SCREENSHOT=path`` it saves the seed page there
+(the README's ``docs/timeline.png``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
+
+from retrieval.embeddings import Embedder
+from server.app import create_app
+from server.settings import Settings
+from store.clock import ManualClock
+from tests.ui_helpers import PAGE_CLOCK, Key, make_key, seed_mira
+
+PACKAGE = "chromium-driver"
+WAIT_SECONDS = 30
+
+
+def _executables() -> tuple[str, str]:
+    """Debian's chromium and chromedriver, or a failure (CI) or skip naming the package."""
+    chromium = shutil.which("chromium")
+    driver = shutil.which("chromedriver")
+    if chromium is None or driver is None:
+        message = (
+            f"the browser test needs Debian's {PACKAGE} package (and chromium):"
+            f" apt-get install -y chromium {PACKAGE}"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return chromium, driver
+
+
+@pytest.fixture(scope="module")
+def chrome() -> Iterator[WebDriver]:
+    """A headless chromium, its window wide enough for the timeline."""
+    chromium, chromedriver = _executables()
+    options = Options()
+    options.binary_location = chromium
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1200,1000",
+    ):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def served(api_settings: Settings, embedder: Embedder) -> Iterator[str]:
+    """The app on a local port (its clock after every write of the tests); its base URL."""
+    app = create_app(api_settings, embedder=embedder, clock=ManualClock(PAGE_CLOCK))
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")
+    )
+    thread = threading.Thread(target=server.run, name="ui-test-server")
+    thread.start()
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not server.started:
+        assert thread.is_alive(), "the server stopped as it started"
+        assert time.monotonic() < deadline, "the server did not start in time"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(WAIT_SECONDS)
+
+
+def _sign_in(chrome: WebDriver, url: str, key: Key) -> None:
+    chrome.get(f"{url}/ui/login")
+    chrome.find_element(By.ID, "api_key").send_keys(key.api_key)
+    chrome.find_element(By.CSS_SELECTOR, "form.login button").click()
+    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: d.current_url == f"{url}/ui/subjects")
+
+
+def _rows(chrome: WebDriver) -> list[tuple[str | None, str | None, str]]:
+    """The versions table as (value, state, the state as the page words it)."""
+    return [
+        (
+            row.get_attribute("data-value"),
+            row.get_attribute("data-state"),
+            row.find_element(By.CSS_SELECTOR, "td.state").text,
+        )
+        for row in chrome.find_elements(By.CSS_SELECTOR, "table.versions tbody tr")
+    ]
+
+
+def test_the_seed_timeline_in_a_browser(chrome: WebDriver, served: str) -> None:
+    with httpx.Client(base_url=served) as http:
+        mira = make_key(http, "browser")
+        seed_mira(http, mira)
+        other = make_key(http, "browser-other")
+
+    _sign_in(chrome, served, mira)
+    chrome.find_element(By.LINK_TEXT, "mira").click()
+    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: d.current_url.endswith("/mira"))
+    assert _rows(chrome) == [
+        ("2026-08-01", "past", "past"),
+        ("2026-07-15", "retired", "retired"),
+        ("2026-07-15", "superseded", "superseded"),
+        ("2026-06-30", "current", "current"),
+    ]
+    assert chrome.find_element(By.CSS_SELECTOR, "span.believed").text == "2026-06-30"
+    # The stylesheet loaded under the page's policy: the current bar has its colour.
+    bar = chrome.find_element(By.CSS_SELECTOR, "a.bar.current rect")
+    assert bar.value_of_css_property("fill") == "rgb(31, 122, 77)"
+    screenshot = os.environ.get("SGAM_UI_SCREENSHOT")
+    if screenshot:
+        Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+        assert chrome.save_screenshot(screenshot)
+
+    # The slider appears with the page's script; moving it to its first step (e1's write,
+    # before the correction) redraws the page as believed then.
+    slider = chrome.find_element(By.ID, "known-slider")
+    assert slider.is_displayed()
+    slider.send_keys(Keys.HOME)
+    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: "known_at=" in d.current_url)
+    assert _rows(chrome) == [("2026-07-15", "current", "current then")]
+    assert chrome.find_element(By.ID, "known-at-shown").text == "2026-06-01 09:00:05 UTC"
+
+    # The same through the field, as without script; then each bar leads to its episode.
+    field = chrome.find_element(By.ID, "known_at")
+    field.clear()
+    field.send_keys("2026-06-04T00:00:00Z")
+    chrome.find_element(By.ID, "show").click()
+    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: "2026-06-04" in d.current_url)
+    assert [row[:2] for row in _rows(chrome)] == [
+        ("2026-07-15", "retired"),
+        ("2026-07-15", "superseded"),
+        ("2026-06-30", "current"),
+    ]
+    chrome.find_element(By.CSS_SELECTOR, "table.versions tr.current a").click()
+    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: d.current_url.endswith("/ui/episodes/e2"))
+    text = chrome.find_element(By.ID, "episode-text").text
+    assert text == "Mira corrected the deadline. It is now 2026-06-30."
+
+    # Another tenant's key: the same subject is not found.
+    chrome.find_element(By.CSS_SELECTOR, "form.logout button").click()
+    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: d.current_url.endswith("/ui/login"))
+    _sign_in(chrome, served, other)
+    chrome.get(f"{served}/ui/subjects/mira")
+    assert chrome.find_element(By.TAG_NAME, "h1").text == "404"
+    assert "2026-07-15" not in chrome.page_source

@@ -1,0 +1,158 @@
+"""Signing in to the timeline pages over plain HTTP (no browser): the session cookie and its
+flags, the server-side session, CSRF refusals, and revocation (``test_ui_pages.py``: the pages)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+from psycopg_pool import ConnectionPool
+
+from retrieval.embeddings import Embedder
+from server.settings import Settings
+from server.ui.sessions import csrf_token_for
+from tests.helpers import owner_connection
+from tests.ui_helpers import ADMIN, form_token, make_key, page_client, sign_in
+
+Client = TestClient[Litestar]
+
+
+@pytest.fixture(scope="module")
+def ui(api_settings: Settings, embedder: Embedder) -> Iterator[Client]:
+    """The app at a fixed clock, redirects not followed."""
+    with page_client(api_settings, embedder) as client:
+        yield client
+
+
+@pytest.fixture
+def browser(ui: Client) -> Iterator[Client]:
+    """The app's client with no cookies, as a fresh browser."""
+    ui.cookies.clear()
+    yield ui
+    ui.cookies.clear()
+
+
+def _sha(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+def _set_cookies(response: httpx.Response) -> dict[str, str]:
+    """Each Set-Cookie header of the response by cookie name."""
+    return {h.split("=", 1)[0]: h for h in response.headers.get_list("set-cookie")}
+
+
+def _sessions(pool: ConnectionPool, tenant: str) -> list[tuple[object, ...]]:
+    with owner_connection(pool) as conn:
+        return conn.execute(
+            "SELECT tenant_id, session_hash, key_id::text, csrf_hash FROM ui_sessions"
+            " WHERE tenant_id = %(tenant)s ORDER BY created_at",
+            {"tenant": tenant},
+        ).fetchall()
+
+
+def test_signing_in_keeps_a_server_side_session_and_gives_the_browser_only_its_id(
+    browser: Client, pool: ConnectionPool
+) -> None:
+    key = make_key(browser)
+    form = browser.get("/ui/login")
+    login_cookie = _set_cookies(form)["sgam_ui_login"]
+    assert login_cookie == (
+        f"sgam_ui_login={form_token(form.text)}; HttpOnly; Path=/ui; SameSite=strict"
+    )
+    signed = browser.post(
+        "/ui/login", data={"api_key": key.api_key, "csrf_token": form_token(form.text)}
+    )
+    assert (signed.status_code, signed.headers["location"]) == (303, "/ui/subjects")
+    cookies = _set_cookies(signed)
+    session_id = browser.cookies["sgam_ui"]
+    assert cookies == {
+        "sgam_ui": f"sgam_ui={session_id}; HttpOnly; Max-Age=28800; Path=/ui; SameSite=strict",
+        "sgam_ui_login": 'sgam_ui_login=""; HttpOnly; Max-Age=0; Path=/ui; SameSite=strict',
+    }
+    assert key.api_key not in str(signed.headers)
+    assert _sessions(pool, key.tenant) == [
+        (key.tenant, _sha(session_id), key.key_id, _sha(csrf_token_for(session_id)))
+    ]
+    page = browser.get("/ui/subjects")
+    assert page.status_code == 200
+    assert f"tenant <strong>{key.tenant}</strong>" in page.text
+
+
+def test_cookies_are_secure_when_the_setting_says_so(
+    api_settings: Settings, embedder: Embedder
+) -> None:
+    settings = api_settings.model_copy(update={"ui_cookie_secure": True})
+    # Browsers send Secure cookies over HTTPS only, as does the test client.
+    with page_client(settings, embedder, "https://testserver.local") as client:
+        key = make_key(client)
+        form = client.get("/ui/login")
+        assert _set_cookies(form)["sgam_ui_login"].endswith("; Secure")
+        signed = client.post(
+            "/ui/login", data={"api_key": key.api_key, "csrf_token": form_token(form.text)}
+        )
+        assert signed.status_code == 303
+        assert "; Secure" in _set_cookies(signed)["sgam_ui"]
+
+
+def test_pages_without_a_live_session_send_the_browser_to_the_sign_in_form(
+    browser: Client,
+) -> None:
+    for path in ("/ui/subjects", "/ui/subjects/mira", "/ui/episodes/e1"):
+        answer = browser.get(path)
+        assert (answer.status_code, answer.headers["location"]) == (303, "/ui/login"), path
+    browser.cookies.set("sgam_ui", "not-a-session", domain="testserver.local", path="/ui")
+    stale = browser.get("/ui/subjects")
+    assert (stale.status_code, stale.headers["location"]) == (303, "/ui/login")
+    assert "Max-Age=0" in _set_cookies(stale)["sgam_ui"]
+    assert browser.get("/ui").headers["location"] == "/ui/subjects"
+
+
+def test_a_wrong_key_is_refused_and_opens_no_session(browser: Client, pool: ConnectionPool) -> None:
+    key = make_key(browser)
+    refused = sign_in(browser, key.api_key[:-2] + "xx")
+    assert refused.status_code == 401
+    assert "Unknown or revoked key." in refused.text
+    assert _sessions(pool, key.tenant) == []
+
+
+def test_forms_without_their_token_are_refused_and_change_nothing(
+    browser: Client, pool: ConnectionPool
+) -> None:
+    key = make_key(browser)
+    form = browser.get("/ui/login")
+    for token in ("", "forged", form_token(form.text) + "x"):
+        refused = browser.post("/ui/login", data={"api_key": key.api_key, "csrf_token": token})
+        assert refused.status_code == 403, token
+    browser.cookies.clear()  # a cross-site post carries no sign-in cookie
+    refused = browser.post(
+        "/ui/login", data={"api_key": key.api_key, "csrf_token": form_token(form.text)}
+    )
+    assert refused.status_code == 403
+    assert "did not come from this site" in refused.text
+    assert _sessions(pool, key.tenant) == []
+
+    assert sign_in(browser, key.api_key).status_code == 303
+    for data in ({}, {"csrf_token": "forged"}, {"csrf_token": form_token(form.text)}):
+        assert browser.post("/ui/logout", data=data).status_code == 403, data
+    assert len(_sessions(pool, key.tenant)) == 1
+    page = browser.get("/ui/subjects")
+    assert page.status_code == 200
+    out = browser.post("/ui/logout", data={"csrf_token": form_token(page.text)})
+    assert (out.status_code, out.headers["location"]) == (303, "/ui/login")
+    assert "Max-Age=0" in _set_cookies(out)["sgam_ui"]
+    assert _sessions(pool, key.tenant) == []
+
+
+def test_a_revoked_keys_session_stops_working_at_once(browser: Client) -> None:
+    key = make_key(browser)
+    assert sign_in(browser, key.api_key).status_code == 303
+    assert browser.get("/ui/subjects").status_code == 200
+    revoked = browser.delete(f"/v1/admin/keys/{key.key_id}", headers=ADMIN)
+    assert revoked.status_code == 200, revoked.text
+    answer = browser.get("/ui/subjects")
+    assert (answer.status_code, answer.headers["location"]) == (303, "/ui/login")
+    assert sign_in(browser, key.api_key).status_code == 401

@@ -1,0 +1,181 @@
+"""The timeline pages over plain HTTP (no browser): the seed scenario's page as believed now
+and before the correction, disputes, tenant isolation, escaping, the security headers, and the
+pages' absence from the OpenAPI document."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+
+from retrieval.embeddings import Embedder
+from server.settings import Settings
+from server.ui.pages import CONTENT_SECURITY_POLICY
+from tests.ui_helpers import Key, make_key, page_client, seed_mira, sign_in, version_rows
+
+Client = TestClient[Litestar]
+
+
+@pytest.fixture(scope="module")
+def browser(api_settings: Settings, embedder: Embedder) -> Iterator[Client]:
+    """One browser for the module's tests; each signs in as the tenant it reads as."""
+    with page_client(api_settings, embedder) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def mira(browser: Client) -> Key:
+    """A tenant holding the seed scenario."""
+    key = make_key(browser, "ui-seed")
+    seed_mira(browser, key)
+    return key
+
+
+def test_the_seed_page_shows_the_correction_current_and_the_first_value_superseded(
+    browser: Client, mira: Key
+) -> None:
+    assert sign_in(browser, mira.api_key).status_code == 303
+    assert "/ui/subjects/mira" in browser.get("/ui/subjects").text
+    now = browser.get("/ui/subjects/mira")
+    assert now.status_code == 200
+    assert version_rows(now.text) == [
+        ("2026-08-01", "past"),
+        ("2026-07-15", "retired"),
+        ("2026-07-15", "superseded"),
+        ("2026-06-30", "current"),
+    ]
+    assert 'passport_deadline:\n    <span class="believed">2026-06-30</span>' in now.text
+    for episode in ("e0", "e1", "e2"):
+        assert f'href="/ui/episodes/{episode}"' in now.text
+    assert now.text.count('class="supersedes"') == 1
+    before = browser.get("/ui/subjects/mira", params={"known_at": "2026-06-02"})
+    assert version_rows(before.text) == [("2026-07-15", "current")]
+    assert '<td class="state">current then</td>' in before.text
+    assert "3 versions\n  recorded later are not shown." in before.text
+    bad = browser.get("/ui/subjects/mira", params={"known_at": "June"})
+    assert bad.status_code == 422
+    assert "&#39;June&#39; is not a time" in bad.text
+    source = browser.get("/ui/episodes/e2")
+    assert "Mira corrected the deadline. It is now 2026-06-30." in source.text
+
+
+def test_another_tenants_subject_and_episodes_are_not_found(browser: Client, mira: Key) -> None:
+    other = make_key(browser, "ui-other")
+    assert sign_in(browser, other.api_key).status_code == 303
+    for path in ("/ui/subjects/mira", "/ui/episodes/e1"):
+        answer = browser.get(path)
+        assert answer.status_code == 404, path
+        assert "2026-07-15" not in answer.text
+    listed = browser.get("/ui/subjects")
+    assert "mira" not in listed.text
+    assert "This tenant holds no subjects yet." in listed.text
+
+
+HOSTILE = '<script>alert("x")</script>'
+
+
+def test_hostile_values_and_texts_are_escaped(browser: Client) -> None:
+    key = make_key(browser)
+    at = key.headers("2026-06-01T00:00:00Z")
+    declared = browser.put(
+        "/v1/attributes/note", json={"value_type": "string", "description": HOSTILE}, headers=at
+    )
+    assert declared.status_code == 200, declared.text
+    episode = {"id": "h1", "occurred_at": "2026-06-01T00:00:00Z", "text": HOSTILE + " said"}
+    candidate = {"evidence": "", "subject": "eve", "attribute": "note", "change": "new"}
+    recorded = browser.post(
+        "/v1/episodes",
+        json={**episode, "updates": [{**candidate, "value": HOSTILE}]},
+        headers=at,
+    )
+    assert recorded.status_code == 200, recorded.text
+    assert sign_in(browser, key.api_key).status_code == 303
+    for path in ("/ui/subjects/eve", "/ui/episodes/h1"):
+        page = browser.get(path)
+        assert page.status_code == 200, path
+        assert "<script>alert" not in page.text
+        assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page.text
+    assert version_rows(browser.get("/ui/subjects/eve").text) == [(HOSTILE, "current")]
+    hostile_path = browser.get("/ui/subjects/%3Cscript%3E")
+    assert hostile_path.status_code == 422
+    assert "<script>" not in hostile_path.text
+
+
+def test_every_page_and_file_sends_the_security_headers_and_no_inline_code(
+    browser: Client, mira: Key
+) -> None:
+    assert CONTENT_SECURITY_POLICY == (
+        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self';"
+        " form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    )
+    browser.cookies.clear()
+    answers = [browser.get("/ui/login"), browser.get("/ui/subjects")]
+    assert sign_in(browser, mira.api_key).status_code == 303
+    for path in (
+        "/ui/subjects",
+        "/ui/subjects/mira",
+        "/ui/episodes/e1",
+        "/ui/episodes/nope",
+        "/ui/static/ui.css",
+        "/ui/static/ui.js",
+    ):
+        answers.append(browser.get(path))
+    assert [a.status_code for a in answers] == [200, 303, 200, 200, 200, 404, 200, 200]
+    for answer in answers:
+        assert {
+            name: answer.headers.get(name)
+            for name in ("content-security-policy", "x-frame-options", "referrer-policy")
+        } == {
+            "content-security-policy": CONTENT_SECURITY_POLICY,
+            "x-frame-options": "DENY",
+            "referrer-policy": "no-referrer",
+        }, answer.url
+        if answer.headers.get("content-type", "").startswith("text/html"):
+            assert re.findall(r"<script(?![^>]*\ssrc=)|<style|\sstyle=|\son\w+=", answer.text) == []
+
+
+def test_the_pages_are_not_in_the_openapi_document(browser: Client) -> None:
+    document = browser.get("/schema/openapi.json").json()
+    outside_v1 = sorted(path for path in document["paths"] if not path.startswith("/v1/"))
+    assert outside_v1 == ["/healthz", "/metrics", "/readyz"]
+    assert [path for path in document["paths"] if "ui" in path.split("/")] == []
+
+
+def test_a_disputed_key_marks_its_value_and_names_the_challenger(browser: Client) -> None:
+    key = make_key(browser)
+    at = key.headers("2026-06-01T00:00:00Z")
+    declared = browser.put(
+        "/v1/attributes/city",
+        json={"value_type": "string", "description": "city", "on_equal_start": "source_precedence"},
+        headers=at,
+    )
+    assert declared.status_code == 200, declared.text
+    start = "2026-06-01T00:00:00Z"
+    for episode, value in (("c1", "Oslo"), ("c2", "Bergen")):
+        candidate = {"evidence": "", "subject": "ada", "attribute": "city", "change": "new"}
+        recorded = browser.post(
+            "/v1/episodes",
+            json={
+                "id": episode,
+                "occurred_at": start,
+                "text": f"Ada lives in {value}.",
+                "updates": [{**candidate, "value": value, "valid_from": start}],
+            },
+            headers=at,
+        )
+        assert recorded.status_code == 200, recorded.text
+    assert recorded.json()["results"][0]["status"] == "conflict"
+    assert sign_in(browser, key.api_key).status_code == 303
+    page = browser.get("/ui/subjects/ada")
+    assert version_rows(page.text) == [("Oslo", "current")]
+    bars = re.findall(r'<a class="(bar [^"]+)"\s+href="([^"]+)">', page.text)
+    assert bars == [("bar current disputed", "/ui/episodes/c1")]
+    challenge = re.search(r'<span class="challenge">([^<]*)\(<a href="([^"]+)">', page.text)
+    assert challenge is not None
+    assert (" ".join(challenge[1].split()), challenge[2]) == (
+        "disputed by Bergen",
+        "/ui/episodes/c2",
+    )
