@@ -10,6 +10,7 @@ of distinct keys; on a plain connection the same statements run one by one.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -38,11 +39,15 @@ def send_candidates(
     episode_id: str,
     updates: Sequence[MemoryUpdate | UpdateResult],
     clock: Clock,
+    asked_at: datetime,
     new_id: IdFactory,
     trace: Trace = NO_TRACE,
 ) -> Results:
     """Send the statements of candidates citing one episode (the caller's, never the model's);
     the returned call gives their results once those statements ran.
+
+    ``asked_at`` is the call's time, read before its transaction: an old attribute name is
+    judged within its dual-read window then. Writes record the time read under their locks.
 
     ``updates`` are the candidates as ``validate_candidate`` left them. Every key a candidate
     may write is locked (in lock-id order) before system time is read, once, so writers queued
@@ -63,7 +68,7 @@ def send_candidates(
     names = {update.attribute for _, update in proposed}
     episode_of = episodes.ask_episode(conn, tenant_id, episode_id)
     declared_of = ask_attributes(conn, tenant_id, names)
-    renamed_of = ask_renamed_targets(conn, tenant_id, names, now=clock())
+    renamed_of = ask_renamed_targets(conn, tenant_id, names, now=asked_at)
     state_of = versions.ask_key_state(conn, tenant_id=tenant_id, keys=keys) if keys else None
     episode, declared, renamed = episode_of(), declared_of(), renamed_of()
     migrated = {i: u.attribute for i, u in proposed if u.attribute in renamed}
@@ -75,7 +80,7 @@ def send_candidates(
             for i, u in proposed
         ]
         if state_of is not None:
-            state_of(clock())  # read, so the next statements' answers come in order
+            state_of(asked_at)  # read, so the next statements' answers come in order
         keys = _keys(proposed)
         lock_keys(conn, tenant_id=tenant_id, keys=keys)
         declared |= ask_attributes(conn, tenant_id, set(renamed.values()))()

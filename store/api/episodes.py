@@ -131,7 +131,10 @@ class EpisodeCalls:
                 now=now,
             )
             return [
-                (episode, _apply(conn, tenant_id, episode, updates, transactions, trace=trace))
+                (
+                    episode,
+                    _apply(conn, tenant_id, episode, updates, transactions, now=now, trace=trace),
+                )
                 for episode, updates in zip(recorded, checked, strict=True)
             ]
 
@@ -248,6 +251,7 @@ def _apply(
     updates: Sequence[MemoryUpdate | UpdateResult],
     transactions: Transactions,
     *,
+    now: datetime,
     trace: Trace,
 ) -> list[UpdateResult]:
     if not updates:
@@ -258,6 +262,7 @@ def _apply(
         episode_id=episode.id,
         updates=updates,
         clock=transactions.clock,
+        asked_at=now,
         new_id=transactions.new_id,
         trace=trace,
     )

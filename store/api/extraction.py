@@ -83,7 +83,7 @@ class ExtractionCalls:
         checked = [validate_candidate(candidate, n) for n, candidate in enumerate(candidates)]
         transactions = self._transactions
 
-        def work(conn: psycopg.Connection[Any], _: datetime) -> list[UpdateResult] | None:
+        def work(conn: psycopg.Connection[Any], now: datetime) -> list[UpdateResult] | None:
             if extraction.hold(conn, job, now=transactions.clock()) is None:
                 return None
             results: list[UpdateResult] = []
@@ -94,6 +94,7 @@ class ExtractionCalls:
                     episode_id=job.episode_id,
                     updates=checked,
                     clock=transactions.clock,
+                    asked_at=now,
                     new_id=transactions.new_id,
                 )()
             extraction.finish_done(conn, job, results, now=transactions.clock())

@@ -45,12 +45,13 @@ class FactCalls:
         updates = [facts.validate_candidate(item, index) for index, item in enumerate(candidates)]
         transactions = self._transactions
         return transactions.pipelined(
-            lambda conn, _: candidates_.send_candidates(
+            lambda conn, now: candidates_.send_candidates(
                 conn,
                 tenant_id,
                 episode_id=episode_id,
                 updates=updates,
                 clock=transactions.clock,
+                asked_at=now,
                 new_id=transactions.new_id,
                 trace=trace,
             ),
