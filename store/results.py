@@ -15,6 +15,7 @@ from store.models import (
     UpdateStatus,
 )
 from store.outcomes import EpisodeOutcome
+from store.signal_models import BufferedSignal
 
 
 class UpdateResult(BaseModel):
@@ -133,7 +134,9 @@ class SubjectExport(BaseModel):
     ``facts`` is its profile now; ``versions`` every version ever believed, by attribute then
     history order; ``episodes`` those that name it or source, expire or challenge its facts
     (stubs included); ``conflicts`` its conflicts, open and resolved, oldest first;
-    ``outcomes`` every outcome those episodes were given, by episode then revision.
+    ``outcomes`` every outcome those episodes were given, by episode then revision;
+    ``weak_signals`` the weak candidates about it still buffered (not yet promoted, expired or
+    purged), oldest first.
     """
 
     subject: str
@@ -143,3 +146,4 @@ class SubjectExport(BaseModel):
     episodes: list[Episode]
     conflicts: list[ConflictRecord]
     outcomes: list[EpisodeOutcome]
+    weak_signals: list[BufferedSignal]

@@ -16,6 +16,7 @@ from store.errors import NotFound
 from store.outcomes import outcome_history
 from store.paging import check_limit, decode_text_cursor, encode_text_cursor
 from store.results import SubjectExport
+from store.weak_signals import subject_signals
 
 # Byte order ("C"), not the database's locale: the same pages on every server, and the
 # cursor's comparison agrees with the sort.
@@ -67,4 +68,5 @@ def export_subject(
         episodes=linked,
         conflicts=conflicts.subject_conflicts(conn, tenant_id, subject=subject),
         outcomes=outcome_history(conn, tenant_id, (episode.id for episode in linked)),
+        weak_signals=subject_signals(conn, tenant_id, subject),
     )

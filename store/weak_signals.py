@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from uuid import UUID
 
 import psycopg
 from psycopg.rows import dict_row
@@ -30,27 +29,12 @@ from pydantic import BaseModel
 from store import episodes, versions
 from store.clock import Clock
 from store.facts import Accepted, evidence_occurs
-from store.models import Episode, Timestamp
+from store.models import Episode
 from store.paging import check_limit, decode_cursor, encode_cursor
 from store.results import UpdateResult
-from store.values import JsonValue, same_value
+from store.signal_models import BufferedSignal
+from store.values import same_value
 from store.versions import IdFactory, KeyState
-
-
-class BufferedSignal(BaseModel):
-    """A weak candidate waiting in the buffer for independent support."""
-
-    signal_id: UUID
-    subject: str
-    attribute: str
-    value: JsonValue
-    episode_id: str
-    content_hash: str
-    evidence: str | None
-    evidence_verified: bool
-    valid_from: Timestamp
-    buffered_at: Timestamp
-    expires_at: Timestamp
 
 
 class BufferPage(BaseModel):
@@ -220,6 +204,21 @@ def mark_promoted(results: dict[int, UpdateResult], supporting: dict[int, list[s
         results[index] = result.model_copy(
             update={"supporting_episode_ids": others, "reason": reason}
         )
+
+
+def subject_signals(
+    conn: psycopg.Connection[Any], tenant_id: str, subject: str
+) -> list[BufferedSignal]:
+    """Every signal held about ``subject``, live or past its window and not yet purged, oldest
+    first: what a subject's export must show."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM weak_signals"
+            " WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
+            " ORDER BY buffered_at, signal_id",
+            {"tenant_id": tenant_id, "subject": subject},
+        )
+        return [BufferedSignal.model_validate(row) for row in cur.fetchall()]
 
 
 def list_signals(

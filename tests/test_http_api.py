@@ -715,6 +715,7 @@ def test_export_holds_everything_about_the_subject(http: Client) -> None:
         "episodes": episodes,
         "conflicts": [],
         "outcomes": [],
+        "weak_signals": [],
     }
     porto, lisbon = written(first)["fact_id"], written(second)["fact_id"]
     assert [(f["fact_id"], f["value"]) for f in exported["facts"]] == [(lisbon, "Lisbon")]

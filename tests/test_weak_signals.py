@@ -5,6 +5,8 @@ Through HTTP, each test on a tenant of its own, at system times set by ``X-SGAM-
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.http_helpers import Client, assert_problem, candidate, declare
 from tests.weak_helpers import at, buffer, known, say, weak, weak_tenant
 
@@ -225,3 +227,25 @@ def test_a_weak_signal_may_not_go_back_in_system_time(http: Client) -> None:
     assert (late["status"], late["field"]) == ("invalid", "now")
     assert buffer(http, tenant) == []
     assert known(http, tenant) == "json"
+
+
+def test_a_subjects_export_holds_its_buffered_signals_until_they_are_promoted(
+    http: Client,
+) -> None:
+    tenant = weak_tenant(http)
+    say(http, tenant, "e1", "Export that as CSV.", weak("csv"))
+    say(http, tenant, "o1", "Otto wants it as CSV too.", weak("csv", subject="otto"))
+
+    def exported(subject: str) -> list[Any]:
+        response = http.get(f"/v1/subjects/{subject}/export", headers=at(tenant))
+        assert response.status_code == 200, response.text
+        signals: list[Any] = response.json()["weak_signals"]
+        return signals
+
+    # Each subject's export holds its own signals, as the buffer lists them.
+    assert exported("mira") == buffer(http, tenant, subject="mira")
+    assert [(s["episode_id"], s["value"]) for s in exported("mira")] == [("e1", "csv")]
+    assert [(s["episode_id"], s["value"]) for s in exported("otto")] == [("o1", "csv")]
+    say(http, tenant, "e2", "CSV again, please.", weak("csv"), occurred_at="2026-06-03T09:00:00Z")
+    assert exported("mira") == []
+    assert [s["episode_id"] for s in exported("otto")] == ["o1"]
