@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -25,7 +25,11 @@ from server.settings import Settings
 
 LoadName = Literal["sgam", "sgam_noisy", "episodes", "langgraph", "mem0"]
 Asker = Callable[[Question], Context]
-_PEERS: tuple[LoadName, ...] = ("langgraph", "mem0")  # as evals.peers.PEER_NAMES
+_PEER_OPENERS: dict[LoadName, Callable[..., AbstractContextManager[PeerMemory]]] = {
+    "langgraph": open_langgraph,
+    "mem0": open_mem0,
+}
+"""Each arm of ``evals.peers.PEER_NAMES`` and what opens it."""
 ALL_SYSTEMS = SYSTEM_NAMES + PEER_NAMES
 """SGAM's systems (the default) and the peer arms of the ``peers`` extra."""
 
@@ -59,7 +63,7 @@ def loads_of(systems: Sequence[str]) -> list[Load]:
     baselines = tuple(name for name in ("dm", "dm_recency") if name in systems)
     if baselines:
         loads.append(Load("episodes", baselines))
-    return loads + [Load(name, (name,)) for name in _PEERS if name in systems]
+    return loads + [Load(name, (name,)) for name in _PEER_OPENERS if name in systems]
 
 
 def planned_steps(traces: Sequence[Trace], systems: Sequence[str]) -> int:
@@ -89,25 +93,17 @@ def opened(
         with open_episodes(server, embedder=embedder, lines=lines, options=baseline) as episodes:
             askers = {"dm": episodes.dm, "dm_recency": episodes.dm_recency}
             yield episodes, {name: askers[name] for name in load.systems}
-    elif load.name in ("langgraph", "mem0"):
-        with _open_peer(
-            load.name, server=server, embedder=embedder, lines=lines, k=baseline.k
+    elif load.name in _PEER_OPENERS:
+        # A peer's optional packages are imported only when its arm opens.
+        opener = _PEER_OPENERS[load.name]
+        with opener(
+            server, embedder=embedder, subjects=cited_subjects(lines), k=baseline.k
         ) as peer:
             yield peer, {load.name: peer.ask}
     else:
         chosen = extractor if load.name == "sgam" else None
         with open_sgam(server, embedder=embedder, extractor=chosen) as sgam:
             yield sgam, {load.name: sgam.ask}
-
-
-@contextmanager
-def _open_peer(
-    name: str, *, server: str, embedder: Embedder, lines: Sequence[Line], k: int
-) -> Iterator[PeerMemory]:
-    """A peer arm; its optional packages are imported only here."""
-    opener = open_langgraph if name == "langgraph" else open_mem0
-    with opener(server, embedder=embedder, subjects=cited_subjects(lines), k=k) as peer:
-        yield peer
 
 
 @contextmanager

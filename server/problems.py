@@ -64,11 +64,14 @@ def problem_response(
     return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=headers)
 
 
+def status_of(error: StoreError) -> int:
+    """The HTTP status of a store error (``STORE_ERROR_STATUS``; 500 for any other)."""
+    return next((code for kind, code in STORE_ERROR_STATUS.items() if isinstance(error, kind)), 500)
+
+
 def store_error_handler(_: Request[Any, Any, Any], error: StoreError) -> Response[Any]:
     """A store error: its own code, detail and field; the status from ``STORE_ERROR_STATUS``."""
-    status = next(
-        (code for kind, code in STORE_ERROR_STATUS.items() if isinstance(error, kind)), 500
-    )
+    status = status_of(error)
     _log_refusal(error, status)
     if status == 500:
         return problem_response("internal", 500, "the server failed to handle this request")

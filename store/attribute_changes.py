@@ -214,10 +214,10 @@ def _write_declaration(
     target: str,
     now: datetime,
 ) -> None:
-    if target == old.attribute:
-        conn.execute(UPDATE_ATTRIBUTE, declaration_params(tenant_id, target, change, now=now))
-        return
     params = declaration_params(tenant_id, target, change, now=now)
+    if target == old.attribute:
+        conn.execute(UPDATE_ATTRIBUTE, params)
+        return
     created = {"schema_version": old.schema_version + 1, "created_at": old.created_at}
     conn.execute(INSERT_ATTRIBUTE, params | created)
     conn.execute(

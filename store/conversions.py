@@ -36,13 +36,6 @@ class Unconvertible(ValueError):
     """A stored value the new declaration cannot hold; its message is the reason."""
 
 
-def value_text(value: JsonValue) -> str:
-    """The text a stored value is known by in a ``value_map`` and in a conversion to string."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return display(value)
-
-
 def convert_value(
     value: JsonValue,
     *,
@@ -53,7 +46,7 @@ def convert_value(
 ) -> JsonValue:
     """``value`` (stored under ``source``) as the new declaration stores it, by the module's
     rules; Unconvertible with the reason when none applies."""
-    text = value_text(value)
+    text = display(value)  # the text a value_map and a conversion to string know it by
     try:
         if value_map and text in value_map:
             return parse_value(value_map[text], target, enum_values=enum_values)

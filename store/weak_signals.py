@@ -54,7 +54,7 @@ def independent(signals: Sequence[BufferedSignal]) -> list[BufferedSignal]:
     earliest: dict[str, BufferedSignal] = {}
     for signal in sorted(signals, key=lambda s: (s.valid_from, s.episode_id)):
         earliest.setdefault(signal.content_hash, signal)
-    return sorted(earliest.values(), key=lambda s: (s.valid_from, s.episode_id))
+    return list(earliest.values())  # in the order they were seen: earliest first
 
 
 def promotes(signals: Sequence[BufferedSignal], *, quorum: int, confirmed: bool) -> bool:

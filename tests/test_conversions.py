@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.conversions import Unconvertible, convert_value, value_text
-from store.values import ValueType, parse_value, same_value
+from store.conversions import Unconvertible, convert_value
+from store.values import ValueType, display, parse_value, same_value
 
 S, D, DT, N, INT, B, E, J = (
     ValueType.STRING,
@@ -135,7 +135,7 @@ def test_a_conversion_either_yields_a_value_the_new_type_reads_back_or_says_why(
     source: ValueType, target: ValueType, data: st.DataObject
 ) -> None:
     value = data.draw(_STORED[source])
-    stored = parse_value(value_text(value), source) if source != J else value
+    stored = parse_value(display(value), source) if source != J else value
     try:
         converted = convert_value(stored, source=source, target=target)
     except Unconvertible as error:
@@ -145,7 +145,7 @@ def test_a_conversion_either_yields_a_value_the_new_type_reads_back_or_says_why(
     if target == J:
         assert same_value(converted, stored)
     else:
-        assert same_value(parse_value(value_text(converted), target), converted)
+        assert same_value(parse_value(display(converted), target), converted)
 
 
 @settings(max_examples=200, deadline=None)
@@ -154,9 +154,9 @@ def test_to_string_and_json_always_convert_and_json_keeps_the_value(
     source: ValueType, data: st.DataObject
 ) -> None:
     value = data.draw(_STORED[source])
-    stored = parse_value(value_text(value), source) if source != J else value
+    stored = parse_value(display(value), source) if source != J else value
     assert same_value(convert_value(stored, source=source, target=J), stored)
-    assert convert_value(stored, source=source, target=S) == value_text(stored)
+    assert convert_value(stored, source=source, target=S) == display(stored)
 
 
 @settings(max_examples=200, deadline=None)

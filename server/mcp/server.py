@@ -64,11 +64,12 @@ async def call_tool(
 
 def build_server(client: AsyncSGAMClient) -> Server[Any]:
     """An MCP server whose tools call SGAM through ``client``."""
+    listing = types.ListToolsResult(tools=tool_listing())  # the schemas are built once
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_listing())
+        return listing
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return await call_tool(client, params.name, arguments=params.arguments)

@@ -45,11 +45,12 @@ def migrate_attribute(
     """Change an attribute's type, enum members or name and convert the facts it holds, in
     one transaction; ``dry_run`` reports the same and changes nothing. Values that cannot
     convert are refused (409, listed) unless ``keep_unconvertible``."""
-    change = data.model_dump(exclude={"dry_run", "keep_unconvertible"}, exclude_unset=True)
+    # The request is the change itself (a MigrationRequest is an AttributeChange); its run
+    # options are not declaration fields, so nothing of them is written.
     return store.admin.migrate_attribute(
         tenant_id,
         attribute,
-        change,
+        data,
         dry_run=data.dry_run,
         keep_unconvertible=data.keep_unconvertible,
         dual_read=timedelta(days=resources.settings.attribute_dual_read_days),

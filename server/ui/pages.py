@@ -19,7 +19,7 @@ from litestar.response import Redirect, Template
 from litestar.template import TemplateConfig
 from litestar.types import ExceptionHandlersMap
 
-from server.problems import STORE_ERROR_STATUS
+from server.problems import status_of
 from server.resources import resources_of
 from server.ui.sessions import SESSION_COOKIE, CsrfRefused, SignInRequired, expired
 from store.errors import StoreError
@@ -96,6 +96,11 @@ def cookies_secure(request: Request[Any, Any, Any]) -> bool:
 
 def sign_in_redirect(request: Request[Any, Any, Any], _: SignInRequired) -> Response[Any]:
     """No live session: to the sign-in form, forgetting a stale session cookie."""
+    return to_sign_in(request)
+
+
+def to_sign_in(request: Request[Any, Any, Any]) -> Redirect:
+    """To the sign-in form, the session cookie forgotten (signed out, or no live session)."""
     return Redirect(
         "/ui/login",
         status_code=303,
@@ -121,7 +126,7 @@ def error_page(status: int, message: str, **context: Any) -> Template:
 def store_error(request: Request[Any, Any, Any], error: StoreError) -> Response[Any]:
     """A store refusal as a page: not found, invalid input, unavailable."""
     del request
-    status = next((s for kind, s in STORE_ERROR_STATUS.items() if isinstance(error, kind)), 500)
+    status = status_of(error)
     if status == 500:
         log.error("the store failed a page", exc_info=error)
         return error_page(500, "The server failed to show this page.")

@@ -4,6 +4,7 @@ the episodes its facts cite. Server-rendered pages, outside the API's OpenAPI do
 
 from __future__ import annotations
 
+import functools
 import hmac
 from datetime import datetime, timedelta
 from functools import partial
@@ -72,11 +73,9 @@ async def login(request: Request[Any, Any, Any]) -> Response[Any]:
     if not expected or offered is None or not hmac.compare_digest(offered, expected):
         raise CsrfRefused
     resources = resources_of(request.app)
-    api_key = _form_value(form, "api_key") or ""
-    tenant_id = await authenticate(
-        api_key.strip(), cache=resources.keys, admin=resources.store.admin
-    )
-    offered_key = parse_token(api_key.strip())
+    api_key = (_form_value(form, "api_key") or "").strip()
+    tenant_id = await authenticate(api_key, cache=resources.keys, admin=resources.store.admin)
+    offered_key = parse_token(api_key)
     if tenant_id is None or offered_key is None:
         return page(
             "login.html.j2", status_code=401, form_token=expected, error="Unknown or revoked key."
@@ -115,12 +114,7 @@ async def logout(request: Request[Any, Any, Any]) -> Redirect:
     await anyio.to_thread.run_sync(
         store.ui_sessions.close, signed_in.tenant_id, signed_in.session_hash
     )
-    return Redirect(
-        "/ui/login",
-        status_code=303,
-        headers=SECURITY_HEADERS,
-        cookies=[expired(SESSION_COOKIE, secure=cookies_secure(request))],
-    )
+    return pages.to_sign_in(request)
 
 
 @get("/", sync_to_thread=False, status_code=303)
@@ -200,8 +194,13 @@ def static_file(name: Annotated[str, PathParameter(max_length=40)]) -> Response[
     media_type = pages.STATIC_FILES.get(name)
     if media_type is None:
         raise NotFoundException(f"no file {name!r} here")
-    content = (package_files("server.ui") / "static" / name).read_bytes()
-    return Response(content, media_type=media_type, headers=pages.STATIC_HEADERS)
+    return Response(_static(name), media_type=media_type, headers=pages.STATIC_HEADERS)
+
+
+@functools.cache
+def _static(name: str) -> bytes:
+    """A static file's bytes, read from the package once."""
+    return (package_files("server.ui") / "static" / name).read_bytes()
 
 
 def ui_routers() -> list[Router]:

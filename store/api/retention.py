@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -12,7 +12,7 @@ import psycopg
 from pydantic import BaseModel
 
 from store import legal_holds, purge, retention, tenants
-from store.api.transactions import Transactions
+from store.api.transactions import Transactions, restore_session
 from store.errors import NotFound, translate
 from store.inputs import check_identifier, parse_input, parse_uuid
 from store.legal_holds import Hold
@@ -97,7 +97,8 @@ class RetentionCalls:
         new_id = self._transactions.new_id
 
         def work(conn: psycopg.Connection[Any], now: datetime) -> TenantPurge:
-            with conn.transaction(force_rollback=dry_run):
+            # A dry run rolls back to a savepoint; a real one needs none inside the call's own.
+            with conn.transaction(force_rollback=True) if dry_run else nullcontext():
                 counts = purge.purge_tenant(
                     conn,
                     tenant_id,
@@ -142,6 +143,6 @@ class RetentionCalls:
                         if held:
                             conn.execute("SELECT pg_advisory_unlock(%s, %s)", PURGE_LOCK)
                 finally:
-                    conn.autocommit = False
+                    restore_session(conn, autocommit=False)
         except psycopg.Error as error:
             raise translate(error) from error

@@ -61,7 +61,7 @@ class Transactions:
                     enter_tenant(conn, tenant_id)
                     return work(conn, now)
             finally:
-                _restore(conn, isolation_level=None)
+                restore_session(conn, isolation_level=None)
 
         return self._call(body)
 
@@ -83,7 +83,7 @@ class Transactions:
                     enter_tenant(conn, tenant_id)
                     return work(conn, now)
             finally:
-                _restore(conn, autocommit=False)
+                restore_session(conn, autocommit=False)
 
         return self._call(body)
 
@@ -117,7 +117,7 @@ class Transactions:
                     conn.rollback()
                 raise
             finally:
-                _restore(conn, autocommit=False)
+                restore_session(conn, autocommit=False)
 
         return self._call(body)
 
@@ -137,7 +137,7 @@ class Transactions:
             raise translate(error) from error
 
 
-def _restore(conn: psycopg.Connection[Any], **settings: Any) -> None:
+def restore_session(conn: psycopg.Connection[Any], **settings: Any) -> None:
     """Hand a pooled connection back with the session settings the pool lent it with.
 
     One in an unknown state (lost, or still in a transaction after a failed rollback) cannot
