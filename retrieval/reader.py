@@ -124,7 +124,7 @@ class Reader:
             if memory is None
             else [KeyFacts(memory.subject, name, memory.fact(name)) for name in plan.attributes]
         )
-        episodes = memory.episodes if memory is not None else {}
+        episodes = snapshot.episodes(memory.cited(plan.attributes)) if memory is not None else {}
         cited = (episodes.get(key.fact.source_episode_id) for key in keys if key.fact is not None)
         sources = [episode for episode in cited if episode is not None]
         evidence = (

@@ -7,13 +7,15 @@ them) and share one ``now``. ``MemoryStore.snapshots.read`` opens it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
+from store.episodes import get_episodes
+from store.models import Episode
 from store.reads import find_subjects
 from store.subject_reads import SubjectMemory, read_subject_memory
 
@@ -54,3 +56,7 @@ class ReadSnapshot:
             schema=schema,
             attributes=attributes,
         )
+
+    def episodes(self, episode_ids: Collection[str]) -> dict[str, Episode]:
+        """The tenant's episodes (or stubs) among ``episode_ids``, by id."""
+        return get_episodes(self.conn, self.tenant_id, episode_ids)

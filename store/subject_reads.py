@@ -2,8 +2,9 @@
 
 The context assembler must know every value any key of the subject ever held (design section
 5, read path step 4) and route only among the keys the subject holds (step 3), so it reads the
-subject whole: the facts valid at the asked instant, every version ever believed, every
-conflict, the episodes the shown facts cite and the attribute schema.
+subject whole: the facts valid at the asked instant, every value ever believed (with the system
+window it was believed in, nothing more), every conflict and the attribute schema. The episodes
+the shown facts cite are read once the keys to show are chosen (``ReadSnapshot.episodes``).
 """
 
 from __future__ import annotations
@@ -11,33 +12,59 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
+from psycopg.rows import args_row
 
 from store.attributes import list_attributes
 from store.conflicts import subject_conflicts
-from store.episodes import get_episodes
-from store.models import Attribute, ConflictRecord, Episode, Fact
-from store.reads import read_history, read_profile
+from store.models import Attribute, ConflictRecord, Fact
+from store.reads import read_profile
 from store.values import JsonValue
+
+
+class BelievedValue(NamedTuple):
+    """A value one version of a key held, and the system window it was believed in."""
+
+    attribute: str
+    value: JsonValue
+    recorded_at: datetime
+    retired_at: datetime | None
+
+
+BELIEVED_VALUES = """
+    SELECT attribute, value, recorded_at, retired_at FROM fact_versions
+    WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
+      AND (retired_at IS NULL OR retired_at > recorded_at)
+    ORDER BY attribute, valid_from, recorded_at, version_id
+"""
+"""Every version of the subject ever believed (one recorded and retired at one instant never
+was), oldest first per key: the four columns the read path judges by, not the whole fact."""
+
+
+def read_believed_values(
+    conn: psycopg.Connection[Any], tenant_id: str, *, subject: str
+) -> list[BelievedValue]:
+    """The subject's ``BELIEVED_VALUES``."""
+    with conn.cursor(row_factory=args_row(BelievedValue)) as cur:
+        cur.execute(BELIEVED_VALUES, {"tenant_id": tenant_id, "subject": subject})
+        return cur.fetchall()
 
 
 @dataclass(frozen=True)
 class SubjectMemory:
-    """A subject's facts at (``valid_at``, ``known_at``), its whole history, and cited episodes."""
+    """A subject's facts at (``valid_at``, ``known_at``) and every value it ever held."""
 
     subject: str
     valid_at: datetime
     known_at: datetime
     facts: list[Fact]
     """One per key valid at ``valid_at`` in knowledge at ``known_at``, disputes at known-at."""
-    versions: list[Fact]
-    """Every version ever believed, of every key of the subject (unless not asked for)."""
+    believed: list[BelievedValue]
+    """Every value ever believed, of every key of the subject (unless not asked for)."""
     conflicts: list[ConflictRecord]
     """Every conflict logged on the subject's keys, open or resolved."""
-    episodes: dict[str, Episode]
-    """The episodes ``facts`` cite, sources and disputing challengers, by id."""
     attributes: list[Attribute]
     """The tenant's declared attributes (routing scores the subject's among them; unless not
     asked for)."""
@@ -50,7 +77,7 @@ class SubjectMemory:
         """
         held = {
             version.attribute
-            for version in self.versions
+            for version in self.believed
             if version.recorded_at <= self.known_at
             and (version.retired_at is None or version.retired_at > self.known_at)
         }
@@ -62,13 +89,20 @@ class SubjectMemory:
         }
         return sorted(held)
 
+    def cited(self, attributes: Sequence[str]) -> set[str]:
+        """The episodes the facts of ``attributes`` cite: sources and disputing challengers."""
+        shown = [fact for fact in self.facts if fact.attribute in attributes]
+        return {fact.source_episode_id for fact in shown} | {
+            challenger.source_episode_id for fact in shown for challenger in fact.challengers
+        }
+
     def fact(self, attribute: str) -> Fact | None:
         """The fact of ``attribute`` valid at the asked instant, or None: not known."""
         return next((fact for fact in self.facts if fact.attribute == attribute), None)
 
     def values_ever(self) -> list[tuple[str, JsonValue]]:
         """(attribute, value) of every version and every conflict challenger, first seen first."""
-        pairs = [(version.attribute, version.value) for version in self.versions]
+        pairs = [(version.attribute, version.value) for version in self.believed]
         pairs += [(conflict.attribute, conflict.challenger.value) for conflict in self.conflicts]
         return pairs
 
@@ -88,7 +122,7 @@ def read_subject_memory(
     """Everything a context read needs about ``subject``, from one transaction.
 
     A read that checks no evidence needs no ``history``; one that routes no question needs no
-    ``schema``: left out, ``versions`` and ``attributes`` are empty. A read of named keys
+    ``schema``: left out, ``believed`` and ``attributes`` are empty. A read of named keys
     without history needs only those: given ``attributes``, only their facts are read, each
     with its open disputes, and ``conflicts`` is empty.
     """
@@ -116,19 +150,12 @@ def read_subject_memory(
             now=now,
             conflicts=conflicts,
         )
-    cited = {fact.source_episode_id for fact in facts}
-    cited |= {c.source_episode_id for fact in facts for c in fact.challengers}
     return SubjectMemory(
         subject=subject,
         valid_at=valid_at,
         known_at=known_at,
         facts=facts,
-        versions=(
-            read_history(conn, tenant_id, subject=subject, now=now, conflicts=conflicts)
-            if history
-            else []
-        ),
+        believed=read_believed_values(conn, tenant_id, subject=subject) if history else [],
         conflicts=conflicts,
-        episodes=get_episodes(conn, tenant_id, cited),
         attributes=list_attributes(conn, tenant_id) if schema else [],
     )

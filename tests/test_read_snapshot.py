@@ -254,8 +254,8 @@ def test_a_read_of_named_keys_holds_exactly_the_whole_reads_facts_of_those_keys(
         cited = {fact.source_episode_id for fact in named.facts} | {
             challenger.source_episode_id for fact in named.facts for challenger in fact.challengers
         }
-        assert named.episodes == {key: whole.episodes[key] for key in cited}, names
-        assert (named.versions, named.conflicts, named.attributes) == ([], [], [])
+        assert named.cited(names) == whole.cited(names) == cited, names
+        assert (named.believed, named.conflicts, named.attributes) == ([], [], [])
     [nickname] = [fact for fact in whole.facts if fact.attribute == "nickname"]
     assert nickname.disputed is True
 
