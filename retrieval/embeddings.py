@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,8 @@ class Embedder:
         # Fast tokenizers refuse concurrent use ("Already borrowed"), and torch already uses
         # every core for one batch: the server's worker threads take turns.
         self._lock = threading.Lock()
+        self._background: ThreadPoolExecutor | None = None
+        self._starting = threading.Lock()
 
     def load(self) -> Embedder:
         """Load the model (a few seconds); calling it again does nothing."""
@@ -139,6 +142,20 @@ class Embedder:
                 show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
+
+    def embed_later(self, texts: Sequence[str]) -> Callable[[], Vectors]:
+        """``embed`` started on the encoder's own thread; call the result for the vectors.
+
+        The caller goes on meanwhile (a read sends its statements while the question is
+        embedded); the vectors, or the encoder's error, come when it calls.
+        """
+        if not texts:
+            return lambda: self.embed(())
+        with self._starting:
+            if self._background is None:
+                self._background = ThreadPoolExecutor(1, thread_name_prefix="sgam-encoder")
+            background = self._background
+        return background.submit(self.embed, list(texts)).result
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
         """``embed`` on a worker thread, so an event loop keeps serving."""

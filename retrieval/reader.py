@@ -203,29 +203,35 @@ class Reader:
             reason = "No subject is known for the question, so no key was read."
             return _with_attributes(plan, (), routed=False, reason=reason), None, query
         # Named keys need no routing (no schema); no evidence needs no stale check (no history),
-        # and then only the named keys are read.
+        # and then only the named keys are read. The encoder works while the subject is read.
         named = bool(request.attributes)
         history = bool(wanted) or not named
+        if named:
+            vectors = self.embedder.embed_later(wanted)
+        else:
+            # Names and dates say nothing about which attribute is asked: route on the rest.
+            topic = routing_text(
+                request.question, now=now, subject=plan.subject, known_subjects=known
+            )
+            batch = self.attributes.batch(
+                topic, snapshot.attributes(), subject=plan.subject, texts=wanted
+            )
+            vectors = self.embedder.embed_later(batch.texts)
         memory = snapshot.subject_memory(
             plan.subject,
             valid_at=plan.valid_at,
             known_at=plan.known_at,
             history=history,
-            schema=not named,
             attributes=None if history else plan.attributes,
         )
         if named:
-            return plan, memory, self._embed(wanted)
-        # Names and dates say nothing about which attribute is asked: route on the rest.
-        topic = routing_text(request.question, now=now, subject=plan.subject, known_subjects=known)
-        scores, vectors = self.attributes.score_and_embed(
-            topic, memory.attributes, subject=plan.subject, texts=wanted
-        )
+            return plan, memory, vectors()[0] if wanted else None
+        scores, asked = batch.finish(vectors())
         routing = route_keys(scores, held=memory.held_attributes(), subject=plan.subject)
         routed = _with_attributes(
             plan, routing.attributes, routed=routing.routed, reason=routing.reason
         )
-        return routed, memory, vectors[0] if wanted else None
+        return routed, memory, asked[0] if wanted else None
 
     def _embed(self, texts: Sequence[str]) -> Vector | None:
         """The vector of the one text asked for, or None when none is."""

@@ -16,10 +16,12 @@ to other subjects' attributes that keep theirs.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -48,11 +50,19 @@ def attribute_texts(attribute: Attribute, *, subject: str | None = None) -> tupl
     With ``subject``, the subject's name is cut out of each text (a text left without a word
     keeps its name), as ``routing_text`` cuts it out of the question.
     """
-    name = _NAME_SEPARATORS.sub(" ", attribute.attribute).strip()
-    texts = [name, attribute.description.strip(), *(alias.strip() for alias in attribute.aliases)]
+    return _texts(attribute.attribute, attribute.description, tuple(attribute.aliases), subject)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _texts(
+    attribute: str, description: str, aliases: tuple[str, ...], subject: str | None
+) -> tuple[str, ...]:
+    # Cached: every routed question asks it of each of the tenant's attributes.
+    name = _NAME_SEPARATORS.sub(" ", attribute).strip()
+    texts = [name, description.strip(), *(alias.strip() for alias in aliases)]
     if subject is not None:
         texts = [_without_subject(text, subject) for text in texts]
-    return tuple(dict.fromkeys(text for text in texts if text)) or (attribute.attribute,)
+    return tuple(dict.fromkeys(text for text in texts if text)) or (attribute,)
 
 
 def _without_subject(text: str, subject: str) -> str:
@@ -128,25 +138,67 @@ class AttributeIndex:
         texts: Sequence[str] = (),
     ) -> tuple[list[AttributeScore], Vectors]:
         """``score``, and the vectors of ``texts`` from the same single embed call."""
+        batch = self.batch(question, attributes, subject=subject, texts=texts)
+        return batch.finish(self.embedder.embed(batch.texts))
+
+    def batch(
+        self,
+        question: str,
+        attributes: Sequence[Attribute],
+        *,
+        subject: str | None = None,
+        texts: Sequence[str] = (),
+    ) -> RoutingBatch:
+        """What ``score_and_embed`` embeds, to embed elsewhere (on another thread, while the
+        caller reads): the question, ``texts``, then the attribute texts not cached."""
         keys = [_key(attribute, subject) for attribute in attributes]
         with self._lock:
             cached = {key: self._vectors[key] for key in keys if key in self._vectors}
         missing = list(dict.fromkeys(key for key in keys if key not in cached))
-        vectors = self.embedder.embed(
-            [question, *texts, *(text for key in missing for text in key[2])]
+        return RoutingBatch(
+            index=self,
+            attributes=tuple(attributes),
+            keys=keys,
+            cached=cached,
+            missing=missing,
+            texts=[question, *texts, *(text for key in missing for text in key[2])],
+            asked=len(texts),
         )
-        offset = 1 + len(texts)
-        for key in missing:
-            cached[key] = vectors[offset : offset + len(key[2])]
-            offset += len(key[2])
+
+    def _keep(self, keys: Sequence[_CacheKey], vectors: dict[_CacheKey, Vectors]) -> None:
         with self._lock:
             for key in keys:
-                self._vectors[key] = cached[key]
+                self._vectors[key] = vectors[key]
                 self._vectors.move_to_end(key)
             while len(self._vectors) > self.max_entries:
                 self._vectors.popitem(last=False)
-        scores = _ranked(vectors[0], attributes, [cached[key] for key in keys])
-        return scores, vectors[1 : 1 + len(texts)]
+
+
+@dataclass(frozen=True)
+class RoutingBatch:
+    """One encoder batch of a routed question (``AttributeIndex.batch``)."""
+
+    index: AttributeIndex
+    attributes: tuple[Attribute, ...]
+    keys: list[_CacheKey]
+    cached: dict[_CacheKey, Vectors]
+    missing: list[_CacheKey]
+    texts: list[str]
+    """What to embed, in one call."""
+    asked: int
+    """How many texts besides the question were asked for."""
+
+    def finish(self, vectors: Vectors) -> tuple[list[AttributeScore], Vectors]:
+        """The attribute scores and the asked texts' vectors, from the vectors of ``texts``;
+        the attribute vectors computed are cached."""
+        found = dict(self.cached)
+        offset = 1 + self.asked
+        for key in self.missing:
+            found[key] = vectors[offset : offset + len(key[2])]
+            offset += len(key[2])
+        self.index._keep(self.keys, found)
+        scores = _ranked(vectors[0], self.attributes, [found[key] for key in self.keys])
+        return scores, vectors[1 : 1 + self.asked]
 
 
 def _key(attribute: Attribute, subject: str | None) -> _CacheKey:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,35 @@ _COLUMNS = """
     source_ranks, retention_class, weak_quorum, weak_window_days, schema_version, created_at,
     updated_at
 """
+
+
+class _ParsedRows:
+    """Declarations already validated, by their whole row: a row read again (every routed
+    question reads the tenant's schema) skips validation. A changed declaration is another row
+    (its ``schema_version`` and ``updated_at`` move), so an entry never goes stale; at
+    ``limit`` entries the cache starts over."""
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit
+        self._parsed: dict[str, Attribute] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, row: dict[str, Any]) -> Attribute:
+        key = repr(row)  # the row's every column, JSON included
+        with self._lock:
+            found = self._parsed.get(key)
+        if found is None:
+            found = Attribute.model_validate(row)
+            with self._lock:
+                if len(self._parsed) >= self.limit:
+                    self._parsed.clear()
+                self._parsed[key] = found
+        return found
+
+
+_as_attribute = _ParsedRows()
+
+
 # Fields whose change is compatible: they bump schema_version and keep stored values valid.
 _COMPATIBLE = (
     "description",
@@ -71,7 +101,7 @@ def ask_attributes(
 
     def declared() -> dict[str, Attribute]:
         with cur:
-            found = [Attribute.model_validate(row) for row in cur.fetchall()]
+            found = [_as_attribute(row) for row in cur.fetchall()]
         return {attribute.attribute: attribute for attribute in found}
 
     return declared
@@ -85,7 +115,7 @@ def list_attributes(conn: psycopg.Connection[Any], tenant_id: str) -> list[Attri
             " AND renamed_to IS NULL ORDER BY attribute",
             {"tenant_id": tenant_id},
         )
-        return [Attribute.model_validate(row) for row in cur.fetchall()]
+        return [_as_attribute(row) for row in cur.fetchall()]
 
 
 def memory_update_schema(conn: psycopg.Connection[Any], tenant_id: str) -> dict[str, Any]:

@@ -14,8 +14,9 @@ from typing import Any
 
 import psycopg
 
+from store.attributes import list_attributes
 from store.episodes import get_episodes
-from store.models import Episode
+from store.models import Attribute, Episode
 from store.reads import find_subjects
 from store.subject_reads import SubjectMemory, read_subject_memory
 
@@ -33,6 +34,10 @@ class ReadSnapshot:
         """The tenant's subjects among ``names`` (case-insensitive), for question planning."""
         return find_subjects(self.conn, self.tenant_id, names=list(names))
 
+    def attributes(self) -> list[Attribute]:
+        """The tenant's declared attributes, by name (routing scores a question among them)."""
+        return list_attributes(self.conn, self.tenant_id)
+
     def subject_memory(
         self,
         subject: str,
@@ -40,7 +45,6 @@ class ReadSnapshot:
         valid_at: datetime,
         known_at: datetime,
         history: bool = True,
-        schema: bool = True,
         attributes: Sequence[str] | None = None,
     ) -> SubjectMemory:
         """The subject's facts at (``valid_at``, ``known_at``) with its whole history
@@ -53,7 +57,6 @@ class ReadSnapshot:
             known_at=known_at,
             now=self.now,
             history=history,
-            schema=schema,
             attributes=attributes,
         )
 

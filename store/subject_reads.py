@@ -3,7 +3,8 @@
 The context assembler must know every value any key of the subject ever held (design section
 5, read path step 4) and route only among the keys the subject holds (step 3), so it reads the
 subject whole: the facts valid at the asked instant, every value ever believed (with the system
-window it was believed in, nothing more), every conflict and the attribute schema. The episodes
+window it was believed in, nothing more) and every conflict. The attribute schema
+(``ReadSnapshot.attributes``) is read before, to start the encoder on the question; the episodes
 the shown facts cite are read once the keys to show are chosen (``ReadSnapshot.episodes``).
 """
 
@@ -17,9 +18,8 @@ from typing import Any, NamedTuple
 import psycopg
 from psycopg.rows import args_row
 
-from store.attributes import list_attributes
 from store.conflicts import subject_conflicts
-from store.models import Attribute, ConflictRecord, Fact
+from store.models import ConflictRecord, Fact
 from store.reads import read_profile
 from store.values import JsonValue
 
@@ -65,9 +65,6 @@ class SubjectMemory:
     """Every value ever believed, of every key of the subject (unless not asked for)."""
     conflicts: list[ConflictRecord]
     """Every conflict logged on the subject's keys, open or resolved."""
-    attributes: list[Attribute]
-    """The tenant's declared attributes (routing scores the subject's among them; unless not
-    asked for)."""
 
     def held_attributes(self) -> list[str]:
         """Attributes the subject holds as known at ``known_at``: a version or an open conflict.
@@ -116,15 +113,13 @@ def read_subject_memory(
     known_at: datetime,
     now: datetime,
     history: bool = True,
-    schema: bool = True,
     attributes: Sequence[str] | None = None,
 ) -> SubjectMemory:
     """Everything a context read needs about ``subject``, from one transaction.
 
-    A read that checks no evidence needs no ``history``; one that routes no question needs no
-    ``schema``: left out, ``believed`` and ``attributes`` are empty. A read of named keys
-    without history needs only those: given ``attributes``, only their facts are read, each
-    with its open disputes, and ``conflicts`` is empty.
+    A read that checks no evidence needs no ``history``: left out, ``believed`` is empty. A
+    read of named keys without history needs only those: given ``attributes``, only their
+    facts are read, each with its open disputes, and ``conflicts`` is empty.
     """
     if attributes is not None:
         if history:
@@ -157,5 +152,4 @@ def read_subject_memory(
         facts=facts,
         believed=read_believed_values(conn, tenant_id, subject=subject) if history else [],
         conflicts=conflicts,
-        attributes=list_attributes(conn, tenant_id) if schema else [],
     )

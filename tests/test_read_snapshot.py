@@ -242,7 +242,7 @@ def test_a_read_of_named_keys_holds_exactly_the_whole_reads_facts_of_those_keys(
         now = snapshot.now
         whole = snapshot.subject_memory("mira", valid_at=now, known_at=now)
         named = snapshot.subject_memory(
-            "mira", valid_at=now, known_at=now, history=False, schema=False, attributes=names
+            "mira", valid_at=now, known_at=now, history=False, attributes=names
         )
         return whole, named
 
@@ -255,7 +255,7 @@ def test_a_read_of_named_keys_holds_exactly_the_whole_reads_facts_of_those_keys(
             challenger.source_episode_id for fact in named.facts for challenger in fact.challengers
         }
         assert named.cited(names) == whole.cited(names) == cited, names
-        assert (named.believed, named.conflicts, named.attributes) == ([], [], [])
+        assert (named.believed, named.conflicts) == ([], [])
     [nickname] = [fact for fact in whole.facts if fact.attribute == "nickname"]
     assert nickname.disputed is True
 

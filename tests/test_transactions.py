@@ -49,12 +49,18 @@ def _settings(pool: ConnectionPool) -> tuple[bool, IsolationLevel | None, Transa
         return conn.autocommit, conn.isolation_level, conn.info.transaction_status
 
 
-def _inside(
-    transactions: Transactions, *, single: bool
-) -> tuple[TransactionStatus, IsolationLevel | None]:
-    def work(conn: psycopg.Connection[Any], _: object) -> tuple[TransactionStatus, Any]:
-        conn.execute("SELECT 1").fetchone()
-        return conn.info.transaction_status, conn.isolation_level
+def _inside(transactions: Transactions, *, single: bool) -> tuple[str, bool]:
+    """The isolation the server ran the work at, and whether its statements shared one
+    transaction (one ``now()`` across a pause)."""
+
+    def work(conn: psycopg.Connection[Any], _: object) -> tuple[str, bool]:
+        first = conn.execute("SELECT current_setting('transaction_isolation'), now()").fetchone()
+        assert first is not None
+        if single:  # one statement only: it is its own transaction
+            return str(first[0]), False
+        later = conn.execute("SELECT now() FROM pg_sleep(0.01)").fetchone()
+        assert later is not None
+        return str(first[0]), first[1] == later[0]
 
     if single:
         return transactions.read(work, tenant_id=None)
@@ -66,12 +72,10 @@ def test_a_single_statement_read_runs_outside_a_transaction_and_leaves_no_settin
 ) -> None:
     transactions = Transactions(one, clock, uuid4)
     fresh = _settings(one)
-    assert _inside(transactions, single=True)[0] == TransactionStatus.IDLE
+    assert _inside(transactions, single=True) == ("read committed", False)
     assert _settings(one) == fresh
-    assert _inside(transactions, single=False) == (
-        TransactionStatus.INTRANS,
-        IsolationLevel.REPEATABLE_READ,
-    )
+    # A snapshot is one REPEATABLE READ transaction, sent in pipeline mode.
+    assert _inside(transactions, single=False) == ("repeatable read", True)
     assert _settings(one) == fresh == (False, None, TransactionStatus.IDLE)
 
 
