@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -165,34 +167,47 @@ class EpisodeCalls:
     ) -> int:
         """Give these (tenant, episode id) episodes vectors, ``batch`` texts a model call.
 
-        Each batch is committed as it comes (``progress`` is told its size), so an interrupted
-        run keeps what it embedded; an episode that has a vector keeps it. Returns how many
+        Each batch is committed as it comes (``progress`` is told its size) while the next is
+        embedded, so an interrupted run keeps what it embedded; an episode that has a vector keeps it. Returns how many
         episodes were embedded (erased ones have no text and are skipped).
         """
         embedder = self._embedder
         if embedder is None:
             raise InvalidInput("no embedding model is configured", field="embedder")
         done = 0
-        for start in range(0, len(episodes_of), batch):
-            chunk = episodes_of[start : start + batch]
-            texts = self._transactions.run(partial(_texts, chunk), tenant_id=None)
-            vectors = embedder.embed([text for _, _, text in texts])
-            cut = embedder.truncated([text for _, _, text in texts])
-            truncated = {(t, e) for (t, e, _), flag in zip(texts, cut, strict=True) if flag}
-            self._transactions.run(
-                partial(
-                    _store_vectors,
-                    model=embedder.model_id,
-                    texts=texts,
-                    vectors=vectors,
-                    truncated=truncated,
-                ),
-                tenant_id=None,
-            )
-            done += len(texts)
-            if progress is not None:
-                progress(len(chunk))
+        embedded: _Embedded | None = None  # the last batch embedded, not yet stored
+        with ThreadPoolExecutor(1, thread_name_prefix="sgam-embed") as encoder:
+            for start in range(0, len(episodes_of), batch):
+                chunk = episodes_of[start : start + batch]
+                texts = self._transactions.run(partial(_texts, chunk), tenant_id=None)
+                cut = embedder.truncated([text for _, _, text in texts])
+                # The encoder works on this batch while the last one's vectors are stored.
+                vectors = encoder.submit(embedder.embed, [text for _, _, text in texts])
+                if embedded is not None:
+                    done += self._store(embedded, progress)
+                embedded = _Embedded(len(chunk), texts, vectors.result(), cut)
+        if embedded is not None:
+            done += self._store(embedded, progress)
         return done
+
+    def _store(self, embedded: _Embedded, progress: Callable[[int], None] | None) -> int:
+        """Commit one embedded batch's vectors; how many episodes it held."""
+        assert self._embedder is not None
+        texts = embedded.texts
+        truncated = {(t, e) for (t, e, _), flag in zip(texts, embedded.cut, strict=True) if flag}
+        self._transactions.run(
+            partial(
+                _store_vectors,
+                model=self._embedder.model_id,
+                texts=texts,
+                vectors=embedded.vectors,
+                truncated=truncated,
+            ),
+            tenant_id=None,
+        )
+        if progress is not None:
+            progress(embedded.asked)
+        return len(texts)
 
     def get(self, tenant_id: str, episode_id: str) -> Episode:
         """One episode of the tenant (a stub if it was erased)."""
@@ -201,6 +216,17 @@ class EpisodeCalls:
             lambda conn, _: episodes.get_episode(conn, tenant_id, episode_id),
             tenant_id=tenant_id,
         )
+
+
+@dataclass(frozen=True)
+class _Embedded:
+    """One batch of ``EpisodeCalls.embed``: how many episodes it asked for, the (tenant, id,
+    text) of those with text, their vectors and which texts were cut."""
+
+    asked: int
+    texts: list[tuple[str, str, str]]
+    vectors: np.ndarray[Any, Any]
+    cut: list[bool]
 
 
 def _texts(
