@@ -17,13 +17,11 @@ from typing import Any
 import httpx
 
 from evals.bench_cases import ClientCall, expect_ok, measure_http
-from evals.bench_data import PERSON_WORDS, slug
+from evals.bench_data import PERSON_WORDS, episode_id, slug
 from evals.bench_runner import Call, Timing
 from evals.bench_server import Served
 
 CANDIDATES_PER_REQUEST = 10
-CITED_EPISODE = "ep-0000000"
-"""A loaded episode the candidates cite (the updates route names the episode)."""
 _OCCURRED = "2026-01-01T00:00:00Z"
 _VALID_FROM = datetime(2025, 1, 1, tzinfo=UTC)
 _ATTRIBUTES = tuple(slug(words) for words in PERSON_WORDS[:CANDIDATES_PER_REQUEST])
@@ -100,11 +98,22 @@ def candidate(subject: str, attribute: str, *, value: str, valid_from: datetime)
     }
 
 
-def _updates(candidates: Candidates, statuses: Counter[str], lock: Lock) -> ClientCall:
+def _updates(
+    candidates: Candidates, statuses: Counter[str], lock: Lock, *, clients: int, episodes: int
+) -> ClientCall:
+    """Each call cites one of the ``episodes`` loaded episodes, the clients each starting at
+    their own share of them: writers of different conversations cite different episodes. (Every
+    write citing one episode would grow that episode's subject list by a subject a call, which
+    each call citing it rewrites under the episode's row lock: the writers would queue on one
+    row, a slower call each time.)"""
+
     def make(client: httpx.Client, number: int) -> Call:
+        first = number * episodes // clients
+
         def call(n: int) -> int:
             body = {"candidates": candidates(number, n)}
-            response = client.post(f"/v1/episodes/{CITED_EPISODE}/updates", json=body)
+            cited = episode_id((first + n) % episodes)
+            response = client.post(f"/v1/episodes/{cited}/updates", json=body)
             found = Counter(result["status"] for result in expect_ok(response).json()["results"])
             if n >= 0:  # timed calls only, as the case's other figures
                 with lock:
@@ -128,7 +137,9 @@ def measure_writes(
             results.setdefault(name, {})[count] = summary
         for name, kind in (("candidates_spread", _spread), ("candidates_hot", _hot)):
             statuses: Counter[str] = Counter()
-            make = _updates(kind(f"{name}-c{count}"), statuses, Lock())
+            make = _updates(
+                kind(f"{name}-c{count}"), statuses, Lock(), clients=count, episodes=len(texts)
+            )
             summary = measure_http(served, make, clients=count, timing=timing)
             results.setdefault(name, {})[count] = summary | {"statuses": dict(statuses)}
     return results
