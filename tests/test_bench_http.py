@@ -124,6 +124,25 @@ def test_the_targets_are_ratios_within_the_run_with_their_verdicts() -> None:
     ]
 
 
+def test_a_missed_target_says_how_close_its_floor_comes() -> None:
+    # A fact GET's floor is the HTTP hop and the raw SQL alone; the import's, a COPY of fact
+    # versions straight into the table.
+    results = _results()
+    base = results["scales"][0]
+    base["floor"]["sql_fact_point_in_time"] = _stats(0.2)
+    base["load"] = {"copy_s": 1.0, "fact_versions": 13_000}
+
+    verdicts = {target.what: target.note for target in evaluate(results)}
+
+    assert verdicts["GET point-in-time fact p50 / healthz p50"].startswith(
+        "the floor alone (healthz p50 + the raw SQL p50) is 1.20x; fact_point_in_time"
+    )
+    assert verdicts["bulk import, facts"] == (
+        "COPY of the 13,000 fact versions straight into fact_versions (foreign keys skipped)"
+        " ran at 13,000 rows/s in this run"
+    )
+
+
 def test_a_target_without_figures_says_why_it_was_not_measured() -> None:
     results = _results()
     results["scales"] = results["scales"][:1]

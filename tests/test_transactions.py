@@ -74,7 +74,7 @@ def test_a_single_statement_read_runs_outside_a_transaction_and_leaves_no_settin
     fresh = _settings(one)
     assert _inside(transactions, single=True) == ("read committed", False)
     assert _settings(one) == fresh
-    # A snapshot is one REPEATABLE READ transaction, sent in pipeline mode.
+    # A snapshot is one REPEATABLE READ transaction.
     assert _inside(transactions, single=False) == ("repeatable read", True)
     assert _settings(one) == fresh == (False, None, TransactionStatus.IDLE)
 

@@ -168,8 +168,9 @@ class EpisodeCalls:
         """Give these (tenant, episode id) episodes vectors, ``batch`` texts a model call.
 
         Each batch is committed as it comes (``progress`` is told its size) while the next is
-        embedded, so an interrupted run keeps what it embedded; an episode that has a vector keeps it. Returns how many
-        episodes were embedded (erased ones have no text and are skipped).
+        embedded, so an interrupted run keeps what it embedded; an episode that has a vector
+        keeps it. Returns how many episodes were embedded (erased ones have no text and are
+        skipped).
         """
         embedder = self._embedder
         if embedder is None:

@@ -8,13 +8,13 @@ such a call sees no tenant's rows, only what the key functions answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg import IsolationLevel
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
@@ -46,9 +46,7 @@ class Transactions:
 
         A write to a key reads the clock again once the key's lock is held (``hold_key``).
         With ``snapshot``, every statement of ``work`` sees the database as of its first one
-        (REPEATABLE READ) rather than each its own (READ COMMITTED), and the transaction runs in
-        pipeline mode: ``work`` reads each answer as it needs it, and opens no transaction
-        block of its own (in pipeline mode the driver cannot tell it is inside one).
+        (REPEATABLE READ) rather than each its own (READ COMMITTED).
         """
 
         def body(conn: psycopg.Connection[Any], now: datetime) -> T:
@@ -56,10 +54,16 @@ class Transactions:
                 with conn.transaction():
                     enter_tenant(conn, tenant_id)
                     return work(conn, now)
-            # In pipeline mode BEGIN and the tenant travel with the first statement, and the
-            # last statements (a read's receipts) with the COMMIT: a round trip saved at each.
-            with _pipelined_transaction(conn, tenant_id, snapshot=True):
-                return work(conn, now)
+            # Set before BEGIN, the level travels with it: no SET TRANSACTION round trip. (In
+            # pipeline mode, BEGIN and COMMIT would travel with statements, but the pipeline's
+            # own cost in the driver took back what the round trips saved: measured alike.)
+            conn.isolation_level = IsolationLevel.REPEATABLE_READ
+            try:
+                with conn.transaction():
+                    enter_tenant(conn, tenant_id)
+                    return work(conn, now)
+            finally:
+                restore_session(conn, isolation_level=None)
 
         return self._call(body)
 
@@ -100,9 +104,22 @@ class Transactions:
         """
 
         def body(conn: psycopg.Connection[Any], now: datetime) -> T:
-            with _pipelined_transaction(conn, tenant_id):
-                answers = work(conn, now)
-            return answers()
+            # BEGIN and COMMIT go as statements: psycopg's transaction() would sync the
+            # pipeline at each, a round trip apiece.
+            conn.autocommit = True
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    enter_tenant(conn, tenant_id)
+                    answers = work(conn, now)
+                    conn.execute("COMMIT")
+                return answers()
+            except BaseException:
+                if not conn.broken:
+                    conn.rollback()
+                raise
+            finally:
+                restore_session(conn, autocommit=False)
 
         return self._call(body)
 
@@ -120,31 +137,6 @@ class Transactions:
             return attempt()
         except psycopg.Error as error:
             raise translate(error) from error
-
-
-@contextmanager
-def _pipelined_transaction(
-    conn: psycopg.Connection[Any], tenant_id: str | None, *, snapshot: bool = False
-) -> Iterator[None]:
-    """A transaction in pipeline mode for the tenant, committed when the block ends (REPEATABLE
-    READ with ``snapshot``); any error rolls it back.
-
-    BEGIN and COMMIT go as statements: psycopg's ``transaction()`` would sync the pipeline at
-    each, a round trip apiece. A statement's answer is awaited only when it is read.
-    """
-    conn.autocommit = True
-    try:
-        with conn.pipeline():
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if snapshot else "BEGIN")
-            enter_tenant(conn, tenant_id)
-            yield
-            conn.execute("COMMIT")
-    except BaseException:
-        if not conn.broken:
-            conn.rollback()
-        raise
-    finally:
-        restore_session(conn, autocommit=False)
 
 
 def restore_session(conn: psycopg.Connection[Any], **settings: Any) -> None:
