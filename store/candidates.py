@@ -20,9 +20,10 @@ from store import episodes, receipts, touched, versions, weak_signals
 from store.attribute_names import ask_renamed_targets
 from store.attributes import ask_attributes
 from store.clock import Clock
+from store.episodes import CitedEpisode
 from store.facts import Accepted, check_candidate, invalid_result, resolve_candidate
 from store.locks import lock_keys
-from store.models import Episode, MemoryUpdate
+from store.models import MemoryUpdate
 from store.receipts import NO_TRACE, Trace
 from store.results import UpdateResult
 from store.temporal import Plan
@@ -66,7 +67,7 @@ def send_candidates(
     if keys:
         lock_keys(conn, tenant_id=tenant_id, keys=keys)
     names = {update.attribute for _, update in proposed}
-    episode_of = episodes.ask_episode(conn, tenant_id, episode_id)
+    episode_of = episodes.ask_cited_episode(conn, tenant_id, episode_id)
     declared_of = ask_attributes(conn, tenant_id, names)
     renamed_of = ask_renamed_targets(conn, tenant_id, names, now=asked_at)
     state_of = versions.ask_key_state(conn, tenant_id=tenant_id, keys=keys) if keys else None
@@ -148,7 +149,7 @@ def _send_writes(
     tenant_id: str,
     accepted: list[Accepted],
     *,
-    episode: Episode,
+    episode: CitedEpisode,
     state_of: versions.KeyState,
     results: dict[int, UpdateResult],
     clock: Clock,

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from store.errors import Conflict, NotFound
-from store.models import Episode, EpisodeInput
+from store.models import Episode, EpisodeInput, EpisodeKind
 from store.retention import require_class
 
 _COLUMNS = """
@@ -101,6 +102,62 @@ def check_same_episode(stored: Episode, episode: EpisodeInput) -> None:
 def get_episode(conn: psycopg.Connection[Any], tenant_id: str, episode_id: str) -> Episode:
     """One episode (or its stub after an erasure); NotFound if the tenant has no such id."""
     return ask_episode(conn, tenant_id, episode_id)()
+
+
+class CitedEpisode(Protocol):
+    """What a candidate write reads of the episode it cites (an ``Episode`` is one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def occurred_at(self) -> datetime: ...
+    @property
+    def kind(self) -> EpisodeKind: ...
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def content_hash(self) -> str: ...
+    @property
+    def erased_at(self) -> datetime | None: ...
+    @property
+    def purged_at(self) -> datetime | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CitedEpisodeRow:
+    """A cited episode as a write reads it: without its subject list, which every write citing
+    the episode about a new subject lengthens (read whole, each such write would cost more than
+    the last)."""
+
+    id: str
+    occurred_at: datetime
+    kind: EpisodeKind
+    text: str | None
+    content_hash: str
+    erased_at: datetime | None
+    purged_at: datetime | None
+
+
+def ask_cited_episode(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_id: str
+) -> Callable[[], CitedEpisodeRow]:
+    """The episode a write cites, asked now and read when called (in pipeline mode, the
+    statements sent in between travel with it); NotFound when the tenant has none."""
+    cur = conn.cursor(row_factory=class_row(CitedEpisodeRow))
+    cur.execute(
+        "SELECT id, occurred_at, kind, text, content_hash, erased_at, purged_at FROM episodes"
+        " WHERE tenant_id = %(tenant_id)s AND id = %(id)s",
+        {"tenant_id": tenant_id, "id": episode_id},
+    )
+
+    def episode() -> CitedEpisodeRow:
+        with cur:
+            row = cur.fetchone()
+        if row is None:
+            raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
+        return row
+
+    return episode
 
 
 def ask_episode(

@@ -18,9 +18,10 @@ from pydantic import ValidationError
 from store import conflicts, episodes, versions
 from store.attributes import get_attribute
 from store.clock import Clock
+from store.episodes import CitedEpisode
 from store.errors import InvalidInput
 from store.inputs import first_error
-from store.models import Attribute, Episode, Fact, MemoryUpdate
+from store.models import Attribute, Fact, MemoryUpdate
 from store.policies import equal_start_outcome
 from store.results import ExpireResult, UpdateResult
 from store.temporal import Plan, Version, plan_assert, plan_expire, plan_replace
@@ -59,7 +60,7 @@ def check_candidate(
     update: MemoryUpdate,
     index: int,
     *,
-    episode: Episode,
+    episode: CitedEpisode,
     attribute: Attribute | None,
     buffers_weak: bool = False,
 ) -> tuple[Attribute, JsonValue] | UpdateResult:
@@ -101,7 +102,7 @@ class Accepted:
         """The (subject, attribute) key it writes."""
         return self.update.subject, self.update.attribute
 
-    def new_fact(self, episode: Episode, fact_id: UUID) -> Version:
+    def new_fact(self, episode: CitedEpisode, fact_id: UUID) -> Version:
         """The fact it asserts, stamped with its source episode, open from its start."""
         return Version(
             fact_id=fact_id,
@@ -121,7 +122,7 @@ def resolve_candidate(
     tenant_id: str,
     item: Accepted,
     *,
-    episode: Episode,
+    episode: CitedEpisode,
     current: list[Fact],
     now: datetime,
     new_id: IdFactory,
@@ -182,7 +183,7 @@ def expire(
     subject: str,
     attribute: str,
     at: datetime,
-    source_episode: Episode,
+    source_episode: CitedEpisode,
     clock: Clock,
     new_id: IdFactory,
 ) -> ExpireResult:

@@ -28,8 +28,8 @@ from pydantic import BaseModel
 
 from store import episodes, versions
 from store.clock import Clock
+from store.episodes import CitedEpisode
 from store.facts import Accepted, evidence_occurs
-from store.models import Episode
 from store.paging import check_limit, decode_cursor, encode_cursor
 from store.results import UpdateResult
 from store.signal_models import BufferedSignal
@@ -63,7 +63,7 @@ def promotes(signals: Sequence[BufferedSignal], *, quorum: int, confirmed: bool)
     return bool(signals) and (confirmed or len(independent(signals)) >= quorum)
 
 
-def supporting_ids(signals: Sequence[BufferedSignal], source: Episode) -> list[str]:
+def supporting_ids(signals: Sequence[BufferedSignal], source: CitedEpisode) -> list[str]:
     """The independent episodes besides ``source`` (and copies of its text), earliest first."""
     return [
         signal.episode_id
@@ -121,7 +121,7 @@ def take_weak(
     tenant_id: str,
     accepted: list[Accepted],
     *,
-    episode: Episode,
+    episode: CitedEpisode,
     clock: Clock,
     state_of: KeyState,
     new_id: IdFactory,
