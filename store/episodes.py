@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import psycopg
 from psycopg.rows import class_row
@@ -15,6 +15,8 @@ from psycopg.types.json import Jsonb
 from store.errors import Conflict, NotFound
 from store.models import Episode, EpisodeInput, EpisodeKind
 from store.retention import require_class
+
+T = TypeVar("T")
 
 _COLUMNS = """
     id, occurred_at, recorded_at, kind, session_id, subjects, text, content_hash,
@@ -138,26 +140,15 @@ class CitedEpisodeRow:
     purged_at: datetime | None
 
 
+_CITED_COLUMNS = " id, occurred_at, kind, text, content_hash, erased_at, purged_at "
+
+
 def ask_cited_episode(
     conn: psycopg.Connection[Any], tenant_id: str, episode_id: str
 ) -> Callable[[], CitedEpisodeRow]:
     """The episode a write cites, asked now and read when called (in pipeline mode, the
     statements sent in between travel with it); NotFound when the tenant has none."""
-    cur = conn.cursor(row_factory=class_row(CitedEpisodeRow))
-    cur.execute(
-        "SELECT id, occurred_at, kind, text, content_hash, erased_at, purged_at FROM episodes"
-        " WHERE tenant_id = %(tenant_id)s AND id = %(id)s",
-        {"tenant_id": tenant_id, "id": episode_id},
-    )
-
-    def episode() -> CitedEpisodeRow:
-        with cur:
-            row = cur.fetchone()
-        if row is None:
-            raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
-        return row
-
-    return episode
+    return _ask_one(conn, tenant_id, episode_id, CitedEpisodeRow, _CITED_COLUMNS)
 
 
 def ask_episode(
@@ -165,13 +156,23 @@ def ask_episode(
 ) -> Callable[[], Episode]:
     """Send ``get_episode``'s read now and read its answer when called (in pipeline mode, the
     statements sent in between travel with it)."""
-    cur = conn.cursor(row_factory=class_row(Episode))
+    return _ask_one(conn, tenant_id, episode_id, Episode, _COLUMNS)
+
+
+def _ask_one(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    episode_id: str,
+    row_type: type[T],
+    columns: str,
+) -> Callable[[], T]:
+    cur = conn.cursor(row_factory=class_row(row_type))
     cur.execute(
-        "SELECT" + _COLUMNS + "FROM episodes WHERE tenant_id = %(tenant_id)s AND id = %(id)s",
+        "SELECT" + columns + "FROM episodes WHERE tenant_id = %(tenant_id)s AND id = %(id)s",
         {"tenant_id": tenant_id, "id": episode_id},
     )
 
-    def episode() -> Episode:
+    def episode() -> T:
         with cur:
             row = cur.fetchone()
         if row is None:
