@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import anyio
 import numpy as np
 import pytest
@@ -52,6 +54,31 @@ def test_embedding_runs_off_the_event_loop(embedder: Embedder) -> None:
 
     first, second = anyio.run(both)
     assert first.shape == second.shape == (1, 384)
+
+
+def test_embedding_later_gives_the_same_vectors_on_the_encoders_own_thread(
+    embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = ["Her passport deadline is 2026-07-15.", "The weather in Paris is sunny."]
+    direct = embedder.embed(texts)
+    threads: list[str] = []
+    embed = embedder.embed
+
+    def recording(batch: list[str]) -> Vectors:
+        threads.append(threading.current_thread().name)
+        return embed(batch)
+
+    monkeypatch.setattr(embedder, "embed", recording)
+    vectors = embedder.embed_later(texts)()
+    assert np.allclose(vectors, direct, atol=1e-6)
+    [thread] = threads
+    assert thread.startswith("sgam-encoder")
+    assert thread != threading.current_thread().name
+    assert embedder.embed_later([])().shape == (0, 384)
+    # The encoder's error comes to the caller when it asks for the vectors.
+    failing = Embedder().embed_later(["hello"])
+    with pytest.raises(RuntimeError, match=r"call Embedder\.load"):
+        failing()
 
 
 def test_tokens_are_counted_by_the_model_tokenizer(embedder: Embedder) -> None:
