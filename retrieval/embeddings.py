@@ -8,6 +8,7 @@ model is a re-embed, not a schema change.
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -53,6 +54,10 @@ class Embedder:
         self._lock = threading.Lock()
         self._background: ThreadPoolExecutor | None = None
         self._starting = threading.Lock()
+        # Counting tokens has a tokenizer of its own: a block's budget, or an episode's length,
+        # is counted while another request's batch is being embedded, not after it.
+        self._counter: Any = None
+        self._counting = threading.Lock()
 
     def load(self) -> Embedder:
         """Load the model (a few seconds); calling it again does nothing."""
@@ -66,6 +71,7 @@ class Embedder:
         if self.torch_threads:
             torch.set_num_threads(self.torch_threads)
         self._model = SentenceTransformer(self.source, device="cpu")
+        self._counter = copy.deepcopy(self._model.tokenizer)
         return self
 
     @property
@@ -114,8 +120,8 @@ class Embedder:
         """
         if not texts:
             return []
-        tokenizer: Any = self.model.tokenizer
-        with self._lock:
+        tokenizer = self._tokenizer()
+        with self._counting:
             # verbose=False: counting a long text is expected here, not a mistake to warn of.
             encoded = tokenizer(
                 list(texts),
@@ -167,6 +173,13 @@ class Embedder:
         Any length is counted (a context block's budget is not the model's input limit), so the
         tokenizer's warning about sequences longer than the model reads is off.
         """
-        tokenizer: Any = self.model.tokenizer
-        with self._lock:
+        tokenizer = self._tokenizer()
+        with self._counting:
             return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    def _tokenizer(self) -> Any:
+        """The counting tokenizer: a copy of the model's, with its own lock (a fast tokenizer
+        refuses concurrent use)."""
+        if self._counter is None:
+            self.model  # noqa: B018 - raises the usual error when the model is not loaded
+        return self._counter

@@ -86,6 +86,27 @@ def test_tokens_are_counted_by_the_model_tokenizer(embedder: Embedder) -> None:
     assert embedder.count_tokens("") == 0
 
 
+def test_tokens_are_counted_while_a_batch_is_being_embedded(embedder: Embedder) -> None:
+    # A context's budget is counted without waiting for another request's batch: the encoder's
+    # lock is held here as an embed call holds it.
+    counted: list[int] = []
+    with embedder._lock:  # the encoder busy, as during a batch
+        counting = threading.Thread(
+            target=lambda: counted.extend(
+                [
+                    embedder.count_tokens("When is the passport deadline?"),
+                    *map(int, embedder.truncated(["short", "long " * 400])),
+                ]
+            )
+        )
+        counting.start()
+        counting.join(timeout=30)
+        finished = not counting.is_alive()
+    counting.join()
+    assert finished
+    assert counted == [6, 0, 1]
+
+
 def test_reembedding_after_a_model_change_gives_every_episode_a_vector(
     pool: ConnectionPool, embedder: Embedder, conninfo: str
 ) -> None:
