@@ -20,7 +20,8 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Annotated, Any, cast
 from unittest import mock
 from uuid import uuid4
 
+import numpy as np
 import typer
 
 from evals.bench_row_security import (
@@ -64,6 +66,11 @@ class _RandomEncoder(_RandomVectors):
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
+
+    def embed_later(self, texts: Sequence[str]) -> Future[np.ndarray[Any, Any]]:
+        done: Future[np.ndarray[Any, Any]] = Future()
+        done.set_result(self.embed(texts))
+        return done
 
 
 @contextmanager

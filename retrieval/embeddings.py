@@ -11,8 +11,8 @@ from __future__ import annotations
 import copy
 import os
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,8 +70,9 @@ class Embedder:
 
         if self.torch_threads:
             torch.set_num_threads(self.torch_threads)
-        self._model = SentenceTransformer(self.source, device="cpu")
-        self._counter = copy.deepcopy(self._model.tokenizer)
+        model = SentenceTransformer(self.source, device="cpu")
+        self._counter = copy.deepcopy(model.tokenizer)
+        self._model = model  # last: loaded means both are there
         return self
 
     @property
@@ -149,19 +150,18 @@ class Embedder:
             )
         return np.asarray(vectors, dtype=np.float32)
 
-    def embed_later(self, texts: Sequence[str]) -> Callable[[], Vectors]:
-        """``embed`` started on the encoder's own thread; call the result for the vectors.
+    def embed_later(self, texts: Sequence[str]) -> Future[Vectors]:
+        """``embed`` started on the encoder's own thread: the vectors, or the encoder's error,
+        come from the future's ``result()``.
 
         The caller goes on meanwhile (a read sends its statements while the question is
-        embedded); the vectors, or the encoder's error, come when it calls.
+        embedded), and cancels the future if it fails before it needs the vectors.
         """
-        if not texts:
-            return lambda: self.embed(())
         with self._starting:
             if self._background is None:
                 self._background = ThreadPoolExecutor(1, thread_name_prefix="sgam-encoder")
             background = self._background
-        return background.submit(self.embed, list(texts)).result
+        return background.submit(self.embed, list(texts))
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
         """``embed`` on a worker thread, so an event loop keeps serving."""

@@ -7,6 +7,7 @@ always come from exact reads of the fact store (invariant 5).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any
 
@@ -206,8 +207,9 @@ class Reader:
         # and then only the named keys are read. The encoder works while the subject is read.
         named = bool(request.attributes)
         history = bool(wanted) or not named
+        vectors: Future[Vector] | None = None
         if named:
-            vectors = self.embedder.embed_later(wanted)
+            vectors = self.embedder.embed_later(wanted) if wanted else None
         else:
             # Names and dates say nothing about which attribute is asked: route on the rest.
             topic = routing_text(
@@ -217,16 +219,22 @@ class Reader:
                 topic, snapshot.attributes(), subject=plan.subject, texts=wanted
             )
             vectors = self.embedder.embed_later(batch.texts)
-        memory = snapshot.subject_memory(
-            plan.subject,
-            valid_at=plan.valid_at,
-            known_at=plan.known_at,
-            history=history,
-            attributes=None if history else plan.attributes,
-        )
+        try:
+            memory = snapshot.subject_memory(
+                plan.subject,
+                valid_at=plan.valid_at,
+                known_at=plan.known_at,
+                history=history,
+                attributes=None if history else plan.attributes,
+            )
+        except BaseException:
+            if vectors is not None:
+                vectors.cancel()  # if still queued, no other request waits behind it
+            raise
         if named:
-            return plan, memory, vectors()[0] if wanted else None
-        scores, asked = batch.finish(vectors())
+            return plan, memory, vectors.result()[0] if vectors is not None else None
+        assert vectors is not None
+        scores, asked = batch.finish(vectors.result())
         routing = route_keys(scores, held=memory.held_attributes(), subject=plan.subject)
         routed = _with_attributes(
             plan, routing.attributes, routed=routing.routed, reason=routing.reason

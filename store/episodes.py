@@ -129,7 +129,7 @@ class CitedEpisode(Protocol):
 class CitedEpisodeRow:
     """A cited episode as a write reads it: without its subject list, which every write citing
     the episode about a new subject lengthens (read whole, each such write would cost more than
-    the last)."""
+    the last). Its fields are as stored, unvalidated (the pool's connections speak UTC)."""
 
     id: str
     occurred_at: datetime

@@ -69,16 +69,16 @@ def test_embedding_later_gives_the_same_vectors_on_the_encoders_own_thread(
         return embed(batch)
 
     monkeypatch.setattr(embedder, "embed", recording)
-    vectors = embedder.embed_later(texts)()
+    vectors = embedder.embed_later(texts).result()
     assert np.allclose(vectors, direct, atol=1e-6)
     [thread] = threads
     assert thread.startswith("sgam-encoder")
     assert thread != threading.current_thread().name
-    assert embedder.embed_later([])().shape == (0, 384)
+    assert embedder.embed_later([]).result().shape == (0, 384)
     # The encoder's error comes to the caller when it asks for the vectors.
     failing = Embedder().embed_later(["hello"])
     with pytest.raises(RuntimeError, match=r"call Embedder\.load"):
-        failing()
+        failing.result()
 
 
 def test_tokens_are_counted_by_the_model_tokenizer(embedder: Embedder) -> None:
