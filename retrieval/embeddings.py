@@ -72,7 +72,7 @@ class Embedder:
             torch.set_num_threads(self.torch_threads)
         model = SentenceTransformer(self.source, device="cpu")
         self._counter = copy.deepcopy(model.tokenizer)
-        self._model = model  # last: loaded means both are there
+        self._model = model  # last: a loaded model has its counting tokenizer
         return self
 
     @property
@@ -179,7 +179,11 @@ class Embedder:
 
     def _tokenizer(self) -> Any:
         """The counting tokenizer: a copy of the model's, with its own lock (a fast tokenizer
-        refuses concurrent use)."""
+        refuses concurrent use). ``load`` makes it; a model loaded another way (a subclass
+        sharing another embedder's) gets it on first use, the model held still meanwhile."""
         if self._counter is None:
-            self.model  # noqa: B018 - raises the usual error when the model is not loaded
+            tokenizer = self.model.tokenizer  # the usual error when the model is not loaded
+            with self._lock, self._counting:
+                if self._counter is None:
+                    self._counter = copy.deepcopy(tokenizer)
         return self._counter
