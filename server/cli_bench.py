@@ -62,7 +62,8 @@ def bench(
     200,000 on 2 cores); reruns read them from the cache.
     """
     from evals.bench_http import Options, run  # noqa: PLC0415 - keep --help fast
-    from evals.bench_report import report_text, write_results  # noqa: PLC0415
+    from evals.bench_report import write_results  # noqa: PLC0415
+    from evals.bench_tables import report_text  # noqa: PLC0415
 
     options = Options.of(
         quick=quick,

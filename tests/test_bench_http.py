@@ -12,7 +12,8 @@ from typing import Any
 from evals.bench_cases import READS
 from evals.bench_data import corpus_subjects, fact_rows, measured_keys, slug, subjects_for
 from evals.bench_profile import summarize_samples
-from evals.bench_report import Target, cases_table, evaluate, targets_table, with_targets
+from evals.bench_report import Target, evaluate, with_targets
+from evals.bench_tables import cases_table, targets_table
 from evals.corpus import generate_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
