@@ -15,11 +15,13 @@ from pydantic import (
     PlainSerializer,
     StrictInt,
     StringConstraints,
+    computed_field,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
+from store.labels import version_label
 from store.temporal import EndedByKind
 from store.times import format_timestamp, parse_timestamp
 from store.values import MAX_JSON_DEPTH, JsonValue, ValueType, has_nul, json_depth
@@ -298,3 +300,15 @@ class Fact(BaseModel):
         description="Present (true) on a version an attribute migration left under the old"
         " declaration because its value could not convert (keep_unconvertible)",
     )
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="What the version is called, as the context block and the timeline page"
+        " name it: its status, then ' · disputed' while its key is disputed and ' · unverified'"
+        " when its evidence was not found in its episode (e.g. 'current · unverified')"
+    )
+    @property
+    def label(self) -> str:
+        """The version's label (``store.labels``), from its status, dispute and evidence."""
+        return version_label(
+            status=self.status, disputed=self.disputed, evidence_verified=self.evidence_verified
+        ).words

@@ -134,6 +134,7 @@ def fact(**fields: Any) -> Json:
         "schema_version": 1,
         "disputed": False,
         "challengers": [],
+        "label": fields.get("status", "current"),
         **fields,
     }
 
