@@ -43,6 +43,9 @@ EpisodeKind = Literal[
 ]
 MemoryType = Literal["working", "semantic", "episodic", "procedural"]
 EqualStartPolicy = Literal["reject", "source_precedence", "confirmed_wins"]
+UnverifiedEvidencePolicy = Literal["accept", "refuse"]
+"""What becomes of a candidate whose evidence is not in its episode's text: stored and labelled
+unverified (``accept``), or refused as ``invalid`` (``refuse``)."""
 FactStatus = Literal["current", "past", "future", "retired"]
 UpdateStatus = Literal["written", "unchanged", "ignored", "conflict", "invalid", "buffered"]
 
@@ -136,6 +139,13 @@ class AttributeDeclaration(_Input):
     )
     weak_window_days: WeakWindowDays = Field(
         default=30, description="How many days a buffered weak candidate waits for support"
+    )
+    on_unverified_evidence: UnverifiedEvidencePolicy | None = Field(
+        default=None,
+        description="A candidate whose evidence is not in its episode's text: accept (stored"
+        " with evidence_verified false, labelled unverified) or refuse (an invalid result,"
+        " field evidence, that writes nothing); unset = the tenant's default (accept unless"
+        " set with PUT /v1/admin/tenants/{tenant})",
     )
 
     @model_validator(mode="after")
