@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from retrieval.block_inputs import KeyFacts
+from retrieval.marks import UNVERIFIED
 from retrieval.models import Mode
 from retrieval.snippets import one_line
-from retrieval.marks import UNVERIFIED
 from store.labels import version_label
 from store.models import Challenger, Fact
 from store.times import format_timestamp

@@ -159,7 +159,8 @@ UPDATE attributes SET
     aliases = %(aliases)s, memory_type = %(memory_type)s, on_equal_start = %(on_equal_start)s,
     source_ranks = %(source_ranks)s, retention_class = %(retention_class)s,
     weak_quorum = %(weak_quorum)s, weak_window_days = %(weak_window_days)s,
-    on_unverified_evidence = %(on_unverified_evidence)s, schema_version = schema_version + 1, updated_at = %(now)s
+    on_unverified_evidence = %(on_unverified_evidence)s,
+    schema_version = schema_version + 1, updated_at = %(now)s
 WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
 """
 """A redeclaration from ``declaration_params``: the next schema_version."""

@@ -108,9 +108,9 @@ def test_redeclaring_the_field_bumps_schema_version_and_the_list_shows_it(
     tenant = _tenant(store)
     declare(store, tenant)
     declare(store, tenant)
-    assert [(a.schema_version, a.on_unverified_evidence) for a in store.admin.list_attributes(
-        tenant
-    )] == [(1, None)]
+    assert [
+        (a.schema_version, a.on_unverified_evidence) for a in store.admin.list_attributes(tenant)
+    ] == [(1, None)]
     declare(store, tenant, on_unverified_evidence="refuse")
     declare(store, tenant, on_unverified_evidence="refuse")
     [attribute] = store.admin.list_attributes(tenant)
@@ -149,7 +149,9 @@ def _import_line(tenant: str, episode_id: str, evidence: str, value: str) -> str
     )
 
 
-@pytest.mark.parametrize(("tenant_policy", "attribute_policy"), [("refuse", None), (None, "refuse")])
+@pytest.mark.parametrize(
+    ("tenant_policy", "attribute_policy"), [("refuse", None), (None, "refuse")]
+)
 def test_the_bulk_import_refuses_what_the_write_path_refuses(
     store: MemoryStore, tenant_policy: str | None, attribute_policy: str | None
 ) -> None:

@@ -12,10 +12,10 @@ import psycopg
 
 from store import attribute_changes, attributes, keys, tenants
 from store.api.transactions import Transactions
+from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_input, parse_uuid
 from store.keys import ActiveKey
 from store.migration_models import AttributeChange, MigrationResult
-from store.errors import InvalidInput
 from store.models import Attribute, AttributeDeclaration, UnverifiedEvidencePolicy
 from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 from store.retention import require_class
