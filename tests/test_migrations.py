@@ -69,6 +69,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         " AND conname NOT LIKE '%_check'",
     ) == {
         "attributes_enum_values",
+        "attributes_on_unverified_evidence",
+        "tenants_on_unverified_evidence",
         "episodes_stub_has_no_text",
         "fact_versions_valid_window",
         "fact_versions_system_window",
