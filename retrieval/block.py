@@ -13,9 +13,11 @@ from datetime import datetime
 from typing import Any
 
 from retrieval.block_inputs import KeyFacts
+from retrieval.marks import UNVERIFIED
 from retrieval.models import Mode
 from retrieval.snippets import one_line
-from store.models import Fact
+from store.labels import version_label
+from store.models import Challenger, Fact
 from store.times import format_timestamp
 from store.values import display
 
@@ -91,15 +93,17 @@ def key_line(key: KeyFacts, when: Instants) -> str:
         return f"{key.attribute}: not known"
     fact = key.fact
     source = fact.source_episode_id
-    return f"{key.attribute}: {_value(fact.value)} ({_window(fact, when)}; source {source})"
+    trust = _trust(fact)
+    return f"{key.attribute}: {_value(fact.value)} ({trust}{_window(fact, when)}; source {source})"
 
 
 def uncertain_line(key: KeyFacts, when: Instants) -> str:
     """A disputed key's line under "Uncertain:", citing every side."""
     fact = key.fact
     assert fact is not None
-    sides = [f"{_value(fact.value)} (source {fact.source_episode_id})"] + [
-        f"{_value(challenger.value)} (source {challenger.source_episode_id})"
+    sides = [f"{_value(fact.value)} ({_trust(fact)}source {fact.source_episode_id})"] + [
+        f"{_value(challenger.value)} ({_trust(fact, challenger)}source"
+        f" {challenger.source_episode_id})"
         for challenger in fact.challengers
     ]
     return f"- {key.attribute}: {' vs '.join(sides)}, disputed {_window(fact, when)}"
@@ -108,6 +112,24 @@ def uncertain_line(key: KeyFacts, when: Instants) -> str:
 def evidence_heading(unverified: bool) -> str:
     """The line above the evidence lines; it says so when nothing vouches for them."""
     return UNVERIFIED_HEADING if unverified else "Evidence:"
+
+
+def _trust(fact: Fact, challenger: Challenger | None = None) -> str:
+    """What opens a side's parentheses: ``unverified; `` when its evidence was not found in its
+    episode, as ``store.labels`` names the fact, or the challenger disputing it."""
+    if challenger is None:
+        label = version_label(
+            status=fact.status, disputed=fact.disputed, evidence_verified=fact.evidence_verified
+        )
+    else:
+        label = version_label(
+            status=fact.status,
+            disputed=fact.disputed,
+            role="challenger",
+            conflict="open",
+            evidence_verified=challenger.evidence_verified,
+        )
+    return f"{UNVERIFIED}; " if label.unverified else ""
 
 
 def _window(fact: Fact, when: Instants) -> str:

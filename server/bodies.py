@@ -8,7 +8,14 @@ from uuid import UUID
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from store.extraction import ExtractionState
-from store.models import Attribute, Episode, EpisodeInput, Identifier, Timestamp
+from store.models import (
+    Attribute,
+    Episode,
+    EpisodeInput,
+    Identifier,
+    Timestamp,
+    UnverifiedEvidencePolicy,
+)
 from store.results import UpdateResult
 from store.retention import RetentionClass
 
@@ -24,12 +31,19 @@ class TenantCreate(_Body):
     """A tenant to create."""
 
     tenant_id: Identifier
+    on_unverified_evidence: UnverifiedEvidencePolicy = Field(
+        default="accept",
+        description="The tenant's default for a candidate whose evidence is not in its"
+        " episode's text: accept (stored, labelled unverified) or refuse (an invalid result);"
+        " an attribute's own on_unverified_evidence wins over it",
+    )
 
 
 class TenantCreated(BaseModel):
     """The created tenant."""
 
     tenant_id: str
+    on_unverified_evidence: UnverifiedEvidencePolicy = "accept"
 
 
 class EpisodeBody(EpisodeInput):

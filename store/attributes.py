@@ -16,8 +16,8 @@ from store.models import Attribute, AttributeDeclaration, MemoryUpdate
 
 _COLUMNS = """
     attribute, description, value_type, enum_values, aliases, memory_type, on_equal_start,
-    source_ranks, retention_class, weak_quorum, weak_window_days, schema_version, created_at,
-    updated_at
+    source_ranks, retention_class, weak_quorum, weak_window_days, on_unverified_evidence,
+    schema_version, created_at, updated_at
 """
 
 
@@ -58,6 +58,7 @@ _COMPATIBLE = (
     "retention_class",
     "weak_quorum",
     "weak_window_days",
+    "on_unverified_evidence",
 )
 DECLARED = (*_COMPATIBLE, "value_type", "enum_values")
 """Every field of a declaration a change of which bumps schema_version."""
@@ -141,12 +142,13 @@ def memory_update_schema(conn: psycopg.Connection[Any], tenant_id: str) -> dict[
 INSERT_ATTRIBUTE = """
 INSERT INTO attributes (
     tenant_id, attribute, description, value_type, enum_values, aliases, memory_type,
-    on_equal_start, source_ranks, retention_class, weak_quorum, weak_window_days, schema_version,
-    created_at, updated_at
+    on_equal_start, source_ranks, retention_class, weak_quorum, weak_window_days,
+    on_unverified_evidence, schema_version, created_at, updated_at
 ) VALUES (
     %(tenant_id)s, %(attribute)s, %(description)s, %(value_type)s, %(enum_values)s,
     %(aliases)s, %(memory_type)s, %(on_equal_start)s, %(source_ranks)s, %(retention_class)s,
-    %(weak_quorum)s, %(weak_window_days)s, %(schema_version)s, %(created_at)s, %(now)s
+    %(weak_quorum)s, %(weak_window_days)s, %(on_unverified_evidence)s, %(schema_version)s,
+    %(created_at)s, %(now)s
 )
 """
 """A new attribute row from ``declaration_params`` with its schema_version and created_at."""
@@ -157,6 +159,7 @@ UPDATE attributes SET
     aliases = %(aliases)s, memory_type = %(memory_type)s, on_equal_start = %(on_equal_start)s,
     source_ranks = %(source_ranks)s, retention_class = %(retention_class)s,
     weak_quorum = %(weak_quorum)s, weak_window_days = %(weak_window_days)s,
+    on_unverified_evidence = %(on_unverified_evidence)s,
     schema_version = schema_version + 1, updated_at = %(now)s
 WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s
 """

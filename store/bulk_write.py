@@ -174,6 +174,7 @@ class _TenantImport:
     ) -> dict[Key, list[Candidate]]:
         """The accepted candidates by key, in file order; the refused ones are counted."""
         declared = {item.attribute: item for item in list_attributes(self.conn, self.tenant_id)}
+        unverified = tenants.ask_unverified_evidence(self.conn, self.tenant_id)()
         by_key: dict[Key, list[Candidate]] = {}
         for line, episode in zip(lines, cited, strict=True):
             for index, update in enumerate(line.updates):
@@ -181,7 +182,11 @@ class _TenantImport:
                     update
                     if isinstance(update, UpdateResult)
                     else check_candidate(
-                        update, index, episode=episode, attribute=declared.get(update.attribute)
+                        update,
+                        index,
+                        episode=episode,
+                        attribute=declared.get(update.attribute),
+                        unverified=unverified,
                     )
                 )
                 if isinstance(checked, UpdateResult):

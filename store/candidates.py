@@ -16,7 +16,7 @@ from uuid import UUID
 
 import psycopg
 
-from store import episodes, receipts, touched, versions, weak_signals
+from store import episodes, receipts, tenants, touched, versions, weak_signals
 from store.attribute_names import ask_renamed_targets
 from store.attributes import ask_attributes
 from store.clock import Clock
@@ -69,9 +69,11 @@ def send_candidates(
     names = {update.attribute for _, update in proposed}
     episode_of = episodes.ask_cited_episode(conn, tenant_id, episode_id)
     declared_of = ask_attributes(conn, tenant_id, names)
+    unverified_of = tenants.ask_unverified_evidence(conn, tenant_id)
     renamed_of = ask_renamed_targets(conn, tenant_id, names, now=asked_at)
     state_of = versions.ask_key_state(conn, tenant_id=tenant_id, keys=keys) if keys else None
-    episode, declared, renamed = episode_of(), declared_of(), renamed_of()
+    episode, declared, unverified = episode_of(), declared_of(), unverified_of()
+    renamed = renamed_of()
     migrated = {i: u.attribute for i, u in proposed if u.attribute in renamed}
     if migrated:
         # An old name within its dual-read window writes the new one: those keys are locked
@@ -94,6 +96,7 @@ def send_candidates(
             episode=episode,
             attribute=declared.get(update.attribute),
             buffers_weak=True,
+            unverified=unverified,
         )
         if isinstance(checked, UpdateResult):
             results[index] = checked

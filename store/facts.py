@@ -21,7 +21,7 @@ from store.clock import Clock
 from store.episodes import CitedEpisode
 from store.errors import InvalidInput
 from store.inputs import first_error
-from store.models import Attribute, Fact, MemoryUpdate
+from store.models import Attribute, Fact, MemoryUpdate, UnverifiedEvidencePolicy
 from store.policies import equal_start_outcome
 from store.results import ExpireResult, UpdateResult
 from store.temporal import Plan, Version, plan_assert, plan_expire, plan_replace
@@ -63,10 +63,14 @@ def check_candidate(
     episode: CitedEpisode,
     attribute: Attribute | None,
     buffers_weak: bool = False,
+    unverified: UnverifiedEvidencePolicy = "accept",
 ) -> tuple[Attribute, JsonValue] | UpdateResult:
     """The declaration (``attribute``, None if undeclared) and typed value of a candidate, or
     the result that refuses it. A weak candidate is refused where nothing buffers it
-    (``buffers_weak`` false: the bulk import); it is checked like any other elsewhere."""
+    (``buffers_weak`` false: the bulk import); it is checked like any other elsewhere.
+
+    ``unverified`` is the tenant's default for evidence not found in the episode's text; the
+    attribute's own ``on_unverified_evidence``, when declared, wins over it."""
     if update.change == "no_change":
         return UpdateResult(index=index, status="ignored", reason="change is no_change")
     if update.strength == "weak" and not buffers_weak:
@@ -85,7 +89,28 @@ def check_candidate(
         value = parse_value(update.value, attribute.value_type, enum_values=attribute.enum_values)
     except ValueParseError as error:
         return invalid_result(index, f"not a {attribute.value_type}: {error}", "value")
+    refused = _refuses_unverified(update, episode=episode, attribute=attribute, tenant=unverified)
+    if refused is not None:
+        return invalid_result(index, refused, "evidence")
     return attribute, value
+
+
+def _refuses_unverified(
+    update: MemoryUpdate,
+    *,
+    episode: CitedEpisode,
+    attribute: Attribute,
+    tenant: UnverifiedEvidencePolicy,
+) -> str | None:
+    """Why a candidate is refused for evidence not in its episode, or None when it is not."""
+    declared = attribute.on_unverified_evidence
+    if (declared or tenant) == "accept" or evidence_occurs(update.evidence, episode.text):
+        return None
+    by = f"attribute {attribute.attribute!r}" if declared else "the tenant"
+    return (
+        f"the evidence is not in episode {episode.id!r}'s text, and {by} refuses unverified"
+        " evidence (on_unverified_evidence: refuse)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,13 @@ from pydantic import (
     PlainSerializer,
     StrictInt,
     StringConstraints,
+    computed_field,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
+from store.labels import version_label
 from store.temporal import EndedByKind
 from store.times import format_timestamp, parse_timestamp
 from store.values import MAX_JSON_DEPTH, JsonValue, ValueType, has_nul, json_depth
@@ -41,6 +43,9 @@ EpisodeKind = Literal[
 ]
 MemoryType = Literal["working", "semantic", "episodic", "procedural"]
 EqualStartPolicy = Literal["reject", "source_precedence", "confirmed_wins"]
+UnverifiedEvidencePolicy = Literal["accept", "refuse"]
+"""What becomes of a candidate whose evidence is not in its episode's text: stored and labelled
+unverified (``accept``), or refused as ``invalid`` (``refuse``)."""
 FactStatus = Literal["current", "past", "future", "retired"]
 UpdateStatus = Literal["written", "unchanged", "ignored", "conflict", "invalid", "buffered"]
 
@@ -134,6 +139,13 @@ class AttributeDeclaration(_Input):
     )
     weak_window_days: WeakWindowDays = Field(
         default=30, description="How many days a buffered weak candidate waits for support"
+    )
+    on_unverified_evidence: UnverifiedEvidencePolicy | None = Field(
+        default=None,
+        description="A candidate whose evidence is not in its episode's text: accept (stored"
+        " with evidence_verified false, labelled unverified) or refuse (an invalid result,"
+        " field evidence, that writes nothing); unset = the tenant's default (accept unless"
+        " set with PUT /v1/admin/tenants/{tenant})",
     )
 
     @model_validator(mode="after")
@@ -298,3 +310,15 @@ class Fact(BaseModel):
         description="Present (true) on a version an attribute migration left under the old"
         " declaration because its value could not convert (keep_unconvertible)",
     )
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="What the version is called, as the context block and the timeline page"
+        " name it: its status, then ' · disputed' while its key is disputed and ' · unverified'"
+        " when its evidence was not found in its episode (e.g. 'current · unverified')"
+    )
+    @property
+    def label(self) -> str:
+        """The version's label (``store.labels``), from its status, dispute and evidence."""
+        return version_label(
+            status=self.status, disputed=self.disputed, evidence_verified=self.evidence_verified
+        ).words

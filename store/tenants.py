@@ -2,23 +2,65 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
 from store.errors import Conflict, NotFound
+from store.models import UnverifiedEvidencePolicy
 
 
-def create_tenant(conn: psycopg.Connection[Any], tenant_id: str, *, now: datetime) -> None:
+def create_tenant(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    now: datetime,
+    on_unverified_evidence: UnverifiedEvidencePolicy = "accept",
+) -> None:
     """Create a tenant; refuse an existing id."""
     row = conn.execute(
-        "INSERT INTO tenants (tenant_id, created_at) VALUES (%(tenant_id)s, %(now)s)"
+        "INSERT INTO tenants (tenant_id, created_at, on_unverified_evidence)"
+        " VALUES (%(tenant_id)s, %(now)s, %(policy)s)"
         " ON CONFLICT DO NOTHING RETURNING tenant_id",
-        {"tenant_id": tenant_id, "now": now},
+        {"tenant_id": tenant_id, "now": now, "policy": on_unverified_evidence},
     ).fetchone()
     if row is None:
         raise Conflict(f"tenant {tenant_id!r} already exists", field="tenant_id")
+
+
+def set_unverified_evidence(
+    conn: psycopg.Connection[Any], tenant_id: str, policy: UnverifiedEvidencePolicy
+) -> None:
+    """Set the tenant's default for candidates whose evidence is not in their episode (an
+    attribute's own ``on_unverified_evidence`` wins over it); NotFound for no such tenant."""
+    row = conn.execute(
+        "UPDATE tenants SET on_unverified_evidence = %(policy)s"
+        " WHERE tenant_id = %(tenant_id)s RETURNING tenant_id",
+        {"tenant_id": tenant_id, "policy": policy},
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"tenant {tenant_id!r} does not exist", field="tenant_id")
+
+
+def ask_unverified_evidence(
+    conn: psycopg.Connection[Any], tenant_id: str
+) -> Callable[[], UnverifiedEvidencePolicy]:
+    """The tenant's default for unverified evidence: asked now, read when called (pipelined
+    with the statements sent beside it); ``accept`` for a tenant that does not exist."""
+    cur = conn.cursor()
+    cur.execute(
+        "SELECT on_unverified_evidence FROM tenants WHERE tenant_id = %(tenant_id)s",
+        {"tenant_id": tenant_id},
+    )
+
+    def policy() -> UnverifiedEvidencePolicy:
+        with cur:
+            row = cur.fetchone()
+        return "refuse" if row is not None and row[0] == "refuse" else "accept"
+
+    return policy
 
 
 def ensure_tenant(conn: psycopg.Connection[Any], tenant_id: str, *, now: datetime) -> None:

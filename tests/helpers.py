@@ -87,8 +87,10 @@ def fact(
     subject: str = "mira",
     attribute: str = "passport_deadline",
     challengers: Sequence[Challenger] = (),
+    evidence_verified: bool = True,
 ) -> Fact:
-    """A current fact as a read returns it, for pure tests; disputed when it has challengers."""
+    """A current fact as a read returns it, for pure tests; disputed when it has challengers.
+    Its evidence was found in its episode unless ``evidence_verified`` says otherwise."""
     return Fact(
         fact_id=uuid4(),
         version_id=uuid4(),
@@ -105,7 +107,7 @@ def fact(
         source_episode_id=source,
         source_kind="message",
         evidence=None,
-        evidence_verified=False,
+        evidence_verified=evidence_verified,
         schema_version=1,
         status="current",
         disputed=bool(challengers),

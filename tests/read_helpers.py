@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -29,6 +29,8 @@ class ReadPath:
     clock: ManualClock
     embedder: Embedder
     tenant: str
+    texts: dict[str, str] = field(default_factory=dict)
+    """Each recorded episode's text: a candidate quotes it as its evidence (so it is verified)."""
 
     def at(self, now: str) -> None:
         """Move system time."""
@@ -46,21 +48,28 @@ class ReadPath:
 
     def record(self, episode_id: str, occurred_at: str, text: str, **extra: Any) -> None:
         """Record (and embed) one episode."""
+        self.texts[episode_id] = text
         self.store.episodes.record(
             self.tenant, {"id": episode_id, "occurred_at": occurred_at, "text": text, **extra}
         )
 
+    def record_batch(self, episodes: list[dict[str, Any]]) -> None:
+        """Record (and embed) episodes in one call."""
+        self.texts.update({episode["id"]: episode["text"] for episode in episodes})
+        self.store.episodes.record_batch(self.tenant, episodes)
+
     def assert_value(
         self, episode_id: str, subject: str, attribute: str, value: str, valid_from: str
     ) -> UpdateResult:
-        """Apply one candidate citing ``episode_id``."""
+        """Apply one candidate citing ``episode_id``, quoting its text when it was recorded here
+        (else quoting nothing: evidence that is unverified)."""
         self.tick()
         [result] = self.store.facts.apply_updates(
             self.tenant,
             episode_id,
             [
                 {
-                    "evidence": "",
+                    "evidence": self.texts.get(episode_id, ""),
                     "subject": subject,
                     "attribute": attribute,
                     "change": "update",

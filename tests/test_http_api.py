@@ -134,6 +134,7 @@ def fact(**fields: Any) -> Json:
         "schema_version": 1,
         "disputed": False,
         "challengers": [],
+        "label": fields.get("status", "current"),
         **fields,
     }
 
@@ -474,6 +475,7 @@ def test_attributes_are_declared_listed_and_published_as_the_update_schema_enum(
         "retention_class": "standard",
         "weak_quorum": 2,
         "weak_window_days": 30,
+        "on_unverified_evidence": None,
         "schema_version": 1,
         "created_at": now,
         "updated_at": now,
@@ -550,6 +552,7 @@ def test_expire_ends_the_value_then_answers_unchanged(http: Client) -> None:
             "ended_by": expiry_id,
             "ended_by_kind": "expiry",
             "status": "past",
+            "label": "past · unverified",  # its evidence ("") is not in the episode's text
         },
     }
     assert expired["fact"]["version_id"] != lived["version_id"]
@@ -978,7 +981,7 @@ def test_admin_creates_tenants_and_issues_and_revokes_keys(http: Client) -> None
     now = "2026-04-01T12:00:00Z"
     admin = {**ADMIN, CLOCK: now}
     created = http.post("/v1/admin/tenants", json={"tenant_id": name}, headers=admin)
-    assert ok(created, 201) == {"tenant_id": name}
+    assert ok(created, 201) == {"tenant_id": name, "on_unverified_evidence": "accept"}
     again = http.post("/v1/admin/tenants", json={"tenant_id": name}, headers=admin)
     problem(again, 409, "conflict")
 

@@ -69,6 +69,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         " AND conname NOT LIKE '%_check'",
     ) == {
         "attributes_enum_values",
+        "attributes_on_unverified_evidence",
+        "tenants_on_unverified_evidence",
         "episodes_stub_has_no_text",
         "fact_versions_valid_window",
         "fact_versions_system_window",
@@ -203,7 +205,13 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "created_at",
         "embedding_truncated",
     ]
-    assert _columns(blank, "attributes")[-3:] == ["weak_quorum", "weak_window_days", "renamed_to"]
+    assert _columns(blank, "attributes")[-4:] == [
+        "weak_quorum",
+        "weak_window_days",
+        "renamed_to",
+        "on_unverified_evidence",
+    ]
+    assert _columns(blank, "tenants") == ["tenant_id", "created_at", "on_unverified_evidence"]
     assert _columns(blank, "attribute_migrations") == [
         "tenant_id",
         "migration_id",

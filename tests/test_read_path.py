@@ -94,8 +94,7 @@ def _northwind(path: ReadPath) -> None:
     path.declare("stock_ticker", "Ticker symbol the shares trade under")
     path.declare("website", "Web address of the company homepage")
     path.at("2026-06-05T00:00:00Z")
-    path.store.episodes.record_batch(
-        path.tenant,
+    path.record_batch(
         [
             {
                 "id": episode_id,
@@ -738,8 +737,8 @@ def test_a_disputed_key_is_uncertain_and_cites_both_sides(reader: ReadPath) -> N
                     "value": "Porto",
                     "source_episode_id": "m2",
                     "source_kind": "message",
-                    "evidence": "",
-                    "evidence_verified": False,
+                    "evidence": "Mira: my new home is in Porto.",
+                    "evidence_verified": True,
                 }
             ],
         }

@@ -147,8 +147,8 @@ def test_a_disputed_key_answers_uncertain_and_its_sides_do_not_leak() -> None:
         value=CHALLENGER,
         source_episode_id="e3",
         source_kind="message",
-        evidence=None,
-        evidence_verified=False,
+        evidence=CHALLENGER,
+        evidence_verified=True,
     )
     disputed = fact(NEW, source="e2", valid_from=E2_AT, challengers=[challenger])
     context = block(disputed, [OLD], evidence(E1, E2, E3))

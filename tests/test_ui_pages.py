@@ -172,7 +172,8 @@ def test_a_disputed_key_marks_its_value_and_names_the_challenger(browser: Client
     page = browser.get("/ui/subjects/ada")
     assert version_rows(page.text) == [("Oslo", "current")]
     bars = re.findall(r'<a class="(bar [^"]+)"\s+href="([^"]+)">', page.text)
-    assert bars == [("bar current disputed", "/ui/episodes/c1")]
+    # Its evidence ("") is nowhere in its episode: the bar says unverified too.
+    assert bars == [("bar current disputed unverified", "/ui/episodes/c1")]
     challenge = re.search(r'<span class="challenge">([^<]*)\(<a href="([^"]+)">', page.text)
     assert challenge is not None
     assert (" ".join(challenge[1].split()), challenge[2]) == (

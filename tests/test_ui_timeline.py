@@ -176,7 +176,9 @@ def test_a_dispute_open_at_known_at_marks_the_incumbent_with_its_challenger() ->
              for bar in key.bars]
         for at in ("2026-06-03T12:00:00Z", "2026-06-04T12:00:00Z", "2026-06-06T00:00:00Z")
     }  # fmt: skip
-    challenge = Challenge(value="2026-06-29", source_episode_id="e3", disputed=True)
+    challenge = Challenge(
+        value="2026-06-29", source_episode_id="e3", disputed=True, evidence_verified=False
+    )
     assert marked == {
         "2026-06-03T12:00:00Z": [(), (), ()],
         "2026-06-04T12:00:00Z": [(), (), (challenge,)],

@@ -45,9 +45,14 @@ _JSON_OBJECT: Final = TypeAdapter(dict[str, Any])
 # -- admin ----------------------------------------------------------------------------------
 
 
-def create_tenant(tenant_id: str) -> Call[TenantCreated]:
-    """Create a tenant (admin; ConflictError if it exists)."""
+def create_tenant(
+    tenant_id: str, *, on_unverified_evidence: str | None = None
+) -> Call[TenantCreated]:
+    """Create a tenant (admin; ConflictError if it exists), optionally refusing candidates
+    whose evidence is not in their episode (``on_unverified_evidence="refuse"``)."""
     body = {"tenant_id": tenant_id}
+    if on_unverified_evidence is not None:
+        body["on_unverified_evidence"] = on_unverified_evidence
     return Call(
         "POST", "/v1/admin/tenants", TenantCreated.model_validate_json, body=body, admin=True
     )

@@ -13,9 +13,10 @@ from store.results import ApiKeyIssued, ApiKeyRevoked
 
 @post("/tenants", status_code=201, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def create_tenant(store: Store, data: JSONBody[TenantCreate]) -> TenantCreated:
-    """Create a tenant (409 if it exists)."""
-    store.admin.create_tenant(data.tenant_id)
-    return TenantCreated(tenant_id=data.tenant_id)
+    """Create a tenant (409 if it exists), with its default for unverified evidence."""
+    policy = data.on_unverified_evidence
+    store.admin.create_tenant(data.tenant_id, on_unverified_evidence=policy)
+    return TenantCreated(tenant_id=data.tenant_id, on_unverified_evidence=policy)
 
 
 @post(

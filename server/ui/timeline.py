@@ -6,7 +6,9 @@ recorded then is left out; one believed then is ``current`` (valid at S), ``futu
 ``past`` or ``superseded`` (its valid window is over and a fact believed then supersedes its
 fact); one no longer believed then is ``retired`` and keeps its system window. Arrows go from
 a superseded fact to the fact that superseded it; a fact facing an open equal-start conflict
-at S carries its challengers.
+at S carries its challengers. What a bar or a challenger is called (``current · disputed``,
+``in conflict``, ``past · unverified``) is ``store.labels``' rule, as the API and the context
+block name it.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, cast
 from uuid import UUID
 
+from store.labels import Label, ReadStatus, version_label
 from store.models import ConflictRecord, Fact
 
 WIDTH = 960.0
@@ -38,6 +41,20 @@ class Challenge:
     value: str
     source_episode_id: str
     disputed: bool
+    evidence_verified: bool = True
+
+    @property
+    def label(self) -> Label:
+        """What the challenger is called: ``disputed`` or ``in conflict`` (its conflict is open),
+        and ``unverified`` when its evidence was not found in its episode."""
+        # The status named is the challenged version's; an open challenger's label ignores it.
+        return version_label(
+            status="current",
+            disputed=self.disputed,
+            role="challenger",
+            conflict="open",
+            evidence_verified=self.evidence_verified,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +64,8 @@ class Bar:
     version: Fact
     value: str
     state: State
+    label: Label
+    """What the bar is called (its first word is ``state``)."""
     x: float
     width: float
     y: float
@@ -194,19 +213,34 @@ def _challenges(
                 value=display_value(challenger.value),
                 source_episode_id=challenger.source_episode_id,
                 disputed=conflict.disputed,
+                evidence_verified=challenger.evidence_verified,
             )
         )
     return {fact_id: tuple(each) for fact_id, each in found.items()}
 
 
-def _state(version: Fact, known_at: datetime, *, superseded: bool) -> State:
+def _status(version: Fact, known_at: datetime) -> ReadStatus:
+    """The version's status as read at ``known_at`` (valid time and system time both S)."""
     if not believed_at(version, known_at):
         return "retired"
     if version.valid_from > known_at:
         return "future"
     if version.valid_to is not None and version.valid_to <= known_at:
-        return "superseded" if superseded else "past"
+        return "past"
     return "current"
+
+
+def _state(
+    version: Fact, known_at: datetime, *, superseded: bool, challenges: Sequence[Challenge]
+) -> Label:
+    """The bar's label: its status at ``known_at`` (``superseded`` when a fact believed then
+    supersedes it), disputed while an open dispute at ``known_at`` names it."""
+    return version_label(
+        status=_status(version, known_at),
+        disputed=any(challenge.disputed for challenge in challenges),
+        superseded=superseded,
+        evidence_verified=version.evidence_verified,
+    )
 
 
 def _key(
@@ -225,17 +259,20 @@ def _key(
         end = scale.x(version.valid_to) if version.valid_to is not None else WIDTH
         successor = successors.get(version.fact_id)
         live = believed_at(version, known_at)
+        faced = challenges.get(version.fact_id, ()) if live else ()
+        label = _state(version, known_at, superseded=successor is not None, challenges=faced)
         bars.append(
             Bar(
                 version=version,
                 value=display_value(version.value),
-                state=_state(version, known_at, superseded=successor is not None),
+                state=cast(State, label.state),
+                label=label,
                 x=x,
                 width=max(end - x, 2.0),
                 y=row * ROW + (ROW - BAR) / 2,
                 open_ended=version.valid_to is None,
                 superseded_by=display_value(successor.value) if successor else None,
-                challenges=challenges.get(version.fact_id, ()) if live else (),
+                challenges=faced,
             )
         )
     return KeyTimeline(

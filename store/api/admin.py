@@ -12,10 +12,11 @@ import psycopg
 
 from store import attribute_changes, attributes, keys, tenants
 from store.api.transactions import Transactions
+from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_input, parse_uuid
 from store.keys import ActiveKey
 from store.migration_models import AttributeChange, MigrationResult
-from store.models import Attribute, AttributeDeclaration
+from store.models import Attribute, AttributeDeclaration, UnverifiedEvidencePolicy
 from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 from store.retention import require_class
 
@@ -29,11 +30,27 @@ class AdminCalls:
     def __init__(self, transactions: Transactions) -> None:
         self._transactions = transactions
 
-    def create_tenant(self, tenant_id: str) -> None:
-        """Create a tenant (Conflict if it exists)."""
+    def create_tenant(
+        self, tenant_id: str, *, on_unverified_evidence: UnverifiedEvidencePolicy = "accept"
+    ) -> None:
+        """Create a tenant (Conflict if it exists) with its default for unverified evidence."""
         check_identifier(tenant_id, "tenant_id")
+        policy = _unverified_policy(on_unverified_evidence)
         self._transactions.run(
-            lambda conn, now: tenants.create_tenant(conn, tenant_id, now=now), tenant_id=tenant_id
+            lambda conn, now: tenants.create_tenant(
+                conn, tenant_id, now=now, on_unverified_evidence=policy
+            ),
+            tenant_id=tenant_id,
+        )
+
+    def set_unverified_evidence(self, tenant_id: str, policy: str) -> None:
+        """Set the tenant's default for candidates whose evidence is not in their episode:
+        ``accept`` or ``refuse`` (an attribute's own declaration wins over it)."""
+        check_identifier(tenant_id, "tenant_id")
+        parsed = _unverified_policy(policy)
+        self._transactions.run(
+            lambda conn, _: tenants.set_unverified_evidence(conn, tenant_id, parsed),
+            tenant_id=tenant_id,
         )
 
     def ensure_tenant(self, tenant_id: str) -> None:
@@ -144,3 +161,15 @@ class AdminCalls:
         return self._transactions.run(
             lambda conn, _: attributes.memory_update_schema(conn, tenant_id), tenant_id=tenant_id
         )
+
+
+def _unverified_policy(policy: str) -> UnverifiedEvidencePolicy:
+    """``accept`` or ``refuse``; anything else is InvalidInput naming the field."""
+    if policy == "accept":
+        return "accept"
+    if policy == "refuse":
+        return "refuse"
+    raise InvalidInput(
+        f"on_unverified_evidence must be accept or refuse, not {policy!r}",
+        field="on_unverified_evidence",
+    )
