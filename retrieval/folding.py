@@ -90,11 +90,15 @@ def fold(text: str) -> Folded:
         folded = _fold_char(char)
         if not folded:
             continue
-        if space is not None and out:
-            if folded[0] not in _NO_SPACE_BEFORE and out[-1] not in _NO_SPACE_AFTER:
-                out.append(" ")
-                starts.append(space[0])
-                ends.append(space[1])
+        if (
+            space is not None
+            and out
+            and folded[0] not in _NO_SPACE_BEFORE
+            and out[-1] not in _NO_SPACE_AFTER
+        ):
+            out.append(" ")
+            starts.append(space[0])
+            ends.append(space[1])
         space = None
         for part in folded:
             out.append(part)

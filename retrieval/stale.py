@@ -33,6 +33,7 @@ words alone.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -297,7 +298,7 @@ def _blocks(other: str, needle: str, holding: frozenset[str]) -> bool:
 def _segments(folded: str) -> list[tuple[int, int]]:
     """The sentences of a folded text, as spans: words state a value within one sentence."""
     bounds = [0, *(match.end() for match in _SENTENCE_END.finditer(folded)), len(folded)]
-    return [(start, end) for start, end in zip(bounds, bounds[1:], strict=False) if end > start]
+    return [(start, end) for start, end in itertools.pairwise(bounds) if end > start]
 
 
 def _by_words(
