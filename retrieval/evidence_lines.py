@@ -7,7 +7,7 @@ most similar first. Each line quotes sentences of its episode, judged one by one
 1. **Supporting sentences**: those stating a value a routed key holds at the asked instant
    (any key's, when none was routed), at most two, in the episode's order; a long one is cut
    to the clause around its value. A line of supporting sentences is shown as it is, or
-   marked ``disputed`` when it states a side of a disputed key.
+   marked ``disputed`` when it states the challenger of a disputed key.
 2. With none, a sentence stating a value of another period is shown marked with what it is:
    ``superseded (from 2014-03-01 until 2016-05-01)`` (the windows of the versions that held
    it) or ``in conflict`` (a challenger that did not win). At most ``max_superseded`` such
@@ -42,7 +42,7 @@ from retrieval.snippets import (
     query_terms,
     split_sentences,
 )
-from retrieval.stale import EvidenceCheck, SubjectValues, Verdict, Window
+from retrieval.stale import EvidenceCheck, SubjectValues, Verdict, Window, challengers
 from store.values import display
 
 _MAX_QUOTE = 280  # as ``trim_snippet``'s default
@@ -95,7 +95,7 @@ def with_keys(values: SubjectValues, keys: Sequence[KeyFacts]) -> SubjectValues:
         ever[key.attribute] = tuple(dict.fromkeys([*ever.get(key.attribute, ()), *texts]))
         if key.fact.disputed:
             disputed[key.attribute] = tuple(
-                dict.fromkeys([*disputed.get(key.attribute, ()), *texts])
+                dict.fromkeys([*disputed.get(key.attribute, ()), *challengers(key.fact)])
             )
     return SubjectValues(
         holding=holding,

@@ -5,7 +5,8 @@ challengers) and the values its keys hold at the read's (valid time, known-at). 
 states a value some key held at another time, and that no key holds at the asked instant, is
 **superseded**: it is marked (with the period the value held, where a version says so) or
 dropped. A line stating a challenger that did not win (refused, or settled for the incumbent)
-is **in conflict**; one stating a side of a disputed key is **disputed**. A value one key holds
+is **in conflict**; one stating the challenger of a disputed key is **disputed** (the key is
+under "Uncertain:"; its incumbent's lines are shown as they are). A value one key holds
 now is never stale because another key once held it, but a line stating a value that a
 *routed* key held at another time while only an unrouted key holds it now is **ambiguous** for
 the question and is dropped.
@@ -42,6 +43,7 @@ from typing import Literal, NamedTuple
 
 from retrieval.folding import content_tokens, fold, value_needle
 from retrieval.snippets import value_pattern
+from store.models import Fact
 from store.subject_reads import SubjectMemory
 from store.values import display
 
@@ -64,7 +66,8 @@ class SubjectValues:
     """Challengers that did not win and were never a version's value: refused under an
     equal-start policy (conflict open, key not disputed) or settled for the incumbent."""
     disputed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Both sides of each key disputed at the asked instant."""
+    """The challengers of each key disputed at the asked instant (not the incumbent, which
+    reads return): a line stating one is marked disputed."""
     periods: Mapping[str, tuple[Window, ...]] = field(default_factory=dict)
     """The valid windows of the versions that held each value text (those believed at the
     read's known-at, else every version's)."""
@@ -81,7 +84,7 @@ def subject_values(memory: SubjectMemory) -> SubjectValues:
         sides = [display(fact.value), *(display(c.value) for c in fact.challengers)]
         holding.setdefault(fact.attribute, []).extend(sides)
         if fact.disputed:
-            disputed.setdefault(fact.attribute, []).extend(sides)
+            disputed.setdefault(fact.attribute, []).extend(challengers(fact))
     ever: dict[str, list[str]] = {}
     for attribute, value in memory.values_ever():
         ever.setdefault(attribute, []).append(display(value))
@@ -101,6 +104,12 @@ def subject_values(memory: SubjectMemory) -> SubjectValues:
         disputed={name: _distinct(texts) for name, texts in disputed.items()},
         periods=_periods(memory),
     )
+
+
+def challengers(fact: Fact) -> list[str]:
+    """A disputed fact's challengers' value texts, less any equal to the incumbent's."""
+    incumbent = display(fact.value)
+    return [text for text in (display(c.value) for c in fact.challengers) if text != incumbent]
 
 
 def _periods(memory: SubjectMemory) -> dict[str, tuple[Window, ...]]:

@@ -113,8 +113,13 @@ def _northwind(path: ReadPath) -> None:
 
 
 def _evidence_line(episode_id: str, superseded: bool) -> str:
-    [(_, _, name, template)] = [row for row in NORTHWIND if row[0] == episode_id]
-    mark = "superseded: " if superseded else ""
+    """A CEO's statement as its line says it; superseded, with the period that CEO served."""
+    [index] = [i for i, row in enumerate(NORTHWIND) if row[0] == episode_id]
+    _, began, name, template = NORTHWIND[index]
+    period = f"from {began[:10]}"
+    if index + 1 < len(NORTHWIND):
+        period += f" until {NORTHWIND[index + 1][1][:10]}"
+    mark = f"superseded ({period}): " if superseded else ""
     return f"[{episode_id}] {mark}Northwind {template.format(name)}"
 
 
@@ -281,7 +286,7 @@ def test_belief_wording_reads_what_was_known_then_and_plain_wording_the_correcti
     assert (explicit.plan.mode, explicit.block) == ("known_at", believed.block)
 
     corrected_block = [CORRECTED, "Evidence:", E2_LINE]
-    stale_e1 = "[e1] superseded: " + E1_TEXT
+    stale_e1 = "[e1] superseded (from 2026-06-01 until 2026-06-02): " + E1_TEXT
 
     # The same date without belief wording is a valid time, read as known now.
     on_june_3 = reader.context("What was Mira's passport deadline on June 3?")
@@ -423,7 +428,7 @@ def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: Rea
         CORRECTED,
         "Evidence:",
         E2_LINE,
-        "[e1] superseded: " + E1_TEXT,  # A's e1, not B's
+        "[e1] superseded (from 2026-06-01 until 2026-06-02): " + E1_TEXT,  # A's e1, not B's
     ]
     assert [c.episode_id for c in context.citations] == ["e2", "e1"]
     assert [(item.snippet, item.superseded) for item in context.evidence] == [
@@ -718,7 +723,7 @@ def test_a_disputed_key_is_uncertain_and_cites_both_sides(reader: ReadPath) -> N
         "- home_city: Lisbon (source m1) vs Porto (source m2), disputed from 2026-05-01",
         "Evidence:",
         "[m1] Mira: I moved to Lisbon last month.",
-        "[m2] Mira: my new home is in Porto.",
+        "[m2] disputed: Mira: my new home is in Porto.",  # the challenger's line says so
     ]
     assert _json(result.uncertain) == [
         {
