@@ -122,7 +122,7 @@ def choose_evidence(
     question: str,
     evidence_k: int,
     max_superseded: int,
-    when: Callable[[datetime], str],
+    when: _When,
 ) -> Evidence:
     """At most ``evidence_k`` lines, fact sources first, one per episode; and the keys that
     episodes newer than memory (any of ``candidates``) put in doubt."""
@@ -139,6 +139,7 @@ def choose_evidence(
         return (1, -score, position)
 
     cited = _cited(keys)
+    asked = frozenset(key.attribute for key in keys)
     shown: list[Shown] = []
     newer: dict[str, list[str]] = {}
     seen: set[str] = set()
@@ -146,6 +147,8 @@ def choose_evidence(
         candidate = candidates[position]
         if candidate.episode_id in seen:
             continue
+        if len(shown) >= evidence_k and not candidate.about & asked:
+            continue  # no room left, and about no asked key: it cannot put one in doubt
         seen.add(candidate.episode_id)
         line = _line(candidate, keys, check=check, question=question, cited=cited, when=when)
         for attribute in line.newer_for:
@@ -179,7 +182,7 @@ def _line(
     check: EvidenceCheck,
     question: str,
     cited: frozenset[str],
-    when: Callable[[datetime], str],
+    when: _When,
 ) -> _Line:
     sentences = split_sentences(candidate.text)
     verdicts = {sentence: check.verdict(sentence) for sentence in sentences}
@@ -198,16 +201,17 @@ def _line(
     snippet = _nearest(sentences, verdicts, question)
     if candidate.episode_id in cited or candidate.is_fact_source:
         return _Line(snippet, "")
-    return _judged_by_time(candidate, keys, snippet, check=check, when=when)
+    return _judged_by_time(candidate, keys, snippet, sentences, check=check, when=when)
 
 
 def _judged_by_time(
     candidate: EvidenceCandidate,
     keys: Sequence[KeyFacts],
     snippet: str,
+    sentences: Sequence[str],
     *,
     check: EvidenceCheck,
-    when: Callable[[datetime], str],
+    when: _When,
 ) -> _Line:
     """A line stating no known value, from an episode about shown keys: older, newer, or as
     it is (about none of them)."""
@@ -222,7 +226,7 @@ def _judged_by_time(
         fact = key.fact
         assert fact is not None
         sides = [display(fact.value), *(display(c.value) for c in fact.challengers)]
-        if check.states(candidate.text, sides):
+        if any(check.states(sentence, sides) for sentence in sentences):
             continue
         occurred = candidate.occurred_at
         if occurred < fact.valid_from:

@@ -26,9 +26,11 @@ Where a value is stated (``retrieval.folding`` folds both sides first):
   of Oslo; the Blindern office" does not state "University of Oslo, Blindern" when "University
   of Oslo" holds).
 
-A value is stated only outside a mention of a holding value that covers it: a longer one
-("Kim" is not stated by "Kim Dae-jung"), or one written out where the value is found by its
-words alone.
+A value is stated only outside a longer holding value written out that covers it ("Kim" is not
+stated by "Kim Dae-jung", nor "University of Oslo" by "University of Oslo , Blindern"). A
+holding value found by its words alone covers nothing: "Blindern campus of the University of
+Oslo" still states a stale "University of Oslo" and is marked (the safe side: an answer may be
+lost, a stale value is never shown as current).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ Window = tuple[datetime, datetime | None]
 """A version's valid window: from, and until (None: open)."""
 
 _SENTENCE_END = re.compile(r"[.!?]+\s")
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -173,33 +176,65 @@ class EvidenceCheck:
         )
         return tuple(dict.fromkeys(every))
 
+    @functools.cached_property
+    def _worded(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The needles that may be stated by their words, with those words."""
+        return tuple(
+            (needle, content_tokens(needle))
+            for needle in self._universe
+            if len(content_tokens(needle)) >= 2
+        )
+
     def _matches(self, text: str) -> _Found:
         found = self._found.get(text)
         if found is None:
-            found = _find(fold(text).text, self._universe, frozenset(self.holding))
+            found = _find(fold(text).text, self._universe, self._worded, self._sets["holding"])
             self._found[text] = found
         return found
+
+    @functools.cached_property
+    def _sets(self) -> dict[str, frozenset[str]]:
+        sets = {
+            name: frozenset(getattr(self, name))
+            for name in (
+                "holding",
+                "superseded",
+                "routed_holding",
+                "ambiguous",
+                "routed",
+                "unrouted",
+                "refused",
+                "disputed",
+            )
+        }
+        sets["settled"] = sets["holding"] - sets["disputed"]
+        return sets
 
     def verdict(self, text: str) -> Verdict:
         """Whether a line holds, is off topic, states a superseded value or a challenger that
         did not win, is ambiguous for the routed keys, or states a side of a disputed key."""
         found = self._matches(text)
-        if _stated(found, self.unrouted, cover=()) and not _stated(found, self.routed, cover=()):
+        if not found:
+            return "holds"
+        sets = self._sets
+        if _stated(found, sets["unrouted"], cover=()) and not _stated(
+            found, sets["routed"], cover=()
+        ):
             return "off_topic"
-        if _stated(found, self.superseded, cover=self.holding):
+        if _stated(found, sets["superseded"], cover=sets["holding"]):
             return "superseded"
-        if _stated(found, self.refused, cover=self.holding):
+        if _stated(found, sets["refused"], cover=sets["holding"]):
             return "in_conflict"
-        if _stated(found, self.ambiguous, cover=self.routed_holding):
+        if _stated(found, sets["ambiguous"], cover=sets["routed_holding"]):
             return "ambiguous"
-        settled = tuple(needle for needle in self.holding if needle not in set(self.disputed))
-        if _stated(found, self.disputed, cover=settled):
+        if _stated(found, sets["disputed"], cover=sets["settled"]):
             return "disputed"
         return "holds"
 
     def stale_windows(self, text: str) -> tuple[Window, ...]:
         """The windows of the superseded values ``text`` states, earliest first."""
-        stated = _stated(self._matches(text), self.superseded, cover=self.holding)
+        sets = self._sets
+        stated = _stated(self._matches(text), sets["superseded"], cover=sets["holding"])
         windows = {window for needle in stated for window in self.periods.get(needle, ())}
         return tuple(sorted(windows, key=_window_order))
 
@@ -257,7 +292,12 @@ def evidence_check(values: SubjectValues, *, routed: Collection[str] = ()) -> Ev
     )
 
 
-def _find(folded: str, universe: Sequence[str], holding: frozenset[str]) -> dict[str, list[_Match]]:
+def _find(
+    folded: str,
+    universe: Sequence[str],
+    worded: Sequence[tuple[str, tuple[str, ...]]],
+    holding: frozenset[str],
+) -> dict[str, list[_Match]]:
     """Where the folded ``folded`` states each needle of ``universe``.
 
     A needle whose text (or one of whose words) does not occur at all is passed over without
@@ -276,9 +316,9 @@ def _find(folded: str, universe: Sequence[str], holding: frozenset[str]) -> dict
         for needle, spans in written.items()
     }
     segments: list[tuple[int, int]] | None = None
-    for needle in universe:
-        tokens = content_tokens(needle)
-        if len(tokens) < 2 or not all(token in folded for token in tokens):
+    present = frozenset(_WORD.findall(folded)) if worded else frozenset()
+    for needle, tokens in worded:
+        if not present.issuperset(tokens):
             continue
         blocked = [
             span
@@ -336,21 +376,27 @@ def _by_words(
     return first, last
 
 
-def _stated(found: _Found, needles: Iterable[str], *, cover: Iterable[str]) -> list[str]:
-    """The needles stated somewhere outside a covering mention of a ``cover`` needle."""
-    covers = [match for needle in cover for match in found.get(needle, ())]
+def _stated(found: _Found, needles: Collection[str], *, cover: Collection[str]) -> list[str]:
+    """The needles stated somewhere outside a covering mention of a ``cover`` needle.
+
+    Walks what was found (a few needles), not ``needles`` (the subject's many values)."""
+    stated = [needle for needle in found if needle in needles]
+    if not stated:
+        return []
+    covers = [match for needle, matches in found.items() if needle in cover for match in matches]
     return [
         needle
-        for needle in needles
-        if any(not any(_covers(c, m) for c in covers) for m in found.get(needle, ()))
+        for needle in stated
+        if any(not any(_covers(c, m) for c in covers) for m in found[needle])
     ]
 
 
 def _covers(outer: _Match, inner: _Match) -> bool:
-    if not (outer.start <= inner.start and inner.end <= outer.end):
+    """Whether ``outer``, a value written out, holds ``inner`` in a longer span. A value found
+    by its words covers nothing: the words between them may be other values written out."""
+    if not outer.written or not (outer.start <= inner.start and inner.end <= outer.end):
         return False
-    longer = (outer.end - outer.start) > (inner.end - inner.start)
-    return longer or (outer.written and not inner.written)
+    return (outer.end - outer.start) > (inner.end - inner.start)
 
 
 def _needles(texts: Iterable[str], *, besides: Iterable[str] = ()) -> tuple[str, ...]:
