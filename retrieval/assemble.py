@@ -3,8 +3,11 @@
 Pure: the chosen facts, the subject's value texts and the ranked evidence arrive from the read
 path; here live only the block's rules (design section 5, read path steps 4-5). Facts decide
 values; evidence only supports them, and a snippet stating a value no key of the subject holds
-at the asked instant is never shown on a line that does not say ``superseded``
-(``retrieval.stale`` has the rule, which holds whatever was routed).
+at the asked instant is never shown on a line without a mark (``retrieval.marks``):
+``superseded`` with the period the value held, or ``in conflict`` for a challenger that did
+not win (``retrieval.stale`` has the rule, which holds whatever was routed). A key that an
+episode newer than its value puts in doubt (``retrieval.evidence_lines``) goes under
+"Uncertain:" with the episodes named.
 
 The block spends tokens on content, not format::
 
@@ -13,9 +16,11 @@ The block spends tokens on content, not format::
     home_city: not known
     Uncertain:
     - tier: gold (source e4) vs silver (source e5), disputed from 2026-06-01
+    - employer: Statoil (source e6); newer evidence e9 may change it
     Evidence:
     [e1] Her passport deadline is 2026-07-15.
-    [e0] superseded: Back in May she said it was 2026-08-01.
+    [e0] superseded (from 2026-05-01 until 2026-06-01): Back in May she said 2026-08-01.
+    [e9] newer than memory: In June she moved to a new job.
 
 The lines themselves are ``retrieval.block``'s; which evidence is shown and what it quotes,
 ``retrieval.evidence_lines``'; the cut to the token budget, ``retrieval.budget``'s; the
@@ -43,8 +48,10 @@ from retrieval.budget import fit_to_budget
 from retrieval.citations import citation_times, citations
 from retrieval.evidence_lines import choose_evidence, with_keys
 from retrieval.models import Citation, ContextEvidence, Incumbent, Mode, UncertainKey
+from retrieval.snippets import one_line
 from retrieval.stale import NO_VALUES, SubjectValues, evidence_check
 from store.models import Fact
+from store.values import display
 
 __all__ = ["Assembled", "EvidenceCandidate", "KeyFacts", "StaleRule", "assemble_context"]
 
@@ -97,31 +104,42 @@ def assemble_context(
     if max_superseded < 0:
         raise ValueError("max_superseded must not be negative")
     asked = _distinct(keys)
-    settled = [key for key in asked if key.fact is None or not key.fact.disputed]
-    disputed = [key for key in asked if key.fact is not None and key.fact.disputed]
-
     when = Instants.of(asked, valid_at, known_at)
-    first = header(subject, mode, valid_at=valid_at, known_at=known_at, now=now, when=when)
-    core = [first] if first else []
-    core.extend(key_line(key, when) for key in settled)
-    if disputed:
-        core.append("Uncertain:")
-        core.extend(uncertain_line(key, when) for key in disputed)
-
     check = evidence_check(
         with_keys(values, asked) if evidence else NO_VALUES, routed=[key.attribute for key in asked]
     )
-    shown = choose_evidence(
+    chosen = choose_evidence(
         evidence,
         asked,
         check=check,
         question=question,
         evidence_k=evidence_k,
         max_superseded=0 if stale == "drop" else max_superseded,
+        when=when,
     )
+    newer = {
+        key.attribute: chosen.newer[key.attribute]
+        for key in asked
+        if key.fact is not None and key.attribute in chosen.newer
+    }
+    settled = [key for key in asked if key.fact is None or not key.fact.disputed]
+    doubted = [key for key in settled if key.attribute in newer]
+    settled = [key for key in settled if key.attribute not in newer]
+    disputed = [key for key in asked if key.fact is not None and key.fact.disputed]
+
+    first = header(subject, mode, valid_at=valid_at, known_at=known_at, now=now, when=when)
+    core = [first] if first else []
+    core.extend(key_line(key, when) for key in settled)
+    if disputed or doubted:
+        core.append("Uncertain:")
+        core.extend(
+            _with_newer(uncertain_line(key, when), newer.get(key.attribute)) for key in disputed
+        )
+        core.extend(_newer_line(key, newer[key.attribute]) for key in doubted)
+
     fitted = fit_to_budget(
         core,
-        shown,
+        chosen.shown,
         heading=evidence_heading(unverified),
         token_budget=token_budget,
         count_tokens=count_tokens,
@@ -129,7 +147,13 @@ def assemble_context(
     times = citation_times(evidence, episode_times)
     return Assembled(
         block=fitted.block,
-        citations=citations(settled, disputed, kept=fitted.kept, times=times),
+        citations=citations(
+            [key for key in asked if key not in disputed],
+            disputed,
+            kept=fitted.kept,
+            times=times,
+            newer=[episode for episodes in newer.values() for episode in episodes],
+        ),
         facts=[key.fact for key in asked if key.fact is not None],
         evidence=[
             ContextEvidence(
@@ -139,16 +163,37 @@ def assemble_context(
                 score=item.candidate.score,
                 superseded=item.superseded,
                 unverified=unverified,
+                mark=item.mark or None,
             )
             for item in fitted.kept
         ],
-        uncertain=[_uncertain(key) for key in disputed],
+        uncertain=[
+            _uncertain(key, newer.get(key.attribute))
+            for key in asked
+            if key in disputed or key in doubted
+        ],
         over_budget=fitted.over_budget,
         tokens=fitted.tokens,
     )
 
 
-def _uncertain(key: KeyFacts) -> UncertainKey:
+def _newer_line(key: KeyFacts, episodes: Sequence[str]) -> str:
+    """A key later evidence may change, under "Uncertain:"."""
+    fact = key.fact
+    assert fact is not None
+    return _with_newer(
+        f"- {key.attribute}: {one_line(display(fact.value))} (source {fact.source_episode_id})",
+        episodes,
+    )
+
+
+def _with_newer(line: str, episodes: Sequence[str] | None) -> str:
+    if not episodes:
+        return line
+    return f"{line}; newer evidence {', '.join(episodes)} may change it"
+
+
+def _uncertain(key: KeyFacts, newer: Sequence[str] | None) -> UncertainKey:
     fact = key.fact
     assert fact is not None
     return UncertainKey(
@@ -156,6 +201,7 @@ def _uncertain(key: KeyFacts) -> UncertainKey:
         attribute=key.attribute,
         incumbent=Incumbent.model_validate(fact, from_attributes=True),
         challengers=fact.challengers,
+        newer_evidence=list(newer) if newer else None,
     )
 
 

@@ -28,3 +28,6 @@ class EvidenceCandidate:
     is_fact_source: bool = False
     recorded_at: datetime | None = None
     """When the server recorded it (its receipt's write time), where the read knew it."""
+    about: frozenset[str] = frozenset()
+    """The asked keys' attributes the episode is about, by the similarity routing uses: an
+    episode about a key that states none of its shown value is judged by its time."""

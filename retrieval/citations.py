@@ -36,8 +36,10 @@ def citations(
     *,
     kept: Sequence[Shown],
     times: Mapping[str, datetime],
+    newer: Sequence[str] = (),
 ) -> list[Citation]:
-    """The block's citations, each episode once (its time None where none is known)."""
+    """The block's citations, each episode once (its time None where none is known); the
+    episodes ``newer`` than memory that an uncertain key names are evidence too."""
     cited: list[tuple[str, CitationRole]] = []
     for key in settled:
         if key.fact is not None:
@@ -47,6 +49,7 @@ def citations(
         cited.append((key.fact.source_episode_id, "fact"))
         cited.extend((c.source_episode_id, "challenger") for c in key.fact.challengers)
     cited.extend((item.candidate.episode_id, "evidence") for item in kept)
+    cited.extend((episode_id, "evidence") for episode_id in newer)
 
     roles: dict[str, CitationRole] = {}
     for episode_id, role in cited:

@@ -239,3 +239,23 @@ def episode_scores(
         },
     ).fetchall()
     return {str(episode_id): float(score) for episode_id, score in rows}
+
+
+def episode_vectors(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    model: str,
+    episode_ids: Sequence[str],
+) -> dict[str, np.ndarray[Any, Any]]:
+    """Each named episode's vector of ``model``; an episode without one is left out."""
+    if not episode_ids:
+        return {}
+    rows = conn.execute(
+        """
+        SELECT episode_id, embedding::real[] FROM episode_vectors
+        WHERE tenant_id = %(tenant_id)s AND model = %(model)s AND episode_id = ANY(%(ids)s)
+        """,
+        {"tenant_id": tenant_id, "model": model, "ids": list(episode_ids)},
+    ).fetchall()
+    return {str(episode_id): np.asarray(vector, dtype=np.float32) for episode_id, vector in rows}

@@ -116,6 +116,13 @@ class ContextEvidence(BaseModel):
     score: Score = Field(description="Cosine similarity of the episode to the question.")
     superseded: bool = Field(description="The line states a value that does not hold then.")
     unverified: bool = Field(description="No key was named or routed: no fact vouches for it.")
+    mark: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when the line is marked: the words after its citation, such as"
+        " 'superseded (from 2014-03-01 until 2016-05-01)', 'in conflict', 'disputed',"
+        " 'older than the value since 2026-06-03' or 'newer than memory'",
+    )
 
 
 class Incumbent(BaseModel):
@@ -130,12 +137,19 @@ class Incumbent(BaseModel):
 
 
 class UncertainKey(BaseModel):
-    """A disputed key: the incumbent reads return and every open challenger."""
+    """A disputed key, or one later evidence may change: the incumbent reads return, every
+    open challenger, and the newer episodes."""
 
     subject: str
     attribute: str
     incumbent: Incumbent
     challengers: list[Challenger]
+    newer_evidence: list[str] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when episodes about the key that occurred after its value began"
+        " state none of it: their ids. Memory may be behind them",
+    )
 
 
 class PlanReasons(TypedDict):

@@ -21,6 +21,7 @@ from retrieval.evidence import (
     SearchScope,
     cited_fields,
     episode_scores,
+    episode_vectors,
     request_scope,
     search_evidence,
 )
@@ -38,7 +39,7 @@ from retrieval.question import KnownSubject, routing_text, subject_candidates
 from retrieval.receipts import context_receipts
 from retrieval.renamed import read_old_names_as_new
 from retrieval.route import route_keys
-from retrieval.routing import AttributeIndex
+from retrieval.routing import AttributeIndex, topics_of
 from retrieval.stale import NO_VALUES, subject_values
 from store.models import Episode
 from store.receipts import NO_TRACE, Trace, leave_receipts
@@ -133,6 +134,7 @@ class Reader:
             if query is not None
             else []
         )
+        evidence = self._topics(snapshot, evidence, keys, subject=plan.subject)
         assembled = assemble_context(
             keys=keys,
             evidence=evidence,
@@ -240,6 +242,42 @@ class Reader:
             plan, routing.attributes, routed=routing.routed, reason=routing.reason
         )
         return routed, memory, asked[0] if wanted else None
+
+    def _topics(
+        self,
+        snapshot: ReadSnapshot,
+        evidence: Sequence[EvidenceCandidate],
+        keys: Sequence[KeyFacts],
+        *,
+        subject: str | None,
+    ) -> list[EvidenceCandidate]:
+        """``evidence``, each candidate with the asked keys it is about (``topics_of`` on its
+        stored vector), so that one stating none of a key's value is judged by its time.
+
+        Only attribute vectors already cached are used (a routed read caches them): the read
+        keeps to one encoder call, and a named key no read has routed to yet is judged by none.
+        """
+        asked = {key.attribute for key in keys}
+        if not evidence or not asked:
+            return list(evidence)
+        declared = [
+            attribute for attribute in snapshot.attributes() if attribute.attribute in asked
+        ]
+        vectors = self.attributes.cached(declared, subject=subject)
+        if not vectors:
+            return list(evidence)
+        episodes = episode_vectors(
+            snapshot.conn,
+            snapshot.tenant_id,
+            model=self.embedder.model_id,
+            episode_ids=list(dict.fromkeys(candidate.episode_id for candidate in evidence)),
+        )
+        return [
+            replace(candidate, about=topics_of(episodes[candidate.episode_id], vectors))
+            if candidate.episode_id in episodes
+            else candidate
+            for candidate in evidence
+        ]
 
     def _embed(self, texts: Sequence[str]) -> Vector | None:
         """The vector of the one text asked for, or None when none is."""

@@ -20,7 +20,7 @@ import functools
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from retrieval.embeddings import Vectors
 from retrieval.question import KnownSubject, find_subject_mentions
-from retrieval.route import AttributeScore
+from retrieval.route import ROUTING_THRESHOLD, AttributeScore
 from store.models import Attribute
 
 _NAME_SEPARATORS = re.compile(r"[_\-.:]+")
@@ -165,6 +165,15 @@ class AttributeIndex:
             asked=len(texts),
         )
 
+    def cached(
+        self, attributes: Sequence[Attribute], *, subject: str | None = None
+    ) -> dict[str, Vectors]:
+        """The vectors of ``attributes``' texts that are cached (as routed for ``subject``),
+        by attribute name; nothing is embedded."""
+        keys = {attribute.attribute: _key(attribute, subject) for attribute in attributes}
+        with self._lock:
+            return {name: self._vectors[key] for name, key in keys.items() if key in self._vectors}
+
     def _keep(self, keys: Sequence[_CacheKey], vectors: dict[_CacheKey, Vectors]) -> None:
         with self._lock:
             for key in keys:
@@ -199,6 +208,16 @@ class RoutingBatch:
         self.index._keep(self.keys, found)
         scores = _ranked(vectors[0], self.attributes, [found[key] for key in self.keys])
         return scores, vectors[1 : 1 + self.asked]
+
+
+def topics_of(
+    vector: Vectors, attributes: Mapping[str, Vectors], *, threshold: float = ROUTING_THRESHOLD
+) -> frozenset[str]:
+    """The attributes a text (an episode, by its vector) is about: those whose best text is
+    at least ``threshold`` similar to it, as a question is routed."""
+    return frozenset(
+        name for name, group in attributes.items() if float(np.max(group @ vector)) >= threshold
+    )
 
 
 def _key(attribute: Attribute, subject: str | None) -> _CacheKey:

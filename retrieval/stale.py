@@ -3,28 +3,58 @@
 Pure. The assembler knows every value any key of the subject ever held (versions and conflict
 challengers) and the values its keys hold at the read's (valid time, known-at). A line that
 states a value some key held at another time, and that no key holds at the asked instant, is
-**superseded**: it is marked or dropped. A value one key holds now is never stale because
-another key once held it, but a line stating a value that a *routed* key held at another time
-while only an unrouted key holds it now is **ambiguous** for the question and is dropped.
+**superseded**: it is marked (with the period the value held, where a version says so) or
+dropped. A line stating a challenger that did not win (refused, or settled for the incumbent)
+is **in conflict**; one stating the challenger of a disputed key is **disputed** (the key is
+under "Uncertain:"; its incumbent's lines are shown as they are). A value one key holds
+now is never stale because another key once held it, but a line stating a value that a
+*routed* key held at another time while only an unrouted key holds it now is **ambiguous** for
+the question and is dropped.
 
 When keys were routed, a line that states values of the subject's other keys only, none of a
 routed key's, is **off topic** and is left out: it answers another question.
 
-A value is stated where its text occurs as whole tokens (``retrieval.snippets.value_pattern``)
-outside an occurrence of a longer value that holds: "Kim" is not stated by "Kim Dae-jung".
+Where a value is stated (``retrieval.folding`` folds both sides first):
+
+- **as written**: its folded text (less a leading article) occurs as a whole token run;
+- **by its distinctive words**: a value of two or more distinctive words
+  (``retrieval.folding.content_tokens``) is stated by a sentence holding all of them, in any
+  order ("Blindern campus of the University of Oslo" states "University of Oslo, Blindern"),
+  except words that are part of another value written out whose words are not all the
+  value's ("Ana Ferri met Luca Rossi" does not state "Ana Rossi" when Ana Ferri is a value),
+  and, for a value that does not hold, words of a holding value written out ("the University
+  of Oslo; the Blindern office" does not state "University of Oslo, Blindern" when "University
+  of Oslo" holds).
+
+A value is stated only outside a longer holding value written out that covers it ("Kim" is not
+stated by "Kim Dae-jung", nor "University of Oslo" by "University of Oslo , Blindern"). A
+holding value found by its words alone covers nothing: "Blindern campus of the University of
+Oslo" still states a stale "University of Oslo" and is marked (the safe side: an answer may be
+lost, a stale value is never shown as current).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Literal
+import functools
+import itertools
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, NamedTuple
 
-from retrieval.snippets import one_line, value_pattern
+from retrieval.folding import content_tokens, fold, value_needle
+from retrieval.snippets import value_pattern
+from store.models import Fact
 from store.subject_reads import SubjectMemory
 from store.values import display
 
-Verdict = Literal["holds", "superseded", "ambiguous", "off_topic"]
+Verdict = Literal["holds", "superseded", "in_conflict", "ambiguous", "disputed", "off_topic"]
+Window = tuple[datetime, datetime | None]
+"""A version's valid window: from, and until (None: open)."""
+
+_SENTENCE_END = re.compile(r"[.!?]+\s")
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -35,6 +65,15 @@ class SubjectValues:
     """Values each key holds at the asked instant (both sides of an open dispute)."""
     ever: Mapping[str, tuple[str, ...]]
     """Every value each key ever had: versions and conflict challengers."""
+    refused: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Challengers that did not win and were never a version's value: refused under an
+    equal-start policy (conflict open, key not disputed) or settled for the incumbent."""
+    disputed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The challengers of each key disputed at the asked instant (not the incumbent, which
+    reads return): a line stating one is marked disputed."""
+    periods: Mapping[str, tuple[Window, ...]] = field(default_factory=dict)
+    """The valid windows of the versions that held each value text (those believed at the
+    read's known-at, else every version's)."""
 
 
 NO_VALUES = SubjectValues(holding={}, ever={})
@@ -43,22 +82,75 @@ NO_VALUES = SubjectValues(holding={}, ever={})
 def subject_values(memory: SubjectMemory) -> SubjectValues:
     """The value texts of the subject's keys, as ``memory``'s instant sees them."""
     holding: dict[str, list[str]] = {}
+    disputed: dict[str, list[str]] = {}
     for fact in memory.facts:
-        texts = holding.setdefault(fact.attribute, [])
-        texts.append(display(fact.value))
-        texts.extend(display(challenger.value) for challenger in fact.challengers)
+        sides = [display(fact.value), *(display(c.value) for c in fact.challengers)]
+        holding.setdefault(fact.attribute, []).extend(sides)
+        if fact.disputed:
+            disputed.setdefault(fact.attribute, []).extend(challengers(fact))
     ever: dict[str, list[str]] = {}
     for attribute, value in memory.values_ever():
         ever.setdefault(attribute, []).append(display(value))
+    versions = {(v.attribute, display(v.value)) for v in memory.believed}
+    refused: dict[str, list[str]] = {}
+    for conflict in memory.conflicts:
+        text = display(conflict.challenger.value)
+        lost = conflict.resolution != "challenger" and not (
+            conflict.status == "open" and conflict.disputed
+        )
+        if lost and (conflict.attribute, text) not in versions:
+            refused.setdefault(conflict.attribute, []).append(text)
     return SubjectValues(
         holding={name: _distinct(texts) for name, texts in holding.items()},
         ever={name: _distinct(texts) for name, texts in ever.items()},
+        refused={name: _distinct(texts) for name, texts in refused.items()},
+        disputed={name: _distinct(texts) for name, texts in disputed.items()},
+        periods=_periods(memory),
     )
+
+
+def challengers(fact: Fact) -> list[str]:
+    """A disputed fact's challengers' value texts, less any equal to the incumbent's."""
+    incumbent = display(fact.value)
+    return [text for text in (display(c.value) for c in fact.challengers) if text != incumbent]
+
+
+def _periods(memory: SubjectMemory) -> dict[str, tuple[Window, ...]]:
+    believed: dict[str, list[Window]] = {}
+    anytime: dict[str, list[Window]] = {}
+    for version in memory.believed:
+        text = display(version.value)
+        window = (version.valid_from, version.valid_to)
+        anytime.setdefault(text, []).append(window)
+        if version.recorded_at <= memory.known_at and (
+            version.retired_at is None or version.retired_at > memory.known_at
+        ):
+            believed.setdefault(text, []).append(window)
+    return {
+        text: tuple(sorted(set(believed.get(text) or windows), key=_window_order))
+        for text, windows in anytime.items()
+    }
+
+
+def _window_order(window: Window) -> tuple[datetime, bool, datetime]:
+    start, end = window
+    return (start, end is None, end or start)
+
+
+class _Match(NamedTuple):
+    start: int
+    end: int
+    written: bool
+    """Found as written (a token run), not by its distinctive words."""
+
+
+_Found = Mapping[str, Sequence[_Match]]
 
 
 @dataclass(frozen=True)
 class EvidenceCheck:
-    """The values one read judges evidence lines by, each as its folded one-line text."""
+    """The values one read judges evidence lines by, each as its folded needle
+    (``retrieval.folding.value_needle``)."""
 
     holding: tuple[str, ...]
     superseded: tuple[str, ...]
@@ -66,77 +158,252 @@ class EvidenceCheck:
     ambiguous: tuple[str, ...]
     routed: tuple[str, ...] = ()
     unrouted: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    disputed: tuple[str, ...] = ()
+    periods: Mapping[str, tuple[Window, ...]] = field(default_factory=dict, compare=False)
+    """The windows of each superseded needle's versions."""
+    _found: dict[str, _Found] = field(default_factory=dict, compare=False, repr=False)
+
+    @functools.cached_property
+    def _universe(self) -> tuple[str, ...]:
+        every = (
+            *self.holding,
+            *self.superseded,
+            *self.ambiguous,
+            *self.routed,
+            *self.unrouted,
+            *self.refused,
+        )
+        return tuple(dict.fromkeys(every))
+
+    @functools.cached_property
+    def _worded(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The needles that may be stated by their words, with those words."""
+        return tuple(
+            (needle, content_tokens(needle))
+            for needle in self._universe
+            if len(content_tokens(needle)) >= 2
+        )
+
+    def _matches(self, text: str) -> _Found:
+        found = self._found.get(text)
+        if found is None:
+            found = _find(fold(text).text, self._universe, self._worded, self._sets["holding"])
+            self._found[text] = found
+        return found
+
+    @functools.cached_property
+    def _sets(self) -> dict[str, frozenset[str]]:
+        sets = {
+            name: frozenset(getattr(self, name))
+            for name in (
+                "holding",
+                "superseded",
+                "routed_holding",
+                "ambiguous",
+                "routed",
+                "unrouted",
+                "refused",
+                "disputed",
+            )
+        }
+        sets["settled"] = sets["holding"] - sets["disputed"]
+        return sets
 
     def verdict(self, text: str) -> Verdict:
-        """Whether a line holds, is off topic, states a superseded value, or is ambiguous for the
-        routed keys."""
-        folded = one_line(text).casefold()
-        if _states(folded, self.unrouted, cover=()) and not _states(folded, self.routed, cover=()):
+        """Whether a line holds, is off topic, states a superseded value or a challenger that
+        did not win, is ambiguous for the routed keys, or states a side of a disputed key."""
+        found = self._matches(text)
+        if not found:
+            return "holds"
+        sets = self._sets
+        if _stated(found, sets["unrouted"], cover=()) and not _stated(
+            found, sets["routed"], cover=()
+        ):
             return "off_topic"
-        if _states(folded, self.superseded, cover=self.holding):
+        if _stated(found, sets["superseded"], cover=sets["holding"]):
             return "superseded"
-        if _states(folded, self.ambiguous, cover=self.routed_holding):
+        if _stated(found, sets["refused"], cover=sets["holding"]):
+            return "in_conflict"
+        if _stated(found, sets["ambiguous"], cover=sets["routed_holding"]):
             return "ambiguous"
+        if _stated(found, sets["disputed"], cover=sets["settled"]):
+            return "disputed"
         return "holds"
+
+    def stale_windows(self, text: str) -> tuple[Window, ...]:
+        """The windows of the superseded values ``text`` states, earliest first."""
+        sets = self._sets
+        stated = _stated(self._matches(text), sets["superseded"], cover=sets["holding"])
+        windows = {window for needle in stated for window in self.periods.get(needle, ())}
+        return tuple(sorted(windows, key=_window_order))
 
     def states_routed_holding(self, text: str) -> bool:
         """Whether ``text`` states a value a routed key holds at the asked instant."""
-        return bool(_spans(one_line(text).casefold(), self.routed_holding))
+        found = self._matches(text)
+        return any(found.get(needle) for needle in self.routed_holding)
+
+    def states_holding(self, text: str) -> bool:
+        """Whether ``text`` states a value some key holds at the asked instant."""
+        found = self._matches(text)
+        return any(found.get(needle) for needle in self.holding)
+
+    def states(self, text: str, value_texts: Iterable[str]) -> bool:
+        """Whether ``text`` states one of ``value_texts`` (each a value of the subject)."""
+        found = self._matches(text)
+        return any(found.get(value_needle(value)) for value in value_texts)
 
     def value_spans(self, text: str) -> list[tuple[int, int]]:
-        """Where the case-folded one-line ``text`` states any of the subject's values."""
-        folded = one_line(text).casefold()
-        return sorted(set(_spans(folded, (*self.holding, *self.superseded, *self.ambiguous))))
+        """Where ``text`` (as written) states any of the subject's values."""
+        found = self._matches(text)
+        folded = fold(text)
+        spans = {
+            folded.span(match.start, match.end)
+            for needle in (*self.holding, *self.superseded, *self.ambiguous, *self.refused)
+            for match in found.get(needle, ())
+        }
+        return sorted(spans)
 
 
 def evidence_check(values: SubjectValues, *, routed: Collection[str] = ()) -> EvidenceCheck:
     """The checks for a read whose routed (or named) keys are ``routed``."""
     holding = {text for texts in values.holding.values() for text in texts}
+    refused = {text for texts in values.refused.values() for text in texts}
     ever = {text for texts in values.ever.values() for text in texts}
     routed_holding = {text for name in routed for text in values.holding.get(name, ())}
     routed_ever = {text for name in routed for text in values.ever.get(name, ())}
-    holds = _patterns(holding)
-    routed_holds = _patterns(routed_holding)
-    routed_values = _patterns(routed_ever | routed_holding)
+    holds = _needles(holding)
+    routed_holds = _needles(routed_holding)
+    routed_values = _needles(routed_ever | routed_holding)
+    superseded = _needles(ever - holding - refused, besides=holds)
+    periods: dict[str, set[Window]] = {}
+    for text, windows in values.periods.items():
+        periods.setdefault(value_needle(text), set()).update(windows)
     return EvidenceCheck(
         holding=holds,
-        superseded=_patterns(ever - holding, besides=holds),
+        superseded=superseded,
         routed_holding=routed_holds,
-        ambiguous=_patterns((routed_ever - routed_holding) & holding, besides=routed_holds),
+        ambiguous=_needles((routed_ever - routed_holding) & holding, besides=routed_holds),
         routed=routed_values,
-        unrouted=_patterns(ever | holding, besides=routed_values) if routed else (),
+        unrouted=_needles(ever | holding, besides=routed_values) if routed else (),
+        refused=_needles(refused, besides=(*holds, *superseded)),
+        disputed=_needles(t for texts in values.disputed.values() for t in texts),
+        periods={needle: tuple(periods.get(needle, ())) for needle in superseded},
     )
 
 
-def _spans(folded: str, needles: Iterable[str]) -> list[tuple[int, int]]:
-    """Where ``folded`` states each value. A value whose text does not occur at all is passed
-    over without its pattern, which is compiled only when needed: a subject holds many values
-    and a line states few of them."""
-    spans: list[tuple[int, int]] = []
-    for needle in needles:
+def _find(
+    folded: str,
+    universe: Sequence[str],
+    worded: Sequence[tuple[str, tuple[str, ...]]],
+    holding: frozenset[str],
+) -> dict[str, list[_Match]]:
+    """Where the folded ``folded`` states each needle of ``universe``.
+
+    A needle whose text (or one of whose words) does not occur at all is passed over without
+    compiling its pattern: a subject holds many values and a line states few of them.
+    """
+    written: dict[str, list[tuple[int, int]]] = {}
+    for needle in universe:
         if needle in folded:
-            pattern = value_pattern(needle)  # the folded text folds to itself: the same pattern
+            pattern = value_pattern(needle)  # a needle folds to itself: the same pattern
             assert pattern is not None  # a needle is never empty
-            spans.extend(match.span() for match in pattern.finditer(folded))
-    return spans
+            spans = [match.span() for match in pattern.finditer(folded)]
+            if spans:
+                written[needle] = spans
+    found = {
+        needle: [_Match(start, end, True) for start, end in spans]
+        for needle, spans in written.items()
+    }
+    segments: list[tuple[int, int]] | None = None
+    present = frozenset(_WORD.findall(folded)) if worded else frozenset()
+    for needle, tokens in worded:
+        if not present.issuperset(tokens):
+            continue
+        blocked = [
+            span
+            for other, spans in written.items()
+            if other != needle and _blocks(other, needle, holding)
+            for span in spans
+        ]
+        own = written.get(needle, [])
+        segments = segments if segments is not None else _segments(folded)
+        for segment in segments:
+            if any(segment[0] <= start < segment[1] for start, _ in own):
+                continue  # written out in this sentence: its words say no more
+            span = _by_words(folded, tokens, segment, blocked)
+            if span is not None:
+                found.setdefault(needle, []).append(_Match(*span, False))
+    return found
 
 
-def _states(folded: str, needles: Iterable[str], *, cover: Iterable[str]) -> bool:
-    found = _spans(folded, needles)
-    if not found:
+def _blocks(other: str, needle: str, holding: frozenset[str]) -> bool:
+    """Whether ``other`` written out keeps its words from stating ``needle`` by its words."""
+    if other in holding and needle not in holding:
+        return True
+    return not set(content_tokens(other)) <= set(content_tokens(needle))
+
+
+def _segments(folded: str) -> list[tuple[int, int]]:
+    """The sentences of a folded text, as spans: words state a value within one sentence."""
+    bounds = [0, *(match.end() for match in _SENTENCE_END.finditer(folded)), len(folded)]
+    return [(start, end) for start, end in itertools.pairwise(bounds) if end > start]
+
+
+def _by_words(
+    folded: str,
+    tokens: Sequence[str],
+    segment: tuple[int, int],
+    blocked: Sequence[tuple[int, int]],
+) -> tuple[int, int] | None:
+    """The span from the first to the last of ``tokens`` in ``segment`` (each its first free
+    occurrence), or None when one is missing."""
+    first, last = segment[1], segment[0]
+    for token in tokens:
+        pattern = value_pattern(token)
+        assert pattern is not None
+        free = next(
+            (
+                match.span()
+                for match in pattern.finditer(folded, segment[0], segment[1])
+                if not any(s <= match.start() and match.end() <= e for s, e in blocked)
+            ),
+            None,
+        )
+        if free is None:
+            return None
+        first, last = min(first, free[0]), max(last, free[1])
+    return first, last
+
+
+def _stated(found: _Found, needles: Collection[str], *, cover: Collection[str]) -> list[str]:
+    """The needles stated somewhere outside a covering mention of a ``cover`` needle.
+
+    Walks what was found (a few needles), not ``needles`` (the subject's many values)."""
+    stated = [needle for needle in found if needle in needles]
+    if not stated:
+        return []
+    covers = [match for needle, matches in found.items() if needle in cover for match in matches]
+    return [
+        needle
+        for needle in stated
+        if any(not any(_covers(c, m) for c in covers) for m in found[needle])
+    ]
+
+
+def _covers(outer: _Match, inner: _Match) -> bool:
+    """Whether ``outer``, a value written out, holds ``inner`` in a longer span. A value found
+    by its words covers nothing: the words between them may be other values written out."""
+    if not outer.written or not (outer.start <= inner.start and inner.end <= outer.end):
         return False
-    covers = _spans(folded, cover)
-    return any(
-        not any(start <= s and e <= end and (end - start) > (e - s) for start, end in covers)
-        for s, e in found
-    )
+    return (outer.end - outer.start) > (inner.end - inner.start)
 
 
-def _patterns(texts: Iterable[str], *, besides: Iterable[str] = ()) -> tuple[str, ...]:
-    """The distinct folded texts of ``texts``, less those of ``besides``: two texts that fold
-    alike have the same pattern."""
-    folded = {one_line(text).casefold() for text in texts}
-    return tuple(sorted(folded - set(besides) - {""}))
+def _needles(texts: Iterable[str], *, besides: Iterable[str] = ()) -> tuple[str, ...]:
+    """The distinct needles of ``texts``, less those of ``besides``: two texts that fold
+    alike are looked for as one."""
+    needles = {value_needle(text) for text in texts}
+    return tuple(sorted(needles - set(besides) - {""}))
 
 
 def _distinct(texts: Iterable[str]) -> tuple[str, ...]:

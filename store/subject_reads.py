@@ -25,22 +25,25 @@ from store.values import JsonValue
 
 
 class BelievedValue(NamedTuple):
-    """A value one version of a key held, and the system window it was believed in."""
+    """A value one version of a key held, the system window it was believed in, and the
+    valid window it held in (what an evidence line of another period is marked with)."""
 
     attribute: str
     value: JsonValue
     recorded_at: datetime
     retired_at: datetime | None
+    valid_from: datetime
+    valid_to: datetime | None
 
 
 BELIEVED_VALUES = """
-    SELECT attribute, value, recorded_at, retired_at FROM fact_versions
+    SELECT attribute, value, recorded_at, retired_at, valid_from, valid_to FROM fact_versions
     WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s
       AND (retired_at IS NULL OR retired_at > recorded_at)
     ORDER BY attribute, valid_from, recorded_at, version_id
 """
 """Every version of the subject ever believed (one recorded and retired at one instant never
-was), oldest first per key: the four columns the read path judges by, not the whole fact."""
+was), oldest first per key: the six columns the read path judges by, not the whole fact."""
 
 
 def read_believed_values(

@@ -159,8 +159,9 @@ READ_ANSWER_FIELDS = {
         "score",
         "superseded",
         "unverified",
+        "mark",
     ],
-    "UncertainKey": ["subject", "attribute", "incumbent", "challengers"],
+    "UncertainKey": ["subject", "attribute", "incumbent", "challengers", "newer_evidence"],
     "Incumbent": [
         "fact_id",
         "value",
@@ -191,8 +192,13 @@ READ_ANSWER_FIELDS = {
 }
 """Each object of the read answers, its fields in the order its JSON carries them."""
 
-OPTIONAL_ANSWER_FIELDS = {"QuestionPlan": {"migrated_from"}}
-"""Fields an answer carries only when they apply (a renamed attribute's old name)."""
+OPTIONAL_ANSWER_FIELDS = {
+    "QuestionPlan": {"migrated_from"},
+    "ContextEvidence": {"mark"},
+    "UncertainKey": {"newer_evidence"},
+}
+"""Fields an answer carries only when they apply (a renamed attribute's old name, an evidence
+line's mark, the episodes newer than an uncertain key's value)."""
 
 
 def _reached(schemas: dict[str, Any], schema: Any, found: dict[str, dict[str, Any]]) -> None:

@@ -112,8 +112,13 @@ def _northwind(path: ReadPath) -> None:
 
 
 def _evidence_line(episode_id: str, superseded: bool) -> str:
-    [(_, _, name, template)] = [row for row in NORTHWIND if row[0] == episode_id]
-    mark = "superseded: " if superseded else ""
+    """A CEO's statement as its line says it; superseded, with the period that CEO served."""
+    [index] = [i for i, row in enumerate(NORTHWIND) if row[0] == episode_id]
+    _, began, name, template = NORTHWIND[index]
+    period = f"from {began[:10]}"
+    if index + 1 < len(NORTHWIND):
+        period += f" until {NORTHWIND[index + 1][1][:10]}"
+    mark = f"superseded ({period}): " if superseded else ""
     return f"[{episode_id}] {mark}Northwind {template.format(name)}"
 
 
@@ -280,7 +285,7 @@ def test_belief_wording_reads_what_was_known_then_and_plain_wording_the_correcti
     assert (explicit.plan.mode, explicit.block) == ("known_at", believed.block)
 
     corrected_block = [CORRECTED, "Evidence:", E2_LINE]
-    stale_e1 = "[e1] superseded: " + E1_TEXT
+    stale_e1 = "[e1] superseded (from 2026-06-01 until 2026-06-02): " + E1_TEXT
 
     # The same date without belief wording is a valid time, read as known now.
     on_june_3 = reader.context("What was Mira's passport deadline on June 3?")
@@ -422,7 +427,7 @@ def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: Rea
         CORRECTED,
         "Evidence:",
         E2_LINE,
-        "[e1] superseded: " + E1_TEXT,  # A's e1, not B's
+        "[e1] superseded (from 2026-06-01 until 2026-06-02): " + E1_TEXT,  # A's e1, not B's
     ]
     assert [c.episode_id for c in context.citations] == ["e2", "e1"]
     assert [(item.snippet, item.superseded) for item in context.evidence] == [
@@ -717,7 +722,7 @@ def test_a_disputed_key_is_uncertain_and_cites_both_sides(reader: ReadPath) -> N
         "- home_city: Lisbon (source m1) vs Porto (source m2), disputed from 2026-05-01",
         "Evidence:",
         "[m1] Mira: I moved to Lisbon last month.",
-        "[m2] Mira: my new home is in Porto.",
+        "[m2] disputed: Mira: my new home is in Porto.",  # the challenger's line says so
     ]
     assert _json(result.uncertain) == [
         {
@@ -823,3 +828,69 @@ def test_a_scoped_search_states_only_its_filters_each_in_a_form_an_index_serves(
     for absent in ("IS NULL OR", "session_id", "occurred_from", "recorded_at", "@>"):
         assert absent not in where
     assert "episode_subjects_pkey" in json.dumps(plan)
+
+
+def test_a_challenger_refused_under_reject_is_in_conflict_never_superseded(
+    reader: ReadPath,
+) -> None:
+    reader.declare("home_city", "City the person lives in")  # on_equal_start: reject
+    reader.at("2026-06-04T14:00:00Z")
+    reader.record("s1", "2026-06-04T12:00:00Z", "Mira: I live in Bergen.")
+    reader.record("s4", "2026-06-04T13:00:00Z", "Mira said she lives in Trondheim.")
+    reader.assert_value("s1", "mira", "home_city", "Bergen", "2026-05-01T00:00:00Z")
+    refused = reader.assert_value("s4", "mira", "home_city", "Trondheim", "2026-05-01T00:00:00Z")
+    assert refused.status == "conflict"
+    reader.at("2026-06-05T00:00:00Z")
+
+    result = reader.context("Where does Mira live?")
+
+    assert _lines(result) == [
+        "home_city: Bergen (from 2026-05-01; source s1)",
+        "Evidence:",
+        "[s1] Mira: I live in Bergen.",
+        "[s4] in conflict: Mira said she lives in Trondheim.",
+    ]
+    assert result.uncertain == []
+    assert [(item.superseded, item.mark) for item in result.evidence] == [
+        (False, None),
+        (True, "in conflict"),
+    ]
+
+
+def test_an_episode_the_store_never_learned_from_is_judged_by_its_time(reader: ReadPath) -> None:
+    """A missed extraction: e7 states a new deadline no candidate carried."""
+    reader.declare(
+        "passport_deadline", "Date by which the passport must be renewed", value_type="date"
+    )
+    reader.at("2026-06-09T00:00:00Z")
+    reader.record(
+        "e0",
+        "2026-05-20T09:00:00Z",
+        "Mira's passport renewal deadline is in July.",
+        subjects=["mira"],
+    )
+    reader.record("e2", "2026-06-03T10:00:00Z", "Her passport deadline is 2026-06-30.")
+    reader.record(
+        "e7",
+        "2026-06-08T10:00:00Z",
+        "Mira's passport renewal deadline moved to August.",
+        subjects=["mira"],
+    )
+    reader.assert_value("e2", "mira", "passport_deadline", "2026-06-30", "2026-06-03T10:00:00Z")
+    reader.at("2026-06-10T00:00:00Z")
+
+    result = reader.context("When is Mira's passport deadline?")
+
+    lines = _lines(result)
+    assert lines[:4] == [
+        "Uncertain:",
+        "- passport_deadline: 2026-06-30 (source e2); newer evidence e7 may change it",
+        "Evidence:",
+        "[e2] Her passport deadline is 2026-06-30.",
+    ]
+    assert set(lines[4:]) == {  # in the order of their similarity to the question
+        "[e7] newer than memory: Mira's passport renewal deadline moved to August.",
+        "[e0] older than the value since 2026-06-03: Mira's passport renewal deadline is in July.",
+    }
+    [entry] = result.uncertain
+    assert (entry.attribute, entry.newer_evidence) == ("passport_deadline", ["e7"])
