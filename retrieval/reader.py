@@ -72,7 +72,14 @@ class Reader:
         hits, plan = self.store.snapshots.read(
             tenant_id,
             lambda snapshot: self._search(
-                snapshot.conn, tenant_id, query=query, scope=scope, k=request.k
+                snapshot.conn,
+                tenant_id,
+                query=query,
+                # A merged subject's episodes name its survivor now.
+                scope=replace(scope, subject=snapshot.resolve_subject(scope.subject))
+                if scope.subject
+                else scope,
+                k=request.k,
             ),
         )
         return SearchResult(
@@ -192,7 +199,7 @@ class Reader:
         plan = plan_question(
             request.question,
             now=now,
-            subject=request.subject,
+            subject=snapshot.resolve_subject(request.subject) if request.subject else None,
             attributes=request.attributes,
             valid_at=request.valid_at,
             known_at=request.known_at,

@@ -120,6 +120,14 @@ class ExpireBody(_Body):
     source_episode_id: Identifier
 
 
+class MergeBody(_Body):
+    """The survivor a duplicate subject is folded into."""
+
+    into: Identifier = Field(
+        description="The survivor's id; one itself merged resolves to its own survivor"
+    )
+
+
 def _given(value: object) -> object:
     # A default is not validated: this refuses only an explicit null, which names no fact.
     if value is None:

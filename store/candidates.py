@@ -16,7 +16,7 @@ from uuid import UUID
 
 import psycopg
 
-from store import episodes, receipts, tenants, touched, versions, weak_signals
+from store import episodes, merged_ids, receipts, tenants, touched, versions, weak_signals
 from store.attribute_names import ask_renamed_targets
 from store.attributes import ask_attributes
 from store.clock import Clock
@@ -63,6 +63,18 @@ def send_candidates(
             results[index] = update
         else:
             proposed.append((index, update))
+    # A merged subject's id writes the survivor's keys (``store.merges``).
+    survivors = merged_ids.resolve_subjects(conn, tenant_id, (u.subject for _, u in proposed))
+    if survivors:
+        proposed = [
+            (
+                i,
+                u.model_copy(update={"subject": survivors[u.subject]})
+                if u.subject in survivors
+                else u,
+            )
+            for i, u in proposed
+        ]
     keys = _keys(proposed)
     if keys:
         lock_keys(conn, tenant_id=tenant_id, keys=keys)

@@ -22,6 +22,7 @@ from store.episodes import LINKED_TO_SUBJECT, content_hash
 from store.errors import NotFound
 from store.legal_holds import refuse_if_episode_held, refuse_if_held
 from store.locks import lock_keys
+from store.merged_ids import merged_into, resolve_subject
 from store.receipt_models import owner_key
 from store.results import ErasureResult
 from store.retraction import retract_current
@@ -63,11 +64,16 @@ def erase_subject(
 ) -> ErasureResult:
     """Physically remove everything held about ``subject``; record a tombstone.
 
+    A merged subject is one with its survivor (``store.merges``): erasing either id erases the
+    survivor and every id merged into it, and the merge records that link them.
+
     A subject under legal hold is refused (``legal_hold``) and nothing changes.
 
     A subject with nothing held (never seen, or already erased) is NotFound, as for export:
     no tombstone records an erasure that erased nothing.
     """
+    survivor = resolve_subject(conn, tenant_id, subject)
+    group = [survivor, *merged_into(conn, tenant_id, survivor)]
     attributes = [
         row[0]
         for row in conn.execute(
@@ -75,44 +81,57 @@ def erase_subject(
             {"tenant_id": tenant_id},
         )
     ]
-    lock_keys(conn, tenant_id=tenant_id, keys=[(subject, name) for name in attributes])
-    refuse_if_held(conn, tenant_id, subject)
-    params: dict[str, Any] = {"tenant_id": tenant_id, "subject": subject}
-    linked = conn.execute(_LINKED_EPISODES, params).fetchall()
-    held = conn.execute(_HELD, params).fetchone()
-    if not linked and not (held and held[0]):
+    lock_keys(
+        conn, tenant_id=tenant_id, keys=sorted((one, name) for one in group for name in attributes)
+    )
+    linked: dict[str, str] = {}
+    held = False
+    for one in group:
+        refuse_if_held(conn, tenant_id, one)
+        params: dict[str, Any] = {"tenant_id": tenant_id, "subject": one}
+        linked |= dict(conn.execute(_LINKED_EPISODES, params).fetchall())
+        found = conn.execute(_HELD, params).fetchone()
+        held = held or bool(found and found[0])
+    if not linked and not held:
         raise NotFound(f"subject {subject!r} is not known", field="subject")
 
-    by_subject = "WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
+    group_params: dict[str, Any] = {"tenant_id": tenant_id, "subjects": group}
+    by_subject = "WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)"
     # The retraction log is internal bookkeeping: it goes, but the tombstone does not count it.
-    conn.execute("DELETE FROM retractions " + by_subject, params)
+    conn.execute("DELETE FROM retractions " + by_subject, group_params)
     # So is the buffer of weak signals: they were never facts, and the tombstone counts none.
-    conn.execute("DELETE FROM weak_signals " + by_subject, params)
+    conn.execute("DELETE FROM weak_signals " + by_subject, group_params)
     counts = {
-        "fact_versions_deleted": _count(conn, "DELETE FROM fact_versions " + by_subject, params),
-        "conflicts_deleted": _count(conn, "DELETE FROM conflicts " + by_subject, params),
-        "expiries_deleted": _count(conn, "DELETE FROM expiries " + by_subject, params),
-        **remove_episodes(
-            conn, tenant_id, [episode_id for episode_id, _ in linked], now=now, mark="erased_at"
+        "fact_versions_deleted": _count(
+            conn, "DELETE FROM fact_versions " + by_subject, group_params
         ),
+        "conflicts_deleted": _count(conn, "DELETE FROM conflicts " + by_subject, group_params),
+        "expiries_deleted": _count(conn, "DELETE FROM expiries " + by_subject, group_params),
+        **remove_episodes(conn, tenant_id, sorted(linked), now=now, mark="erased_at"),
     }
     # Other episodes may still list the subject among those they concern: forget the link.
     conn.execute(
         """
-        UPDATE episodes SET subjects = array_remove(subjects, %(subject)s)
-        WHERE tenant_id = %(tenant_id)s AND %(subject)s = ANY(subjects)
+        UPDATE episodes
+        SET subjects = ARRAY(SELECT s FROM unnest(subjects) AS s WHERE s <> ALL(%(subjects)s))
+        WHERE tenant_id = %(tenant_id)s AND subjects && %(subjects)s::text[]
         """,
-        params,
+        group_params,
     )
-    conn.execute("DELETE FROM episode_subjects " + by_subject, params)
+    conn.execute("DELETE FROM episode_subjects " + by_subject, group_params)
+    # The merges that joined these ids go too: nothing says they were ever one subject.
+    conn.execute(
+        "DELETE FROM subject_merges WHERE tenant_id = %(tenant_id)s AND survivor = %(survivor)s",
+        {"tenant_id": tenant_id, "survivor": survivor},
+    )
     # Receipts hold no content, but they say the subject's memory existed: they go too.
-    receipts.erase_owners(conn, tenant_id, [owner_key(tenant_id, "subject", subject)])
+    receipts.erase_owners(conn, tenant_id, [owner_key(tenant_id, "subject", one) for one in group])
     return write_tombstone(
         conn,
         tenant_id,
         target="subject",
         target_hash=content_hash(subject),
-        episode_hashes=[stored for _, stored in linked],
+        episode_hashes=[linked[episode_id] for episode_id in sorted(linked)],
         counts=counts,
         now=now,
         new_id=new_id,

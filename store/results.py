@@ -100,6 +100,19 @@ class ErasureResult(BaseModel):
     checkpoints_deleted: int = 0
 
 
+class MergeResult(BaseModel):
+    """A subject merge's content-free receipt: the two ids and counts of what moved."""
+
+    merged: str = Field(description="The duplicate's id: it resolves to `into` from now on")
+    into: str = Field(description="The survivor (the final one, where `into` was itself merged)")
+    versions_moved: int = Field(
+        description="Fact versions re-keyed whole, or asserted into the survivor's keys"
+    )
+    conflicts_moved: int = Field(description="Open conflicts moved to the survivor")
+    episodes_linked: int = Field(description="Episodes that named the duplicate and now name it")
+    merge_id: UUID
+
+
 class ApiKey(BaseModel):
     """An API key as listed: its id, tenant and times, never its secret."""
 

@@ -16,6 +16,7 @@ import psycopg
 
 from store.attributes import list_attributes
 from store.episodes import get_episodes
+from store.merged_ids import resolve_subject, resolve_subjects
 from store.models import Attribute, Episode
 from store.reads import find_subjects
 from store.subject_reads import SubjectMemory, read_subject_memory
@@ -31,8 +32,17 @@ class ReadSnapshot:
     now: datetime
 
     def find_subjects(self, names: Sequence[str]) -> list[str]:
-        """The tenant's subjects among ``names`` (case-insensitive), for question planning."""
-        return find_subjects(self.conn, self.tenant_id, names=list(names))
+        """The tenant's subjects among ``names`` (case-insensitive), for question planning; a
+        merged id found there counts as its survivor."""
+        found = find_subjects(self.conn, self.tenant_id, names=list(names))
+        survivors = resolve_subjects(self.conn, self.tenant_id, found)
+        if not survivors:
+            return found
+        return list(dict.fromkeys(survivors.get(subject, subject) for subject in found))
+
+    def resolve_subject(self, subject: str) -> str:
+        """The subject ``subject`` names now: its survivor, if it was merged."""
+        return resolve_subject(self.conn, self.tenant_id, subject)
 
     def attributes(self) -> list[Attribute]:
         """The tenant's declared attributes, by name (routing scores a question among them)."""

@@ -61,6 +61,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "purged_facts",
         "attribute_migrations",
         "ui_sessions",
+        "subject_merges",
     }
     assert _names(
         blank,
@@ -89,6 +90,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "attribute_migrations_versions",
         "attribute_migrations_window",
         "ui_sessions_expire_after_created",
+        "subject_merges_not_itself",
     }
     assert _names(
         blank,
@@ -132,6 +134,8 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "api_keys_tenant_key",
         "ui_sessions_session",
         "ui_sessions_expiry",
+        "subject_merges_once",
+        "subject_merges_survivor",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
     assert _names(

@@ -1,15 +1,16 @@
-"""``/v1/subjects``: list subjects, read a profile, export or erase everything about one."""
+"""``/v1/subjects``: list subjects, read a profile, export, merge or erase everything about one."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import delete, get
-from litestar.params import QueryParameter
+from litestar import delete, get, post
+from litestar.params import JSONBody, QueryParameter
 
+from server.bodies import MergeBody
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
 from server.trace import RequestTrace
-from store.results import ErasureResult, Profile, SubjectExport, SubjectPage
+from store.results import ErasureResult, MergeResult, Profile, SubjectExport, SubjectPage
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500, description="Page size.")]
 Cursor = Annotated[
@@ -60,4 +61,23 @@ def erase_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> Eras
     return store.erasure.erase_subject(tenant_id, subject)
 
 
-subject_routes = [list_subjects, read_profile, export_subject, erase_subject]
+@post(
+    "/v1/subjects/{subject:str}/merge",
+    status_code=200,
+    sync_to_thread=True,
+    responses=PROBLEM_RESPONSES,
+)
+def merge_subject(
+    *, store: Store, tenant_id: TenantId, subject: PathId, data: JSONBody[MergeBody]
+) -> MergeResult:
+    """Fold the duplicate subject into ``into``: its facts, conflicts and episode links move.
+
+    Keys both hold go through the write path (a later start supersedes, an equal start with
+    another value is a conflict). The duplicate's id then names the survivor everywhere.
+    422 (field ``into``) merging into itself; 404 when nothing is held about the duplicate;
+    409 when it was already merged.
+    """
+    return store.subjects.merge(tenant_id, subject, into=data.into)
+
+
+subject_routes = [list_subjects, read_profile, export_subject, merge_subject, erase_subject]

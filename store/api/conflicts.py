@@ -8,7 +8,7 @@ from uuid import UUID
 
 import psycopg
 
-from store import conflicts, resolution
+from store import conflicts, merged_ids, resolution
 from store.api.transactions import Transactions
 from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_instant, parse_uuid
@@ -43,7 +43,7 @@ class ConflictCalls:
                 conn,
                 tenant_id,
                 status=status,
-                subject=subject,
+                subject=merged_ids.resolve_subject(conn, tenant_id, subject) if subject else None,
                 attribute=attribute,
                 valid_from=start,
                 limit=limit,

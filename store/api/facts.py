@@ -10,7 +10,7 @@ from uuid import UUID
 import psycopg
 
 from store import candidates as candidates_
-from store import episodes, facts, reads, retraction, touched
+from store import episodes, facts, merged_ids, reads, retraction, touched
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
 from store.attribute_names import former_names, refuse_retired_name, renamed_targets
@@ -83,7 +83,7 @@ class FactCalls:
             return facts.expire(
                 conn,
                 tenant_id,
-                subject=subject,
+                subject=merged_ids.resolve_subject(conn, tenant_id, subject),
                 attribute=attribute,
                 at=instant,
                 source_episode=source,
@@ -116,7 +116,7 @@ class FactCalls:
             lambda conn, _: retraction.retract(
                 conn,
                 tenant_id,
-                subject=subject,
+                subject=merged_ids.resolve_subject(conn, tenant_id, subject),
                 attribute=attribute,
                 fact_id=target,
                 valid_from=start,
@@ -151,11 +151,13 @@ class FactCalls:
         valid, known = read_times(valid_at, known_at)
 
         def read(conn: psycopg.Connection[Any], now: datetime) -> Fact:
+            named = merged_ids.resolve_subject(conn, tenant_id, subject)
+
             def read_key(name: str) -> Fact:
                 return reads.read_at(
                     conn,
                     tenant_id,
-                    subject=subject,
+                    subject=named,
                     attribute=name,
                     valid_at=valid or known or now,
                     known_at=known or now,
@@ -191,7 +193,13 @@ class FactCalls:
         check_identifier(subject, "subject")
         check_identifier(attribute, "attribute")
         return self._transactions.run(
-            lambda conn, now: migrated_history(conn, tenant_id, subject, attribute, now=now),
+            lambda conn, now: migrated_history(
+                conn,
+                tenant_id,
+                merged_ids.resolve_subject(conn, tenant_id, subject),
+                attribute,
+                now=now,
+            ),
             tenant_id=tenant_id,
             snapshot=True,
         )

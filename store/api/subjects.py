@@ -7,13 +7,14 @@ from typing import Any
 
 import psycopg
 
-from store import reads, subjects, touched
+from store import merged_ids, merges, reads, subjects, touched
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
 from store.attribute_names import mark_renamed
+from store.errors import InvalidInput
 from store.inputs import check_identifier, read_times
 from store.receipts import NO_TRACE, Trace
-from store.results import Profile, SubjectExport, SubjectPage
+from store.results import MergeResult, Profile, SubjectExport, SubjectPage
 
 
 class SubjectCalls:
@@ -39,18 +40,19 @@ class SubjectCalls:
         valid, known = read_times(valid_at, known_at)
 
         def work(conn: psycopg.Connection[Any], now: datetime) -> Profile:
+            subject_ = merged_ids.resolve_subject(conn, tenant_id, subject)
             known_at_ = known or now
             valid_at_ = valid or known or now
             found = reads.read_profile(
                 conn,
                 tenant_id,
-                subject=subject,
+                subject=subject_,
                 valid_at=valid_at_,
                 known_at=known_at_,
                 now=now,
             )
             mark_renamed(conn, tenant_id, found, now=now)
-            return Profile(subject=subject, valid_at=valid_at_, known_at=known_at_, facts=found)
+            return Profile(subject=subject_, valid_at=valid_at_, known_at=known_at_, facts=found)
 
         return traced_read(
             self._transactions,
@@ -76,6 +78,27 @@ class SubjectCalls:
         """Everything held about a subject: facts now, all versions, episodes, conflicts."""
         check_identifier(subject, "subject")
         return self._transactions.run(
-            lambda conn, now: subjects.export_subject(conn, tenant_id, subject, now=now),
+            lambda conn, now: subjects.export_subject(
+                conn, tenant_id, merged_ids.resolve_subject(conn, tenant_id, subject), now=now
+            ),
+            tenant_id=tenant_id,
+        )
+
+    def merge(self, tenant_id: str, subject: str, *, into: str) -> MergeResult:
+        """Fold the duplicate ``subject`` into ``into`` in one transaction (``store.merges``)."""
+        check_identifier(subject, "subject")
+        check_identifier(into, "into")
+        if subject == into:
+            raise InvalidInput(f"subject {subject!r} cannot be merged into itself", field="into")
+        transactions = self._transactions
+        return transactions.run(
+            lambda conn, _: merges.merge_subject(
+                conn,
+                tenant_id,
+                merged=subject,
+                into=into,
+                clock=transactions.clock,
+                new_id=transactions.new_id,
+            ),
             tenant_id=tenant_id,
         )

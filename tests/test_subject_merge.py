@@ -1,0 +1,235 @@
+"""Merging a duplicate subject into another, on the real database.
+
+Keys only the duplicate holds move with their history exactly as it was; keys both hold take
+the duplicate's values through the write path (a later start supersedes, an equal start with
+another value is a conflict). The duplicate's id then resolves to the survivor for reads,
+writes and erasure; refused merges change nothing; other tenants never notice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from store.clock import ManualClock
+from store.errors import Conflict, InvalidInput, NotFound
+from store.models import Fact
+from store.results import MergeResult
+from store.service import MemoryStore
+from tests.conftest import ts
+from tests.dbsearch import tenant_rows
+from tests.helpers import assert_value, declare, record
+
+
+def _world(store: MemoryStore, tenant: str) -> None:
+    """Attributes, and episodes naming the duplicate ``mira-2`` and the survivor ``mira``."""
+    declare(store, tenant)
+    declare(store, tenant, "home_city", "string")
+    record(store, tenant, "e1", "2026-05-01T09:00:00Z", "Mira's passport deadline is 2026-07-15.")
+    record(
+        store, tenant, "e2", "2026-05-02T09:00:00Z", "Mira lives in Lisbon.", subjects=["mira-2"]
+    )
+    record(store, tenant, "e3", "2026-05-03T09:00:00Z", "Mira moved to Porto.")
+    record(store, tenant, "e4", "2026-05-04T09:00:00Z", "Mira's deadline moved to 2026-08-01.")
+
+
+def _moved(fact: Fact) -> dict[str, Any]:
+    """A version as it should read after moving: all of it but the subject."""
+    return fact.model_dump(exclude={"subject"})
+
+
+def test_a_key_only_the_duplicate_holds_moves_with_its_history_intact(
+    store: MemoryStore, tenant: str, clock: ManualClock
+) -> None:
+    _world(store, tenant)
+    assert_value(store, tenant, "e1", "2026-07-15", subject="mira")
+    assert_value(store, tenant, "e2", "Lisbon", subject="mira-2", attribute="home_city")
+    clock.set(ts("2026-06-02T00:00:00Z"))
+    assert_value(store, tenant, "e3", "Porto", subject="mira-2", attribute="home_city")
+    clock.set(ts("2026-06-03T00:00:00Z"))
+    before = store.facts.history(tenant, "mira-2", "home_city")
+    assert len(before) == 3  # Lisbon open, retired; Lisbon closed; Porto
+
+    merged = store.subjects.merge(tenant, "mira-2", into="mira")
+
+    assert merged == MergeResult(
+        merged="mira-2",
+        into="mira",
+        versions_moved=3,
+        conflicts_moved=0,
+        episodes_linked=2,
+        merge_id=merged.merge_id,
+    )
+    after = store.facts.history(tenant, "mira", "home_city")
+    assert [_moved(fact) for fact in after] == [_moved(fact) for fact in before]
+    assert {fact.subject for fact in after} == {"mira"}
+    # The old id reads the survivor's memory.
+    assert store.facts.history(tenant, "mira-2", "home_city") == after
+    assert store.facts.current(tenant, "mira-2", "home_city").value == "Porto"
+    assert store.subjects.profile(tenant, "mira-2") == store.subjects.profile(tenant, "mira")
+    assert store.subjects.list(tenant).subjects == ["mira"]
+    assert store.episodes.get(tenant, "e2").subjects == ["mira"]
+
+
+def test_a_shared_key_takes_the_duplicates_later_start_as_a_supersession(
+    store: MemoryStore, tenant: str
+) -> None:
+    _world(store, tenant)
+    assert_value(store, tenant, "e1", "2026-07-15", "2026-05-01T09:00:00Z", subject="mira")
+    assert_value(store, tenant, "e4", "2026-08-01", "2026-05-04T09:00:00Z", subject="mira-2")
+
+    merged = store.subjects.merge(tenant, "mira-2", into="mira")
+
+    assert (merged.versions_moved, merged.conflicts_moved) == (1, 0)
+    current = store.facts.history(tenant, "mira", "passport_deadline")
+    believed = [
+        (fact.value, fact.valid_from, fact.valid_to, fact.source_episode_id)
+        for fact in current
+        if fact.retired_at is None
+    ]
+    assert believed == [
+        ("2026-07-15", ts("2026-05-01T09:00:00Z"), ts("2026-05-04T09:00:00Z"), "e1"),
+        ("2026-08-01", ts("2026-05-04T09:00:00Z"), None, "e4"),
+    ]
+    assert store.facts.current(tenant, "mira-2", "passport_deadline").value == "2026-08-01"
+
+
+def test_a_shared_key_with_an_equal_start_and_another_value_becomes_a_conflict(
+    store: MemoryStore, tenant: str
+) -> None:
+    _world(store, tenant)
+    start = "2026-05-01T09:00:00Z"
+    assert_value(store, tenant, "e1", "2026-07-15", start, subject="mira")
+    assert_value(store, tenant, "e4", "2026-08-01", start, subject="mira-2")
+
+    merged = store.subjects.merge(tenant, "mira-2", into="mira")
+
+    assert merged.versions_moved == 1
+    assert store.facts.current(tenant, "mira", "passport_deadline").value == "2026-07-15"
+    [conflict] = store.conflicts.list(tenant).conflicts
+    assert (conflict.subject, conflict.attribute, conflict.valid_from) == (
+        "mira",
+        "passport_deadline",
+        ts(start),
+    )
+    assert (conflict.challenger.value, conflict.challenger.source_episode_id) == (
+        "2026-08-01",
+        "e4",
+    )
+    # Nothing of the duplicate's value is left believed under its own id.
+    assert store.conflicts.list(tenant, subject="mira-2").conflicts == [conflict]
+
+
+def test_open_conflicts_of_the_duplicate_move_to_the_survivor(
+    store: MemoryStore, tenant: str
+) -> None:
+    _world(store, tenant)
+    start = "2026-05-01T09:00:00Z"
+    assert_value(store, tenant, "e1", "2026-07-15", start, subject="mira-2")
+    assert_value(store, tenant, "e4", "2026-08-01", start, subject="mira-2")
+    [before] = store.conflicts.list(tenant).conflicts
+
+    merged = store.subjects.merge(tenant, "mira-2", into="mira")
+
+    assert (merged.versions_moved, merged.conflicts_moved) == (1, 1)
+    [after] = store.conflicts.list(tenant).conflicts
+    assert after == before.model_copy(update={"subject": "mira"})
+
+
+def test_merges_chain_to_the_final_survivor(store: MemoryStore, tenant: str) -> None:
+    _world(store, tenant)
+    assert_value(store, tenant, "e2", "Lisbon", subject="a", attribute="home_city")
+    assert_value(store, tenant, "e1", "2026-07-15", subject="b")
+    record(store, tenant, "e5", "2026-05-05T09:00:00Z", "A note on c.", subjects=["c"])
+
+    store.subjects.merge(tenant, "a", into="b")
+    second = store.subjects.merge(tenant, "b", into="c")
+    assert (second.merged, second.into) == ("b", "c")
+    # Into a merged id means into its survivor.
+    record(store, tenant, "e6", "2026-05-06T09:00:00Z", "A note on d.", subjects=["d"])
+    third = store.subjects.merge(tenant, "d", into="a")
+
+    assert third.into == "c"
+    for name in ("a", "b", "c", "d"):
+        profile = store.subjects.profile(tenant, name)
+        assert profile.subject == "c"
+        assert sorted((fact.attribute, fact.value) for fact in profile.facts) == [
+            ("home_city", "Lisbon"),
+            ("passport_deadline", "2026-07-15"),
+        ]
+    # A write naming a merged id writes the survivor's key.
+    assert_value(
+        store, tenant, "e3", "Porto", "2026-05-03T09:00:00Z", subject="a", attribute="home_city"
+    )
+    assert store.facts.current(tenant, "c", "home_city").value == "Porto"
+
+
+def test_refused_merges_change_nothing(store: MemoryStore, tenant: str, pool: Any) -> None:
+    _world(store, tenant)
+    assert_value(store, tenant, "e1", "2026-07-15", subject="mira")
+    assert_value(store, tenant, "e2", "Lisbon", subject="mira-2", attribute="home_city")
+    store.subjects.merge(tenant, "mira-2", into="mira")
+    conninfo = pool.conninfo
+    before = tenant_rows(conninfo, tenant)
+
+    with pytest.raises(InvalidInput) as itself:
+        store.subjects.merge(tenant, "mira", into="mira")
+    assert itself.value.field == "into"
+    with pytest.raises(InvalidInput) as through_a_merge:
+        store.subjects.merge(tenant, "mira", into="mira-2")
+    assert through_a_merge.value.field == "into"
+    with pytest.raises(InvalidInput) as bad_id:
+        store.subjects.merge(tenant, "mira", into="not an id")
+    assert bad_id.value.field == "into"
+    with pytest.raises(NotFound) as unknown:
+        store.subjects.merge(tenant, "nobody", into="mira")
+    assert unknown.value.field == "subject"
+    with pytest.raises(Conflict) as again:
+        store.subjects.merge(tenant, "mira-2", into="someone")
+    assert again.value.field == "subject"
+
+    assert tenant_rows(conninfo, tenant) == before
+
+
+def test_a_merge_stays_within_its_tenant(store: MemoryStore, tenant: str, pool: Any) -> None:
+    other = f"{tenant}-other"
+    store.admin.create_tenant(other)
+    for name in (tenant, other):
+        _world(store, name)
+        assert_value(store, name, "e2", "Lisbon", subject="mira-2", attribute="home_city")
+    assert_value(store, other, "e1", "2026-07-15", subject="solo")
+    before = tenant_rows(pool.conninfo, other)
+
+    store.subjects.merge(tenant, "mira-2", into="mira")
+    with pytest.raises(NotFound):
+        store.subjects.merge(tenant, "solo", into="mira")
+
+    assert tenant_rows(pool.conninfo, other) == before
+    assert store.facts.current(other, "mira-2", "home_city").subject == "mira-2"
+    with pytest.raises(NotFound):
+        store.facts.current(other, "mira", "home_city")
+
+
+@pytest.mark.parametrize("erased", ["mira", "mira-2"])
+def test_erasing_either_id_erases_both_and_the_merge(
+    store: MemoryStore, tenant: str, pool: Any, erased: str
+) -> None:
+    _world(store, tenant)
+    assert_value(store, tenant, "e1", "2026-07-15", "2026-05-01T09:00:00Z", subject="mira")
+    assert_value(store, tenant, "e4", "2026-08-01", "2026-05-04T09:00:00Z", subject="mira-2")
+    assert_value(store, tenant, "e2", "Lisbon", subject="mira-2", attribute="home_city")
+    store.subjects.merge(tenant, "mira-2", into="mira")
+
+    erasure = store.erasure.erase_subject(tenant, erased)
+
+    assert erasure.episodes_deleted == 3  # e1, e2, e4; e3 named no one
+    rows = tenant_rows(pool.conninfo, tenant)
+    for table in ("fact_versions", "conflicts", "expiries", "retractions", "subject_merges"):
+        assert rows.get(table, []) == [], table
+    assert [row for row in rows.get("episodes", []) if "mira" in row] == []
+    for name in ("mira", "mira-2"):
+        with pytest.raises(NotFound):
+            store.subjects.export(tenant, name)
+        with pytest.raises(NotFound):
+            store.erasure.erase_subject(tenant, name)
