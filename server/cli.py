@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from evals.compare import TOLERANCE, result_differences
-from server.cli_admin import attribute_app, key_app, receipts_app, tenant_app
+from server.cli_admin import attribute_app, key_app, receipts_app, subjects_app, tenant_app
 from server.cli_bench import bench
 from server.cli_eval import eval_app
 from server.cli_health import health_app
@@ -35,6 +35,7 @@ app.add_typer(tenant_app, name="tenant")
 app.add_typer(key_app, name="key")
 app.add_typer(receipts_app, name="receipts")
 app.add_typer(attribute_app, name="attribute")
+app.add_typer(subjects_app, name="subjects")
 app.add_typer(eval_app, name="eval")
 app.add_typer(health_app, name="health")
 app.command("import")(import_episodes)

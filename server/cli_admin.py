@@ -1,4 +1,4 @@
-"""``sgam tenant`` and ``sgam key``: manage tenants and API keys from a shell on the server."""
+"""``sgam tenant``, ``sgam key`` and the other operator commands run from a shell on the server."""
 
 from __future__ import annotations
 
@@ -174,4 +174,19 @@ def migrate_attribute(
             typer.echo(f"error: {error}", err=True)
             typer.echo(json.dumps(error.unconvertible, indent=2), err=True)
             raise typer.Exit(2) from error
+    typer.echo(result.model_dump_json(indent=2))
+
+
+subjects_app = typer.Typer(help="Fold a duplicate subject into another (as the merge route does).")
+
+
+@subjects_app.command("merge")
+def merge_subject(
+    subject: Annotated[str, typer.Argument(help="The duplicate's id; it will name the survivor.")],
+    into: Annotated[str, typer.Option("--into", help="The survivor's id.")],
+    tenant: Annotated[str, typer.Option(help="The tenant both subjects belong to.")],
+) -> None:
+    """Move the duplicate's facts, conflicts and episode links to the survivor; print it all."""
+    with configured_store() as store:
+        result = store.subjects.merge(tenant, subject, into=into)
     typer.echo(result.model_dump_json(indent=2))

@@ -36,6 +36,7 @@ DESIGN_ROUTES = {
     ("GET", "/v1/subjects"),
     ("GET", "/v1/subjects/{subject}/profile"),
     ("GET", "/v1/subjects/{subject}/export"),
+    ("POST", "/v1/subjects/{subject}/merge"),
     ("GET", "/v1/conflicts"),
     ("GET", "/v1/buffer"),
     ("PUT", "/v1/retention-classes/{name}"),

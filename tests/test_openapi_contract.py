@@ -34,6 +34,7 @@ REQUEST_BODIES = {
     ("POST", "/v1/episodes/{episode_id}/updates"): "CandidatesBody",
     ("POST", "/v1/facts/{subject}/{attribute}/expire"): "ExpireBody",
     ("POST", "/v1/facts/{subject}/{attribute}/retract"): "RetractBody",
+    ("POST", "/v1/subjects/{subject}/merge"): "MergeBody",
     ("POST", "/v1/conflicts/{conflict_id}/resolve"): "ResolveBody",
     ("POST", "/v1/evidence/search"): "SearchRequest",
     ("POST", "/v1/episodes/{episode_id}/outcome"): "OutcomeInput",

@@ -331,6 +331,42 @@ def test_every_call_with_real_data_answers_as_documented(
         "session",
         "standard",
     ], classes
+    # A duplicate folds into mira; its id then names mira. Refusals are problem+json.
+    tour.call(
+        "POST",
+        "/v1/episodes",
+        expect=200,
+        headers=key,
+        body={
+            "id": "ep-twin",
+            "occurred_at": "2026-05-04T09:00:00Z",
+            "text": "A note about the same person under another id.",
+            "subjects": ["mira-twin"],
+        },
+    )
+    merge_path, twin = "/v1/subjects/{subject}/merge", {"subject": "mira-twin"}
+    into_mira = {"into": "mira"}
+    merged = tour.call(
+        "POST", merge_path, expect=200, headers=key, path_parameters=twin, body=into_mira
+    )
+    assert (merged["merged"], merged["into"], merged["episodes_linked"]) == ("mira-twin", "mira", 1)
+    tour.call("POST", merge_path, expect=409, headers=key, path_parameters=twin, body=into_mira)
+    tour.call(
+        "POST",
+        merge_path,
+        expect=422,
+        headers=key,
+        path_parameters={"subject": "mira"},
+        body={"into": "mira-twin"},
+    )
+    tour.call(
+        "POST",
+        merge_path,
+        expect=404,
+        headers=key,
+        path_parameters={"subject": "nobody"},
+        body=into_mira,
+    )
     tour.call(
         "DELETE",
         "/v1/subjects/{subject}",

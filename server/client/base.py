@@ -208,6 +208,7 @@ class Routes:
     subjects = Route(read_calls.subjects)
     profile = Route(read_calls.profile)
     export_subject = Route(read_calls.export_subject)
+    merge_subject = Route(read_calls.merge_subject)
     erase_subject = Route(read_calls.erase_subject)
 
     conflicts = Route(read_calls.conflicts)

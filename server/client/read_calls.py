@@ -15,6 +15,7 @@ from server.wire import Health, Readiness
 from store.results import (
     ConflictPage,
     ErasureResult,
+    MergeResult,
     Profile,
     ResolveResult,
     SubjectExport,
@@ -43,6 +44,12 @@ def export_subject(subject: str) -> Call[SubjectExport]:
     """Everything held about the subject: facts, every version, episodes, conflicts."""
     path = url_path("/v1/subjects/{}/export", subject)
     return Call("GET", path, SubjectExport.model_validate_json)
+
+
+def merge_subject(subject: str, *, into: str) -> Call[MergeResult]:
+    """Fold the duplicate ``subject`` into ``into``; its id names the survivor from then on."""
+    path = url_path("/v1/subjects/{}/merge", subject)
+    return Call("POST", path, MergeResult.model_validate_json, body=json_body(into=into))
 
 
 def erase_subject(subject: str) -> Call[ErasureResult]:
