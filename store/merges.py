@@ -1,14 +1,15 @@
-"""Subject merges: a duplicate subject folded into another, and merged ids resolved.
+"""Subject merges: a duplicate subject folded into another.
 
 A key only the duplicate holds moves whole: its versions (windows, system windows, supersession
-links and sources unchanged), expiries, retraction log, conflicts and weak signals are re-keyed
-to the survivor. A key both hold cannot move that way (the two histories would overlap), so the
+links and sources unchanged), expiries, retraction log and conflicts are re-keyed to the
+survivor. A key both hold cannot move that way (the two histories would overlap), so the
 duplicate's current versions are asserted into the survivor through the write path, earliest
 start first, then its open conflicts' challengers: a later start supersedes and an equal start
 with another value meets the attribute's equal-start policy, as any candidate would. The
-duplicate's versions of such a key are then retired. Episodes naming the duplicate name the
-survivor instead. A row of ``subject_merges`` is the merge's content-free receipt, and makes the
-duplicate's id resolve to the survivor (``resolve_subject``) wherever a subject id enters.
+duplicate's versions of such a key are then retired. Its weak signals count towards the
+survivor's quorum, episodes naming it name the survivor, and a legal hold on it also holds the
+survivor. A row of ``subject_merges`` is the merge's content-free receipt, and makes the
+duplicate's id resolve to the survivor (``store.merged_ids``) wherever a subject id enters.
 """
 
 from __future__ import annotations
@@ -69,6 +70,13 @@ WHERE tenant_id = %(tenant_id)s AND %(merged)s = ANY(subjects)
 _RELINK_PAIRS = """
 INSERT INTO episode_subjects (tenant_id, subject, episode_id)
 SELECT tenant_id, %(survivor)s, episode_id FROM episode_subjects
+WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s
+ON CONFLICT DO NOTHING
+"""
+
+_MOVE_HOLD = """
+INSERT INTO legal_holds (tenant_id, subject, placed_at)
+SELECT tenant_id, %(survivor)s, placed_at FROM legal_holds
 WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s
 ON CONFLICT DO NOTHING
 """
@@ -138,12 +146,20 @@ def merge_subject(
         )
         versions_moved += moved[0]
         conflicts_moved += moved[1]
+    # Signals waiting for support count towards the survivor's quorum, on every key.
+    conn.execute(
+        "UPDATE weak_signals SET subject = %(survivor)s"
+        " WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s",
+        params,
+    )
     episodes_linked = conn.execute(_RELINK_EPISODES, params).rowcount
     conn.execute(_RELINK_PAIRS, params)
     conn.execute(
         "DELETE FROM episode_subjects WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s",
         params,
     )
+    # A hold on the duplicate holds what it became: the purge skips what is linked to either.
+    conn.execute(_MOVE_HOLD, params)
     # A chain stays flat: what was merged into the duplicate now resolves to the survivor.
     conn.execute(
         "UPDATE subject_merges SET survivor = %(survivor)s"
@@ -185,7 +201,6 @@ def _rekey(conn: psycopg.Connection[Any], params: dict[str, Any]) -> tuple[int, 
     conn.execute("UPDATE conflicts SET subject = %(survivor)s" + _MOVED_KEYS, params)
     conn.execute("UPDATE expiries SET subject = %(survivor)s" + _MOVED_KEYS, params)
     conn.execute("UPDATE retractions SET subject = %(survivor)s" + _MOVED_KEYS, params)
-    conn.execute("UPDATE weak_signals SET subject = %(survivor)s" + _MOVED_KEYS, params)
     return moved, int(open_conflicts[0]) if open_conflicts else 0
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from store.clock import ManualClock
-from store.errors import Conflict, InvalidInput, NotFound
+from store.errors import Conflict, InvalidInput, LegalHold, NotFound
 from store.models import Fact
 from store.results import MergeResult
 from store.service import MemoryStore
@@ -233,3 +233,22 @@ def test_erasing_either_id_erases_both_and_the_merge(
             store.subjects.export(tenant, name)
         with pytest.raises(NotFound):
             store.erasure.erase_subject(tenant, name)
+
+
+def test_a_hold_on_the_duplicate_holds_the_survivor_and_refuses_erasing_either(
+    store: MemoryStore, tenant: str
+) -> None:
+    _world(store, tenant)
+    assert_value(store, tenant, "e1", "2026-07-15", subject="mira")
+    assert_value(store, tenant, "e2", "Lisbon", subject="mira-2", attribute="home_city")
+    store.retention.place_hold(tenant, "mira-2")
+    store.subjects.merge(tenant, "mira-2", into="mira")
+
+    for name in ("mira", "mira-2"):
+        with pytest.raises(LegalHold):
+            store.erasure.erase_subject(tenant, name)
+    store.retention.release_hold(tenant, "mira")
+    with pytest.raises(LegalHold):  # the duplicate's own hold still stands
+        store.erasure.erase_subject(tenant, "mira")
+    store.retention.release_hold(tenant, "mira-2")
+    assert store.erasure.erase_subject(tenant, "mira").fact_versions_deleted == 2
