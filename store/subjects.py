@@ -6,6 +6,7 @@ queries filter on the tenant, so a subject another tenant holds is simply not th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +27,9 @@ SELECT subject FROM (
     UNION
     SELECT unnest(subjects) FROM episodes WHERE tenant_id = %(tenant_id)s
 ) AS held (subject)
-WHERE %(after)s::text IS NULL OR subject COLLATE "C" > %(after)s::text COLLATE "C"
+WHERE (%(after)s::text IS NULL OR subject COLLATE "C" > %(after)s::text COLLATE "C")
+  -- A merged id keeps only the retired versions of keys its survivor also held: not listed.
+  AND subject NOT IN (SELECT merged_subject FROM subject_merges WHERE tenant_id = %(tenant_id)s)
 ORDER BY subject COLLATE "C"
 LIMIT %(limit)s
 """
@@ -50,10 +53,23 @@ def list_subjects(
 
 
 def export_subject(
-    conn: psycopg.Connection[Any], tenant_id: str, subject: str, *, now: datetime
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    subject: str,
+    *,
+    now: datetime,
+    merged: Sequence[str] = (),
 ) -> SubjectExport:
-    """Everything the tenant holds about ``subject`` as of ``now``; NotFound if nothing."""
-    versions = reads.read_history(conn, tenant_id, subject=subject, now=now)
+    """Everything the tenant holds about ``subject`` as of ``now``; NotFound if nothing.
+
+    ``merged`` are the ids merged into it: the versions and conflicts they kept (of keys both
+    held) are part of the export too.
+    """
+    versions = [
+        version
+        for one in (subject, *merged)
+        for version in reads.read_history(conn, tenant_id, subject=one, now=now)
+    ]
     linked = episodes.subject_episodes(conn, tenant_id, subject)
     if not versions and not linked:
         raise NotFound(f"subject {subject!r} is not known", field="subject")
@@ -66,7 +82,11 @@ def export_subject(
         facts=facts,
         versions=versions,
         episodes=linked,
-        conflicts=conflicts.subject_conflicts(conn, tenant_id, subject=subject),
+        conflicts=[
+            conflict
+            for one in (subject, *merged)
+            for conflict in conflicts.subject_conflicts(conn, tenant_id, subject=one)
+        ],
         outcomes=outcome_history(conn, tenant_id, (episode.id for episode in linked)),
         weak_signals=subject_signals(conn, tenant_id, subject),
     )

@@ -73,11 +73,12 @@ def test_a_key_only_the_duplicate_holds_moves_with_its_history_intact(
 
 
 def test_a_shared_key_takes_the_duplicates_later_start_as_a_supersession(
-    store: MemoryStore, tenant: str
+    store: MemoryStore, tenant: str, clock: ManualClock
 ) -> None:
     _world(store, tenant)
     assert_value(store, tenant, "e1", "2026-07-15", "2026-05-01T09:00:00Z", subject="mira")
     assert_value(store, tenant, "e4", "2026-08-01", "2026-05-04T09:00:00Z", subject="mira-2")
+    clock.set(ts("2026-06-02T00:00:00Z"))
 
     merged = store.subjects.merge(tenant, "mira-2", into="mira")
 
@@ -93,6 +94,16 @@ def test_a_shared_key_takes_the_duplicates_later_start_as_a_supersession(
         ("2026-08-01", ts("2026-05-04T09:00:00Z"), None, "e4"),
     ]
     assert store.facts.current(tenant, "mira-2", "passport_deadline").value == "2026-08-01"
+    assert store.subjects.list(tenant).subjects == ["mira"]
+    # The export of either id holds both histories: the duplicate's version, retired, too.
+    exported = store.subjects.export(tenant, "mira-2")
+    assert exported.subject == "mira"
+    assert sorted((v.subject, v.value, v.retired_at is None) for v in exported.versions) == [
+        ("mira", "2026-07-15", False),
+        ("mira", "2026-07-15", True),
+        ("mira", "2026-08-01", True),
+        ("mira-2", "2026-08-01", False),
+    ]
 
 
 def test_a_shared_key_with_an_equal_start_and_another_value_becomes_a_conflict(

@@ -78,9 +78,7 @@ class SubjectCalls:
         """Everything held about a subject: facts now, all versions, episodes, conflicts."""
         check_identifier(subject, "subject")
         return self._transactions.run(
-            lambda conn, now: subjects.export_subject(
-                conn, tenant_id, merged_ids.resolve_subject(conn, tenant_id, subject), now=now
-            ),
+            lambda conn, now: _export(conn, tenant_id, subject, now=now),
             tenant_id=tenant_id,
         )
 
@@ -102,3 +100,12 @@ class SubjectCalls:
             ),
             tenant_id=tenant_id,
         )
+
+
+def _export(
+    conn: psycopg.Connection[Any], tenant_id: str, subject: str, *, now: datetime
+) -> SubjectExport:
+    """The export of the subject ``subject`` names now, with what the ids merged into it kept."""
+    survivor = merged_ids.resolve_subject(conn, tenant_id, subject)
+    merged = merged_ids.merged_into(conn, tenant_id, survivor)
+    return subjects.export_subject(conn, tenant_id, survivor, now=now, merged=merged)
