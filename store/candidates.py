@@ -63,21 +63,7 @@ def send_candidates(
             results[index] = update
         else:
             proposed.append((index, update))
-    # A merged subject's id writes the survivor's keys (``store.merges``).
-    survivors = merged_ids.resolve_subjects(conn, tenant_id, (u.subject for _, u in proposed))
-    if survivors:
-        proposed = [
-            (
-                i,
-                u.model_copy(update={"subject": survivors[u.subject]})
-                if u.subject in survivors
-                else u,
-            )
-            for i, u in proposed
-        ]
-    keys = _keys(proposed)
-    if keys:
-        lock_keys(conn, tenant_id=tenant_id, keys=keys)
+    proposed, keys = _lock_survivor_keys(conn, tenant_id, proposed)
     names = {update.attribute for _, update in proposed}
     episode_of = episodes.ask_cited_episode(conn, tenant_id, episode_id)
     declared_of = ask_attributes(conn, tenant_id, names)
@@ -152,6 +138,29 @@ def send_candidates(
         return [results[index] for index in range(len(updates))]
 
     return shaped
+
+
+def _lock_survivor_keys(
+    conn: psycopg.Connection[Any], tenant_id: str, proposed: list[tuple[int, MemoryUpdate]]
+) -> tuple[list[tuple[int, MemoryUpdate]], list[Key]]:
+    """Lock the candidates' keys; a merged subject's id names its survivor's (``store.merges``).
+
+    The merged ids are asked once the tenant's lock is held, which a merge holds exclusively:
+    it has committed, or not begun. The candidates as they will be written, and their keys.
+    """
+    keys = _keys(proposed)
+    if keys:
+        lock_keys(conn, tenant_id=tenant_id, keys=keys)
+    survivors = merged_ids.resolve_subjects(conn, tenant_id, (u.subject for _, u in proposed))
+    if not survivors:
+        return proposed, keys
+    moved = [
+        (i, u.model_copy(update={"subject": survivors[u.subject]}) if u.subject in survivors else u)
+        for i, u in proposed
+    ]
+    keys = _keys(moved)
+    lock_keys(conn, tenant_id=tenant_id, keys=keys)
+    return moved, keys
 
 
 def _keys(proposed: Sequence[tuple[int, MemoryUpdate]]) -> list[Key]:

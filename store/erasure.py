@@ -72,6 +72,8 @@ def erase_subject(
     A subject with nothing held (never seen, or already erased) is NotFound, as for export:
     no tombstone records an erasure that erased nothing.
     """
+    # The tenant's lock first: a merge, which holds it exclusively, cannot add to the group.
+    lock_keys(conn, tenant_id=tenant_id, keys=[])
     survivor = resolve_subject(conn, tenant_id, subject)
     group = [survivor, *merged_into(conn, tenant_id, survivor)]
     attributes = [

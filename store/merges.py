@@ -22,7 +22,7 @@ import psycopg
 from store import candidates, episodes, facts, tenants, versions
 from store.clock import Clock
 from store.errors import Conflict, InvalidInput, NotFound
-from store.locks import lock_keys
+from store.locks import lock_keys, lock_tenants
 from store.merged_ids import resolve_subject
 from store.models import Fact, MemoryUpdate
 from store.results import MergeResult, UpdateResult
@@ -109,6 +109,9 @@ def merge_subject(
     (Conflict, ``subject``), or one with nothing held (NotFound, ``subject``).
     """
     tenants.require_tenant(conn, tenant_id)
+    # No key writer of the tenant runs meanwhile: each asks which ids are merged once it holds
+    # the tenant's lock (shared), so none writes a duplicate's key after this commits.
+    lock_tenants(conn, [tenant_id])
     already = resolve_subject(conn, tenant_id, merged)
     if already != merged:
         raise Conflict(f"subject {merged!r} was already merged into {already!r}", field="subject")
