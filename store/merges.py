@@ -19,12 +19,13 @@ from typing import Any
 
 import psycopg
 
-from store import candidates, episodes, facts, tenants, versions
+from store import candidates, episodes, facts, receipts, tenants, touched, versions
 from store.clock import Clock
 from store.errors import Conflict, InvalidInput, NotFound
 from store.locks import lock_keys, lock_tenants
 from store.merged_ids import resolve_subject
 from store.models import Fact, MemoryUpdate
+from store.receipts import NO_TRACE
 from store.results import MergeResult, UpdateResult
 from store.values import display, same_value
 from store.versions import IdFactory
@@ -136,7 +137,9 @@ def merge_subject(
     if not held and not (named and named[0]):
         raise NotFound(f"subject {merged!r} is not known", field="subject")
     shared = sorted(held & _held_attributes(conn, tenant_id, survivor))
-    versions_moved, conflicts_moved = _rekey(conn, {**params, "names": sorted(held - set(shared))})
+    versions_moved, conflicts_moved = _rekey(
+        conn, {**params, "names": sorted(held - set(shared)), "now": clock()}
+    )
     for attribute in shared:
         moved = _assert_key(
             conn,
@@ -198,9 +201,32 @@ def _rekey(conn: psycopg.Connection[Any], params: dict[str, Any]) -> tuple[int, 
     open_conflicts = conn.execute(
         "SELECT count(*) FROM conflicts" + _MOVED_KEYS + " AND status = 'open'", params
     ).fetchone()
-    moved = conn.execute(
-        "UPDATE fact_versions SET subject = %(survivor)s" + _MOVED_KEYS, params
-    ).rowcount
+    rows = conn.execute(
+        "UPDATE fact_versions SET subject = %(survivor)s"
+        + _MOVED_KEYS
+        + " RETURNING attribute, version_id, source_episode_id, retired_at IS NULL",
+        params,
+    ).fetchall()
+    # Each version the survivor now believes leaves a write receipt, as a written one does.
+    receipts.leave_receipts(
+        conn,
+        params["tenant_id"],
+        [
+            touched.fact_written(
+                params["survivor"],
+                attribute,
+                version_id=version_id,
+                now=params["now"],
+                source_episode_id=source,
+            )
+            for attribute, version_id, source, believed in rows
+            if believed
+        ],
+        action="write",
+        trace=NO_TRACE,
+        now=params["now"],
+    )
+    moved = len(rows)
     conn.execute("UPDATE conflicts SET subject = %(survivor)s" + _MOVED_KEYS, params)
     conn.execute("UPDATE expiries SET subject = %(survivor)s" + _MOVED_KEYS, params)
     conn.execute("UPDATE retractions SET subject = %(survivor)s" + _MOVED_KEYS, params)

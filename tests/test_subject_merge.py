@@ -11,15 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from psycopg_pool import ConnectionPool
 
 from store.clock import ManualClock
 from store.errors import Conflict, InvalidInput, LegalHold, NotFound
 from store.models import Fact
+from store.receipt_models import owner_key
 from store.results import MergeResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.dbsearch import tenant_rows
-from tests.helpers import assert_value, declare, record
+from tests.helpers import assert_value, declare, owner_connection, record
 
 
 def _world(store: MemoryStore, tenant: str) -> None:
@@ -40,7 +42,7 @@ def _moved(fact: Fact) -> dict[str, Any]:
 
 
 def test_a_key_only_the_duplicate_holds_moves_with_its_history_intact(
-    store: MemoryStore, tenant: str, clock: ManualClock
+    store: MemoryStore, tenant: str, clock: ManualClock, pool: ConnectionPool
 ) -> None:
     _world(store, tenant)
     assert_value(store, tenant, "e1", "2026-07-15", subject="mira")
@@ -70,6 +72,16 @@ def test_a_key_only_the_duplicate_holds_moves_with_its_history_intact(
     assert store.subjects.profile(tenant, "mira-2") == store.subjects.profile(tenant, "mira")
     assert store.subjects.list(tenant).subjects == ["mira"]
     assert store.episodes.get(tenant, "e2").subjects == ["mira"]
+    # Each version the survivor now believes left a write receipt at the merge, owned by it.
+    with owner_connection(pool) as conn:
+        written = conn.execute(
+            "SELECT version, provenance FROM receipts WHERE tenant_id = %s AND owner_key = %s"
+            " AND action = 'write' AND recorded_at = %s",
+            (tenant, owner_key(tenant, "subject", "mira"), ts("2026-06-03T00:00:00Z")),
+        ).fetchall()
+    believed = [fact for fact in after if fact.retired_at is None]
+    assert sorted(written) == sorted((str(f.version_id), f.source_episode_id) for f in believed)
+    assert len(believed) == 2  # Lisbon until Porto, then Porto
 
 
 def test_a_shared_key_takes_the_duplicates_later_start_as_a_supersession(
