@@ -275,3 +275,26 @@ def test_a_hold_on_the_duplicate_holds_the_survivor_and_refuses_erasing_either(
         store.erasure.erase_subject(tenant, "mira")
     store.retention.release_hold(tenant, "mira-2")
     assert store.erasure.erase_subject(tenant, "mira").fact_versions_deleted == 2
+
+
+def test_a_shared_key_keeps_the_end_an_expiry_gave_the_duplicates_value(
+    store: MemoryStore, tenant: str
+) -> None:
+    _world(store, tenant)
+    assert_value(store, tenant, "e1", "2026-07-15", "2026-05-01T09:00:00Z", subject="mira")
+    assert_value(store, tenant, "e4", "2026-08-01", "2026-05-02T09:00:00Z", subject="mira-2")
+    store.facts.expire(
+        tenant, "mira-2", "passport_deadline", at="2026-05-05T00:00:00Z", source_episode_id="e3"
+    )
+
+    store.subjects.merge(tenant, "mira-2", into="mira")
+
+    believed = [
+        (fact.value, fact.valid_from, fact.valid_to, fact.ended_by_kind)
+        for fact in store.facts.history(tenant, "mira", "passport_deadline")
+        if fact.retired_at is None
+    ]
+    assert believed == [
+        ("2026-07-15", ts("2026-05-01T09:00:00Z"), ts("2026-05-02T09:00:00Z"), "fact"),
+        ("2026-08-01", ts("2026-05-02T09:00:00Z"), ts("2026-05-05T00:00:00Z"), "expiry"),
+    ]
