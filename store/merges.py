@@ -21,7 +21,7 @@ import psycopg
 
 from store import candidates, episodes, facts, receipts, tenants, touched, versions
 from store.clock import Clock
-from store.errors import Conflict, InvalidInput, NotFound
+from store.errors import Conflict, NotFound
 from store.locks import lock_keys, lock_tenants
 from store.merged_ids import resolve_subject
 from store.models import Fact, MemoryUpdate
@@ -106,8 +106,9 @@ def merge_subject(
 ) -> MergeResult:
     """Fold ``merged`` into the subject ``into`` names now; return the merge's receipt.
 
-    Refused, changing nothing: into itself (InvalidInput, ``into``), a duplicate already merged
-    (Conflict, ``subject``), or one with nothing held (NotFound, ``subject``).
+    Refused, changing nothing: a duplicate already merged (Conflict, ``subject``), into an id
+    merged into the duplicate (Conflict, ``into``), or one with nothing held (NotFound,
+    ``subject``). The caller refuses ``into`` naming the duplicate itself.
     """
     tenants.require_tenant(conn, tenant_id)
     # No key writer of the tenant runs meanwhile: each asks which ids are merged once it holds
@@ -118,7 +119,11 @@ def merge_subject(
         raise Conflict(f"subject {merged!r} was already merged into {already!r}", field="subject")
     survivor = resolve_subject(conn, tenant_id, into)
     if survivor == merged:
-        raise InvalidInput(f"subject {merged!r} cannot be merged into itself", field="into")
+        # ``into`` was merged into the duplicate: a state, not a malformed request.
+        raise Conflict(
+            f"subject {into!r} was merged into {merged!r}: that would merge it into itself",
+            field="into",
+        )
     names = [
         str(row[0])
         for row in conn.execute(

@@ -86,6 +86,7 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "subjects": read_calls.subjects(),
     "profile": read_calls.profile("mira"),
     "export_subject": read_calls.export_subject("mira"),
+    "merge_subject": read_calls.merge_subject("mira-2", into="mira"),
     "erase_subject": read_calls.erase_subject("mira"),
     "conflicts": read_calls.conflicts(),
     "resolve_conflict": read_calls.resolve_conflict(UUID(int=1), "incumbent"),

@@ -354,10 +354,18 @@ def test_every_call_with_real_data_answers_as_documented(
     tour.call(
         "POST",
         merge_path,
-        expect=422,
+        expect=409,
         headers=key,
         path_parameters={"subject": "mira"},
         body={"into": "mira-twin"},
+    )
+    tour.call(
+        "POST",
+        merge_path,
+        expect=422,
+        headers=key,
+        path_parameters={"subject": "mira"},
+        body=into_mira,
     )
     tour.call(
         "POST",

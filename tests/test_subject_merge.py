@@ -199,7 +199,7 @@ def test_refused_merges_change_nothing(store: MemoryStore, tenant: str, pool: An
     with pytest.raises(InvalidInput) as itself:
         store.subjects.merge(tenant, "mira", into="mira")
     assert itself.value.field == "into"
-    with pytest.raises(InvalidInput) as through_a_merge:
+    with pytest.raises(Conflict) as through_a_merge:
         store.subjects.merge(tenant, "mira", into="mira-2")
     assert through_a_merge.value.field == "into"
     with pytest.raises(InvalidInput) as bad_id:

@@ -74,8 +74,9 @@ def merge_subject(
 
     Keys both hold go through the write path (a later start supersedes, an equal start with
     another value is a conflict). The duplicate's id then names the survivor everywhere.
-    422 (field ``into``) merging into itself; 404 when nothing is held about the duplicate;
-    409 when it was already merged.
+    422 (field ``into``) when ``into`` names the duplicate itself; 404 when nothing is held
+    about the duplicate; 409 when it was already merged (field ``subject``) or ``into`` was
+    merged into it (field ``into``).
     """
     return store.subjects.merge(tenant_id, subject, into=data.into)
 
