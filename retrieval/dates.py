@@ -22,9 +22,9 @@ Pure: no database and no model. Words are resolved against ``now`` (the decision
   a relative phrase (yesterday, tomorrow, last/next week/month/year, N units ago, N units from
   now, in N units), a full weekday name, and a bare month name or year only after a lead-in
   word ("in May", "in 1980", "during summer 2024", "before 1980"), or after a range word
-  ("to", "and", "through", "until") that follows a date: "from 2004 to 2005". "on the 2nd" (no month),
-  abbreviated months without a day ("Jan" may be a name) and times without a date are not
-  dates. The planner blanks known subject names first, so "account:2024" is never a year.
+  ("to", "and", "through", "until") that follows a date: "from 2004 to 2005". "on the 2nd"
+  (no month), abbreviated months without a day ("Jan" may be a name) and times without a date
+  are not dates. The planner blanks known subject names first, so "account:2024" is never a year.
 """
 
 from __future__ import annotations
@@ -76,9 +76,9 @@ _NEEDS_LEAD_IN = frozenset({"month", "year"})
 _SHORT_MONTH = re.compile(r"(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?", re.IGNORECASE)
 _LEAD_INS = frozenset(
     {
-        "in", "on", "of", "since", "before", "after", "by", "during", "until", "till", "from", "between",
-        "through", "throughout", "early", "late", "mid", "around", "circa", "summer", "winter",
-        "spring", "autumn", "fall",
+        "in", "on", "of", "since", "before", "after", "by", "during", "until", "till", "from",
+        "between", "through", "throughout", "early", "late", "mid", "around", "circa", "summer",
+        "winter", "spring", "autumn", "fall",
     }
 )  # fmt: skip
 _WORD_BEFORE = re.compile(r"([A-Za-z]+)[^A-Za-z0-9]*$")

@@ -16,6 +16,7 @@ that state one, each end read as the whole period it names (``DateMention.span``
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ class Period:
 def find_range(question: str, dates: Sequence[DateMention]) -> Period | None:
     """The first range the question states by its words among ``dates`` (two dates joined,
     "until", "since"), or None. Such a range is never a belief date."""
-    for first, second in zip(dates, dates[1:], strict=False):
+    for first, second in itertools.pairwise(dates):
         between = question[first.end : second.start]
         joined = _JOIN.match(between) is not None or (
             _AND.match(between) is not None and _BETWEEN.search(question[: first.start]) is not None
@@ -59,9 +60,13 @@ def find_range(question: str, dates: Sequence[DateMention]) -> Period | None:
         lead = question[: date.start]
         text = date.text.strip()
         if _UNTIL.search(lead):
-            return Period(None, date.span[1], (date,), _explain(f"until {text}", None, date.span[1]))
+            return Period(
+                None, date.span[1], (date,), _explain(f"until {text}", None, date.span[1])
+            )
         if _SINCE.search(lead):
-            return Period(date.span[0], None, (date,), _explain(f"since {text}", date.span[0], None))
+            return Period(
+                date.span[0], None, (date,), _explain(f"since {text}", date.span[0], None)
+            )
     return None
 
 

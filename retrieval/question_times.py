@@ -62,23 +62,7 @@ def question_times(
     if stated is not None:
         remaining = [date for date in remaining if date not in stated.mentions]
         period = _stated_period(stated, valid=valid, period=period, now=now, reasons=reasons)
-    belief = _BELIEF.search(question)
-    if belief is not None and remaining:
-        nearest = min(remaining, key=lambda date: _gap(date, belief.start(), belief.end()))
-        remaining.remove(nearest)
-        if known is None:
-            known = nearest.instant
-            reasons["known_at"] = (
-                f"Belief wording ({belief.group(0)!r}) asks what was known at a time, so the"
-                f" date beside it sets known-at: {nearest.explanation}, resolved against now"
-                f" ({format_timestamp(now)})."
-            )
-        else:
-            reasons["known_at"] += f" The question's belief date {nearest.text.strip()!r} yields."
-    elif belief is not None and known is None:
-        reasons["known_at"] = (
-            f"Belief wording ({belief.group(0)!r}) names no date, so known-at is now."
-        )
+    known = _belief_time(question, remaining, known=known, now=now, reasons=reasons)
     whole = whole_period(remaining[0]) if remaining and stated is None else None
     if whole is not None:
         period = _stated_period(whole, valid=valid, period=period, now=now, reasons=reasons)
@@ -96,6 +80,34 @@ def question_times(
         else:
             reasons["valid_at"] += f" The question's date {date.text.strip()!r} yields."
     return valid, known, period
+
+
+def _belief_time(
+    question: str,
+    remaining: list[DateMention],
+    *,
+    known: datetime | None,
+    now: datetime,
+    reasons: dict[str, str],
+) -> datetime | None:
+    """Known-at from belief wording and the date nearest it, taken out of ``remaining``."""
+    belief = _BELIEF.search(question)
+    if belief is not None and remaining:
+        nearest = min(remaining, key=lambda date: _gap(date, belief.start(), belief.end()))
+        remaining.remove(nearest)
+        if known is None:
+            reasons["known_at"] = (
+                f"Belief wording ({belief.group(0)!r}) asks what was known at a time, so the"
+                f" date beside it sets known-at: {nearest.explanation}, resolved against now"
+                f" ({format_timestamp(now)})."
+            )
+            return nearest.instant
+        reasons["known_at"] += f" The question's belief date {nearest.text.strip()!r} yields."
+    elif belief is not None and known is None:
+        reasons["known_at"] = (
+            f"Belief wording ({belief.group(0)!r}) names no date, so known-at is now."
+        )
+    return known
 
 
 def _stated_period(
