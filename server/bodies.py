@@ -46,6 +46,24 @@ class TenantCreated(BaseModel):
     on_unverified_evidence: UnverifiedEvidencePolicy = "accept"
 
 
+class TenantSettings(BaseModel):
+    """A tenant's settings as they stand."""
+
+    tenant_id: str
+    on_unverified_evidence: UnverifiedEvidencePolicy
+
+
+class TenantChange(_Body):
+    """Settings of a tenant to change; a field left out keeps its value."""
+
+    on_unverified_evidence: UnverifiedEvidencePolicy | None = Field(
+        default=None,
+        description="The tenant's default for a candidate whose evidence is not in its"
+        " episode's text: accept or refuse (applies to later writes; stored facts keep their"
+        " label); an attribute's own on_unverified_evidence wins over it",
+    )
+
+
 class EpisodeBody(EpisodeInput):
     """An episode to record, optionally with candidates extracted from it."""
 

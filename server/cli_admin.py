@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +16,9 @@ from server.settings import Settings
 from store.results import ApiKeyIssued
 from store.service import MemoryStore
 
-tenant_app = typer.Typer(help="Create tenants (each key, and so each call, belongs to one).")
+tenant_app = typer.Typer(
+    help="Create tenants (each key, and so each call, belongs to one) and change their settings."
+)
 key_app = typer.Typer(help="Issue and revoke API keys (shown once, stored hashed).")
 
 
@@ -44,18 +47,56 @@ def _echo_key(issued: ApiKeyIssued) -> None:
     typer.echo(f"key_id:  {issued.key_id}\napi_key: {issued.api_key}  (shown once)")
 
 
+class UnverifiedEvidence(StrEnum):
+    """What a tenant does with a candidate whose evidence is not in its episode's text."""
+
+    accept = "accept"
+    refuse = "refuse"
+
+
+UNVERIFIED_HELP = (
+    "accept: store such candidates, labelled unverified; refuse: answer them as invalid."
+    " An attribute's own on_unverified_evidence wins over the tenant's."
+)
+
+
 @tenant_app.command("create")
 def create_tenant(
     tenant_id: Annotated[str, typer.Argument(help="The new tenant's id, e.g. acme.")],
     with_key: Annotated[bool, typer.Option(help="Also issue an API key for it.")] = True,
+    on_unverified_evidence: Annotated[
+        UnverifiedEvidence, typer.Option(help=UNVERIFIED_HELP)
+    ] = UnverifiedEvidence.accept,
 ) -> None:
     """Create a tenant and (by default) print an API key for it, once."""
     with configured_store() as store:
-        store.admin.create_tenant(tenant_id)
+        store.admin.create_tenant(tenant_id, on_unverified_evidence=on_unverified_evidence.value)
         issued = store.admin.create_api_key(tenant_id) if with_key else None
     typer.echo(f"tenant {tenant_id} created")
     if issued is not None:
         _echo_key(issued)
+
+
+@tenant_app.command("show")
+def show_tenant(
+    tenant_id: Annotated[str, typer.Argument(help="The tenant's id.")],
+) -> None:
+    """Print a tenant's settings."""
+    with configured_store() as store:
+        policy = store.admin.unverified_evidence(tenant_id)
+    typer.echo(f"tenant {tenant_id}\non_unverified_evidence: {policy}")
+
+
+@tenant_app.command("set")
+def set_tenant(
+    tenant_id: Annotated[str, typer.Argument(help="The tenant's id.")],
+    on_unverified_evidence: Annotated[UnverifiedEvidence, typer.Option(help=UNVERIFIED_HELP)],
+) -> None:
+    """Change a tenant's settings; later writes follow them, stored facts keep their label."""
+    with configured_store() as store:
+        store.admin.set_unverified_evidence(tenant_id, on_unverified_evidence.value)
+        policy = store.admin.unverified_evidence(tenant_id)
+    typer.echo(f"tenant {tenant_id}\non_unverified_evidence: {policy}")
 
 
 @key_app.command("create")

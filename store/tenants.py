@@ -44,6 +44,19 @@ def set_unverified_evidence(
         raise NotFound(f"tenant {tenant_id!r} does not exist", field="tenant_id")
 
 
+def read_unverified_evidence(
+    conn: psycopg.Connection[Any], tenant_id: str
+) -> UnverifiedEvidencePolicy:
+    """The tenant's default for unverified evidence; NotFound for no such tenant."""
+    row = conn.execute(
+        "SELECT on_unverified_evidence FROM tenants WHERE tenant_id = %(tenant_id)s",
+        {"tenant_id": tenant_id},
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"tenant {tenant_id!r} does not exist", field="tenant_id")
+    return "refuse" if row[0] == "refuse" else "accept"
+
+
 def ask_unverified_evidence(
     conn: psycopg.Connection[Any], tenant_id: str
 ) -> Callable[[], UnverifiedEvidencePolicy]:

@@ -19,6 +19,8 @@ from schemathesis.specs.openapi.checks import (
 
 DESIGN_ROUTES = {
     ("POST", "/v1/admin/tenants"),
+    ("GET", "/v1/admin/tenants/{tenant}"),
+    ("PATCH", "/v1/admin/tenants/{tenant}"),
     ("POST", "/v1/admin/tenants/{tenant}/keys"),
     ("DELETE", "/v1/admin/keys/{key_id}"),
     ("PUT", "/v1/attributes/{attribute}"),

@@ -84,6 +84,43 @@ def test_admin_commands_fail_clearly_and_change_nothing(database: str, store: Me
     assert "key_id" in bad.output
 
 
+def test_tenant_settings_are_shown_set_and_refused_clearly(
+    database: str, store: MemoryStore
+) -> None:
+    created = runner.invoke(
+        app,
+        ["tenant", "create", "cli-delta", "--no-with-key", "--on-unverified-evidence", "refuse"],
+    )
+    assert created.exit_code == 0, created.output
+    assert store.admin.unverified_evidence("cli-delta") == "refuse"
+
+    shown = runner.invoke(app, ["tenant", "show", "cli-delta"])
+    assert (shown.exit_code, shown.output) == (
+        0,
+        "tenant cli-delta\non_unverified_evidence: refuse\n",
+    )
+    changed = runner.invoke(
+        app, ["tenant", "set", "cli-delta", "--on-unverified-evidence", "accept"]
+    )
+    assert (changed.exit_code, changed.output) == (
+        0,
+        "tenant cli-delta\non_unverified_evidence: accept\n",
+    )
+    assert store.admin.unverified_evidence("cli-delta") == "accept"
+
+    # A value typer does not know is its usage error; a missing tenant is one line, exit 1.
+    wrong = runner.invoke(app, ["tenant", "set", "cli-delta", "--on-unverified-evidence", "maybe"])
+    assert wrong.exit_code == 2
+    assert store.admin.unverified_evidence("cli-delta") == "accept"
+    for command in ("show", "set"):
+        args = ["tenant", command, "no-such-tenant"]
+        if command == "set":
+            args += ["--on-unverified-evidence", "refuse"]
+        missing = runner.invoke(app, args)
+        assert missing.exit_code == 1, missing.output
+        assert missing.output.splitlines() == ["error: tenant 'no-such-tenant' does not exist"]
+
+
 def test_serve_preparation_respects_migrate_on_start(server_conninfo: str) -> None:
     with temporary_database(server_conninfo) as blank:
         held_back = prepare_database(blank, apply_migrations=False, create_default_tenant=True)

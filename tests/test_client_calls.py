@@ -62,6 +62,8 @@ def test_a_call_names_method_path_query_and_body_and_sends_instants_as_rfc3339()
 
 SAMPLE_CALLS: dict[str, Call[Any]] = {
     "create_tenant": calls.create_tenant("acme"),
+    "tenant": calls.tenant("acme"),
+    "change_tenant": calls.change_tenant("acme", on_unverified_evidence="refuse"),
     "create_key": calls.create_key("acme"),
     "revoke_key": calls.revoke_key(UUID(int=1)),
     "declare_attribute": calls.declare_attribute("tier", "string"),

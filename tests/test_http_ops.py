@@ -485,7 +485,8 @@ def test_the_admin_api_is_forbidden_without_an_admin_token(
     # Nothing happened: the key still works and the tenant can still be made.
     assert ok(defaults.get("/v1/attributes", headers=api_tenant.headers)) == {"attributes": []}
     assert ok(http.post("/v1/admin/tenants", json={"tenant_id": name}, headers=ADMIN), 201) == {
-        "tenant_id": name
+        "tenant_id": name,
+        "on_unverified_evidence": "accept",
     }
 
 

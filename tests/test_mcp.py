@@ -30,7 +30,7 @@ BLOCK = """mira as known on 2026-06-04:
 passport_deadline: 2026-06-30 (from 2026-06-03; source e2)
 Evidence:
 [e2] Update from Mira: the consulate moved her passport deadline to 2026-06-30.
-[e1] superseded: Her passport deadline is 2026-07-15."""
+[e1] superseded (from 2026-06-01 until 2026-06-03): Her passport deadline is 2026-07-15."""
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ PROBLEM = "application/problem+json"
 
 REQUEST_BODIES = {
     ("POST", "/v1/admin/tenants"): "TenantCreate",
+    ("PATCH", "/v1/admin/tenants/{tenant}"): "TenantChange",
     ("PUT", "/v1/attributes/{attribute}"): "AttributeDeclaration",
     ("PUT", "/v1/retention-classes/{name}"): "RetentionClassDeclaration",
     ("POST", "/v1/attributes/{attribute}/migrations"): "MigrationRequest",

@@ -467,6 +467,26 @@ def test_every_call_with_real_data_answers_as_documented(
     tenant = f"{api_tenant.name}-tour"
     tour.call("POST", "/v1/admin/tenants", expect=201, headers=admin, body={"tenant_id": tenant})
     tour.call("POST", "/v1/admin/tenants", expect=409, headers=admin, body={"tenant_id": tenant})
+    named = {"tenant": tenant}
+    tour.call("GET", "/v1/admin/tenants/{tenant}", expect=200, headers=admin, path_parameters=named)
+    refusing = {"on_unverified_evidence": "refuse"}
+    changed = tour.call(
+        "PATCH",
+        "/v1/admin/tenants/{tenant}",
+        expect=200,
+        headers=admin,
+        path_parameters=named,
+        body=refusing,
+    )
+    assert changed == {"tenant_id": tenant, **refusing}, changed
+    tour.call(
+        "PATCH",
+        "/v1/admin/tenants/{tenant}",
+        expect=404,
+        headers=admin,
+        path_parameters={"tenant": "no-such-tenant"},
+        body=refusing,
+    )
     issued = tour.call(
         "POST",
         "/v1/admin/tenants/{tenant}/keys",

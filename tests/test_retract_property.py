@@ -244,8 +244,8 @@ def read_all(
 
 
 def _stable(fact: Fact | None) -> dict[str, object] | None:
-    """A read without the fields a later retirement may change (status, retired_at)."""
-    return None if fact is None else fact.model_dump(exclude={"status", "retired_at"})
+    """A read without the fields a later retirement may change (status, its label, retired_at)."""
+    return None if fact is None else fact.model_dump(exclude={"status", "label", "retired_at"})
 
 
 # -- the property ----------------------------------------------------------------------------

@@ -162,7 +162,10 @@ def test_the_readme_tour_answers_as_documented(served: Served) -> None:
 
     block = context["block"]
     assert "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)" in (block)
-    assert "[e1] superseded: Her passport deadline is 2026-07-15." in block.splitlines()
+    assert (
+        "[e1] superseded (from 2026-06-01 until 2026-06-03): Her passport deadline is 2026-07-15."
+        in block.splitlines()
+    )
     assert {"episode_id": "e2", "occurred_at": "2026-06-03T10:00:00Z", "role": "fact"} in (
         context["citations"]
     )

@@ -182,6 +182,8 @@ class Routes:
     """Every route of the API, once (each builder's docstring is its method's)."""
 
     create_tenant = Route(calls.create_tenant)
+    tenant = Route(calls.tenant)
+    change_tenant = Route(calls.change_tenant)
     create_key = Route(calls.create_key)
     revoke_key = Route(calls.revoke_key)
 

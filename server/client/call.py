@@ -30,7 +30,7 @@ Candidate = MemoryUpdate | Mapping[str, Any]
 class Call(Generic[T]):
     """One request and the reader of its answer."""
 
-    method: Literal["GET", "POST", "PUT", "DELETE"]
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
     path: str
     parse: Callable[[bytes], T]
     params: dict[str, str | int] = field(default_factory=dict)

@@ -19,6 +19,7 @@ from server.bodies import (
     EpisodeRead,
     EpisodeRecorded,
     TenantCreated,
+    TenantSettings,
 )
 from server.client.call import Call, Candidate, Instant, json_body, jsonable, query_params, url_path
 from store.migration_models import MigrationResult
@@ -56,6 +57,23 @@ def create_tenant(
     return Call(
         "POST", "/v1/admin/tenants", TenantCreated.model_validate_json, body=body, admin=True
     )
+
+
+def tenant(tenant_id: str) -> Call[TenantSettings]:
+    """A tenant's settings (admin; NotFoundError if it does not exist)."""
+    path = url_path("/v1/admin/tenants/{}", tenant_id)
+    return Call("GET", path, TenantSettings.model_validate_json, admin=True)
+
+
+def change_tenant(
+    tenant_id: str, *, on_unverified_evidence: str | None = None
+) -> Call[TenantSettings]:
+    """Change a tenant's settings (admin); an argument left None keeps its value."""
+    path = url_path("/v1/admin/tenants/{}", tenant_id)
+    body = (
+        {} if on_unverified_evidence is None else {"on_unverified_evidence": on_unverified_evidence}
+    )
+    return Call("PATCH", path, TenantSettings.model_validate_json, body=body, admin=True)
 
 
 def create_key(tenant_id: str) -> Call[ApiKeyIssued]:

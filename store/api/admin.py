@@ -53,6 +53,14 @@ class AdminCalls:
             tenant_id=tenant_id,
         )
 
+    def unverified_evidence(self, tenant_id: str) -> UnverifiedEvidencePolicy:
+        """The tenant's default for unverified evidence (NotFound for no such tenant)."""
+        check_identifier(tenant_id, "tenant_id")
+        return self._transactions.run(
+            lambda conn, _: tenants.read_unverified_evidence(conn, tenant_id),
+            tenant_id=tenant_id,
+        )
+
     def ensure_tenant(self, tenant_id: str) -> None:
         """Create a tenant unless it exists."""
         check_identifier(tenant_id, "tenant_id")
