@@ -54,7 +54,7 @@ def test_a_range_or_a_bare_year_or_month_is_a_period(
     )
     assert "names a period" in plan.reasons["valid_at"]
     # valid_at is the period's start, or the second before an end that has no start.
-    assert plan.valid_at == (start_at or end_at and end_at - timedelta(seconds=1))
+    assert plan.valid_at == (start_at or (end_at and end_at - timedelta(seconds=1)))
 
 
 @pytest.mark.parametrize(
