@@ -77,18 +77,23 @@ def test_a_period_block_shows_every_value_valid_in_it_with_its_window() -> None:
 
 def test_a_period_header_names_open_ends_and_past_knowledge() -> None:
     known = datetime(2010, 1, 1, tzinfo=UTC)
-    common = {
-        "keys": [KeyFacts("ana", "employer", ACME)],
-        "evidence": [],
-        "subject": "ana",
-        "mode": "period",
-        "now": NOW,
-        "count_tokens": lambda text: len(text.split()),
-    }
-    until = assemble_context(**common, valid_at=START, known_at=NOW, period=(None, END))
-    since = assemble_context(**common, valid_at=START, known_at=known, period=(START, None))
-    assert until.block.splitlines()[0] == "ana until 2006-01-01:"
-    assert since.block.splitlines()[0] == "ana from 2004-01-01, as known on 2010-01-01:"
+
+    def block(known_at: datetime, period: tuple[datetime | None, datetime | None]) -> str:
+        return assemble_context(
+            keys=[KeyFacts("ana", "employer", ACME)],
+            evidence=[],
+            subject="ana",
+            mode="period",
+            now=NOW,
+            valid_at=START,
+            known_at=known_at,
+            count_tokens=lambda text: len(text.split()),
+            period=period,
+        ).block
+
+    until, since = block(NOW, (None, END)), block(known, (START, None))
+    assert until.splitlines()[0] == "ana until 2006-01-01:"
+    assert since.splitlines()[0] == "ana from 2004-01-01, as known on 2010-01-01:"
 
 
 def test_a_period_with_no_value_valid_in_it_says_not_known() -> None:

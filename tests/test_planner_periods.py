@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from typing import overload
 
 import pytest
 
@@ -14,6 +15,10 @@ from store.times import parse_timestamp
 NOW = parse_timestamp("2026-06-04T15:30:00Z")
 
 
+@overload
+def ts(text: str) -> datetime: ...
+@overload
+def ts(text: None) -> None: ...
 def ts(text: str | None) -> datetime | None:
     """A UTC instant from RFC 3339 text (None stays None: an open end)."""
     return parse_timestamp(text) if text is not None else None
@@ -162,7 +167,13 @@ def test_an_explicit_valid_at_wins_over_a_question_period() -> None:
 )
 def test_a_period_that_cannot_be_read_is_refused(times: dict[str, str], field: str) -> None:
     with pytest.raises(InvalidInput) as refused:
-        plan_question("Where did Ana work?", now=NOW, **{k: ts(v) for k, v in times.items()})
+        plan_question(
+            "Where did Ana work?",
+            now=NOW,
+            valid_at=ts(times.get("valid_at")),
+            valid_from=ts(times.get("valid_from")),
+            valid_to=ts(times.get("valid_to")),
+        )
     assert refused.value.field == field
 
 

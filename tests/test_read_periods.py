@@ -155,7 +155,7 @@ def test_the_request_body_names_the_period(northwind: ReadPath) -> None:
 
 def _read(
     path: ReadPath, *, valid_from: str | None, valid_to: str | None, known_at: str = NOW
-) -> list[tuple[str, str, str | None]]:
+) -> list[tuple[str, str | None, str | None]]:
     """The CEOs ``read_period`` finds in the range, as known at ``known_at``."""
     facts = path.store.snapshots.read(
         path.tenant,
@@ -179,7 +179,7 @@ def _text(value: datetime | None) -> str | None:
     return None if value is None else format_timestamp(value)[:10]
 
 
-def _windows(*episodes: str) -> list[tuple[str, str, str | None]]:
+def _windows(*episodes: str) -> list[tuple[str, str | None, str | None]]:
     return [(episode, *WINDOWS[episode]) for episode in episodes]
 
 
