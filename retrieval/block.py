@@ -2,7 +2,9 @@
 
 Pure. Instants print as dates; to the minute (``compact_time``) only where two instants of the
 block fall on one day, the asked ones included. There is a header only when a time was asked
-that differs from the read's clock: it names the subject and the asked instants.
+that differs from the read's clock: it names the subject and the asked instants. A period
+read's header names its range ("ana from 2004-01-01 to 2006-01-01:", "ana until 2013-01-01:",
+"ana from 2019-01-01:"), and its keys get one line per version valid in it.
 """
 
 from __future__ import annotations
@@ -80,13 +82,11 @@ def header(
     asked."""
     if mode == "period" and period is not None:
         start, end = period
-        span = [f"from {when(start)}" if start else "", f"to {when(end)}" if end else ""]
-        if start is None and end is not None:
-            span = [f"until {when(end)}"]
-        asked = [
-            " ".join(part for part in span if part),
-            f"as known on {when(known_at)}" if known_at != now else "",
-        ]
+        if start is None:
+            span = f"until {when(end)}" if end is not None else ""
+        else:
+            span = f"from {when(start)}" + (f" to {when(end)}" if end is not None else "")
+        asked = [span, f"as known on {when(known_at)}" if known_at != now else ""]
         times = ", ".join(part for part in asked if part)
         return f"{subject} {times}:" if subject else f"{times[0].upper()}{times[1:]}:"
     asked = [

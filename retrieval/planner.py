@@ -76,8 +76,8 @@ def plan_question(
     if period is not None:
         mode = "period"
         reasons["mode"] = (
-            "Period: a valid-time range was set (see valid_at), so the read gives every value"
-            " valid in it, each with its window"
+            "Period: a valid-time range was set (see valid_from, valid_to), so the read gives every"
+            " value valid in it, each with its window"
             + (", as known at the known-at time." if known is not None else ", as known now.")
         )
         valid = period.valid_from or _before(period.valid_to)
