@@ -40,6 +40,7 @@ from retrieval.block import (
     evidence_heading,
     header,
     key_line,
+    key_lines,
     uncertain_line,
     utc_text,
 )
@@ -51,6 +52,7 @@ from retrieval.models import Citation, ContextEvidence, Incumbent, Mode, Uncerta
 from retrieval.snippets import one_line
 from retrieval.stale import NO_VALUES, SubjectValues, evidence_check
 from store.models import Fact
+from store.subject_reads import ValidRange
 from store.values import display
 
 __all__ = ["Assembled", "EvidenceCandidate", "KeyFacts", "StaleRule", "assemble_context"]
@@ -89,6 +91,7 @@ def assemble_context(
     stale: StaleRule = "mark",
     episode_times: Mapping[str, datetime] | None = None,
     unverified: bool = False,
+    period: ValidRange | None = None,
 ) -> Assembled:
     """Assemble the cited block: key lines, uncertain keys, then evidence cut to the budget.
 
@@ -98,13 +101,16 @@ def assemble_context(
     names the subject and the asked instants. A current read's block is its key lines alone.
     At most ``max_superseded`` lines marked superseded are shown (the most similar): one
     defuses the stale statement a model is likeliest to meet; more would only spend tokens.
-    ``stale="drop"`` shows none.
+    ``stale="drop"`` shows none. A period read (mode ``period``, with its ``period``) shows
+    every version of a key valid in it (``KeyFacts.earlier``), one line each, and its header
+    names the period.
     """
     _check_arguments(valid_at, known_at, evidence_k, token_budget, stale)
     if max_superseded < 0:
         raise ValueError("max_superseded must not be negative")
     asked = _distinct(keys)
-    when = Instants.of(asked, valid_at, known_at)
+    bounds = [end for end in period or () if end is not None]
+    when = Instants.of(asked, *(bounds or [valid_at]), known_at)
     check = evidence_check(
         with_keys(values, asked) if evidence else NO_VALUES, routed=[key.attribute for key in asked]
     )
@@ -127,9 +133,17 @@ def assemble_context(
     settled = [key for key in settled if key.attribute not in newer]
     disputed = [key for key in asked if key.fact is not None and key.fact.disputed]
 
-    first = header(subject, mode, valid_at=valid_at, known_at=known_at, now=now, when=when)
+    first = header(
+        subject, mode, valid_at=valid_at, known_at=known_at, now=now, when=when, period=period
+    )
     core = [first] if first else []
-    core.extend(key_line(key, when) for key in settled)
+    for key in asked:  # an uncertain key's earlier versions in the period are settled lines
+        if key in settled:
+            core.extend(key_lines(key, when))
+        else:
+            core.extend(
+                key_line(KeyFacts(key.subject, key.attribute, f), when) for f in key.earlier
+            )
     if disputed or doubted:
         core.append("Uncertain:")
         core.extend(
@@ -154,7 +168,7 @@ def assemble_context(
             times=times,
             newer=[episode for episodes in newer.values() for episode in episodes],
         ),
-        facts=[key.fact for key in asked if key.fact is not None],
+        facts=[fact for key in asked for fact in key.facts()],
         evidence=[
             ContextEvidence(
                 episode_id=item.candidate.episode_id,

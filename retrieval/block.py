@@ -2,7 +2,9 @@
 
 Pure. Instants print as dates; to the minute (``compact_time``) only where two instants of the
 block fall on one day, the asked ones included. There is a header only when a time was asked
-that differs from the read's clock: it names the subject and the asked instants.
+that differs from the read's clock: it names the subject and the asked instants. A period
+read's header names its range ("ana from 2004-01-01 to 2006-01-01:", "ana until 2013-01-01:",
+"ana from 2019-01-01:"), and its keys get one line per version valid in it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from retrieval.models import Mode
 from retrieval.snippets import one_line
 from store.labels import version_label
 from store.models import Challenger, Fact
+from store.subject_reads import ValidRange
 from store.times import format_timestamp
 from store.values import display
 
@@ -53,10 +56,10 @@ class Instants:
         """The printing rule for a block of ``keys`` asked at ``asked``."""
         instants = [*asked]
         for key in keys:
-            if key.fact is not None:
-                instants.append(key.fact.valid_from)
-                if key.fact.valid_to is not None:
-                    instants.append(key.fact.valid_to)
+            for fact in key.facts():
+                instants.append(fact.valid_from)
+                if fact.valid_to is not None:
+                    instants.append(fact.valid_to)
         days = [utc_text(instant)[:10] for instant in dict.fromkeys(instants)]
         return cls(frozenset(day for day in days if days.count(day) > 1))
 
@@ -73,8 +76,19 @@ def header(
     known_at: datetime,
     now: datetime | None,
     when: Instants,
+    period: ValidRange | None = None,
 ) -> str:
-    """The first line: the subject and the asked instants, or "" when nothing was asked."""
+    """The first line: the subject and the asked instants (or period), or "" when nothing was
+    asked."""
+    if mode == "period" and period is not None:
+        start, end = period
+        if start is None:
+            span = f"until {when(end)}" if end is not None else ""
+        else:
+            span = f"from {when(start)}" + (f" to {when(end)}" if end is not None else "")
+        asked = [span, f"as known on {when(known_at)}" if known_at != now else ""]
+        times = ", ".join(part for part in asked if part)
+        return f"{subject} {times}:" if subject else f"{times[0].upper()}{times[1:]}:"
     asked = [
         f"as of {when(valid_at)}" if mode != "current" and valid_at != now else "",
         f"as known on {when(known_at)}" if mode == "known_at" and known_at != now else "",
@@ -85,6 +99,13 @@ def header(
     if not times:
         return ""
     return f"{subject} {times}:" if subject else f"{times[0].upper()}{times[1:]}:"
+
+
+def key_lines(key: KeyFacts, when: Instants) -> list[str]:
+    """The key's line, or for a period read one line per version valid in the period."""
+    if not key.earlier:
+        return [key_line(key, when)]
+    return [key_line(KeyFacts(key.subject, key.attribute, fact), when) for fact in key.facts()]
 
 
 def key_line(key: KeyFacts, when: Instants) -> str:

@@ -10,11 +10,18 @@ from store.models import Fact
 
 @dataclass(frozen=True)
 class KeyFacts:
-    """One asked key and the version valid at the read's time (None: not known)."""
+    """One asked key and the version valid at the read's time (None: not known); for a period
+    read, the latest version valid in the period, after the ``earlier`` ones."""
 
     subject: str
     attribute: str
     fact: Fact | None
+    earlier: tuple[Fact, ...] = ()
+    """A period read's other versions valid in the period, by valid_from, before ``fact``."""
+
+    def facts(self) -> tuple[Fact, ...]:
+        """Every version the key shows: ``earlier``, then ``fact``."""
+        return (*self.earlier, self.fact) if self.fact is not None else self.earlier
 
 
 @dataclass(frozen=True)

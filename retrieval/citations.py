@@ -42,11 +42,10 @@ def citations(
     episodes ``newer`` than memory that an uncertain key names are evidence too."""
     cited: list[tuple[str, CitationRole]] = []
     for key in settled:
-        if key.fact is not None:
-            cited.append((key.fact.source_episode_id, "fact"))
+        cited.extend((fact.source_episode_id, "fact") for fact in key.facts())
     for key in disputed:
         assert key.fact is not None
-        cited.append((key.fact.source_episode_id, "fact"))
+        cited.extend((fact.source_episode_id, "fact") for fact in key.facts())
         cited.extend((c.source_episode_id, "challenger") for c in key.fact.challengers)
     cited.extend((item.candidate.episode_id, "evidence") for item in kept)
     cited.extend((episode_id, "evidence") for episode_id in newer)

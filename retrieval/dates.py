@@ -4,8 +4,10 @@ Pure: no database and no model. Words are resolved against ``now`` (the decision
 
 - A date without a time of day ("on June 2", "2026-06-02") means noon UTC of that day, so a
   fact that started that morning (in UTC or in most offsets) counts as valid on that day.
-- A month ("in March 2025") means noon UTC on its 15th; a year ("in 1980") noon UTC on July 1.
-  Both are the middle of the period, not a boundary where a change is as likely as not.
+- A month ("in March 2025") or a year ("in 1980") names a whole period: its ``span`` is the
+  half-open range it covers (``retrieval.periods`` reads it as a valid-time range). Its
+  ``instant``, the middle of the period (noon UTC on the 15th, or on July 1), is what a
+  belief date ("what did we know in March 2025") resolves to, known-at being an instant.
 - A date with a time of day ("at 2026-06-02T10:00:00Z") is that instant.
 - A relative phrase ("yesterday", "last week", "3 days ago") counts back from ``now`` and keeps
   its time of day: "yesterday" is ``now`` minus one day.
@@ -19,9 +21,10 @@ Pure: no database and no model. Words are resolved against ``now`` (the decision
   timestamps, month/day/year with slashes (US order), a month name with a day or a year,
   a relative phrase (yesterday, tomorrow, last/next week/month/year, N units ago, N units from
   now, in N units), a full weekday name, and a bare month name or year only after a lead-in
-  word ("in May", "in 1980", "during summer 2024", "before 1980"). "on the 2nd" (no month),
-  abbreviated months without a day ("Jan" may be a name) and times without a date are not
-  dates. The planner blanks known subject names first, so "account:2024" is never a year.
+  word ("in May", "in 1980", "during summer 2024", "before 1980"), or after a range word
+  ("to", "and", "through", "until") that follows a date: "from 2004 to 2005". "on the 2nd"
+  (no month), abbreviated months without a day ("Jan" may be a name) and times without a date
+  are not dates. The planner blanks known subject names first, so "account:2024" is never a year.
 """
 
 from __future__ import annotations
@@ -74,13 +77,14 @@ _SHORT_MONTH = re.compile(r"(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?
 _LEAD_INS = frozenset(
     {
         "in", "on", "of", "since", "before", "after", "by", "during", "until", "till", "from",
-        "through", "throughout", "early", "late", "mid", "around", "circa", "summer", "winter",
-        "spring", "autumn", "fall",
+        "between", "through", "throughout", "early", "late", "mid", "around", "circa", "summer",
+        "winter", "spring", "autumn", "fall",
     }
 )  # fmt: skip
 _WORD_BEFORE = re.compile(r"([A-Za-z]+)[^A-Za-z0-9]*$")
 _BEFORE = re.compile(r"\b(?:before|prior\s+to|earlier\s+than)\s*$", re.IGNORECASE)
 _AFTER = re.compile(r"\b(?:after|later\s+than)\s*$", re.IGNORECASE)
+_RANGE_WORD = re.compile(r"^\s*(?:to|and|through|thru|till|until|-|\u2013)\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,10 @@ class DateMention:
     end: int
     instant: datetime
     explanation: str
+    span: tuple[datetime, datetime]
+    """The period the words name, half-open: a day, a month, a year (an instant: itself)."""
+    whole: bool = False
+    """A bare month or year, without a day and without "before" or "after": a whole period."""
 
 
 def find_dates(question: str, *, now: datetime) -> tuple[DateMention, ...]:
@@ -112,7 +120,8 @@ def find_dates(question: str, *, now: datetime) -> tuple[DateMention, ...]:
     for match in _CANDIDATES.finditer(question):
         kind = match.lastgroup or ""
         text = match.group(0)
-        if kind in _NEEDS_LEAD_IN and not _lead_in(question, match.start()):
+        previous = mentions[-1].end if mentions else None
+        if kind in _NEEDS_LEAD_IN and not _lead_in(question, match.start(), previous):
             continue
         if kind == "month" and _SHORT_MONTH.fullmatch(text):
             continue
@@ -136,7 +145,9 @@ def find_dates(question: str, *, now: datetime) -> tuple[DateMention, ...]:
     return tuple(mentions)
 
 
-def _lead_in(question: str, position: int) -> bool:
+def _lead_in(question: str, position: int, previous: int | None) -> bool:
+    if previous is not None and _RANGE_WORD.match(question[previous:position]):
+        return True  # the second end of a range: "from 2004 to 2005"
     before = question[:position]
     if _BEFORE.search(before) or _AFTER.search(before):
         return True
@@ -172,7 +183,10 @@ def _resolve(
     except OverflowError:
         return None
     explanation = f"{text.strip()!r} means {format_timestamp(instant)} ({how})"
-    return DateMention(text, start, start + len(text), instant, explanation)
+    whole = span in ("month", "year") and not before and not after
+    return DateMention(
+        text, start, start + len(text), instant, explanation, (first, last), whole=whole
+    )
 
 
 def _period(name: str) -> Period:

@@ -90,7 +90,11 @@ def with_keys(values: SubjectValues, keys: Sequence[KeyFacts]) -> SubjectValues:
     for key in keys:
         if key.fact is None:
             continue
-        texts = [display(key.fact.value), *(display(c.value) for c in key.fact.challengers)]
+        texts = [
+            text
+            for fact in key.facts()
+            for text in (display(fact.value), *(display(c.value) for c in fact.challengers))
+        ]
         holding[key.attribute] = tuple(dict.fromkeys([*holding.get(key.attribute, ()), *texts]))
         ever[key.attribute] = tuple(dict.fromkeys([*ever.get(key.attribute, ()), *texts]))
         if key.fact.disputed:
@@ -128,8 +132,8 @@ def choose_evidence(
     episodes newer than memory (any of ``candidates``) put in doubt."""
     sources: dict[str, int] = {}
     for key in keys:
-        if key.fact is not None:
-            sources.setdefault(key.fact.source_episode_id, len(sources))
+        for fact in key.facts():
+            sources.setdefault(fact.source_episode_id, len(sources))
 
     def rank(position: int) -> tuple[int, float, int]:
         candidate = candidates[position]
@@ -167,11 +171,8 @@ def _cited(keys: Sequence[KeyFacts]) -> frozenset[str]:
     return frozenset(
         episode
         for key in keys
-        if key.fact is not None
-        for episode in (
-            key.fact.source_episode_id,
-            *(c.source_episode_id for c in key.fact.challengers),
-        )
+        for fact in key.facts()
+        for episode in (fact.source_episode_id, *(c.source_episode_id for c in fact.challengers))
     )
 
 
@@ -225,7 +226,11 @@ def _judged_by_time(
     for key in about:
         fact = key.fact
         assert fact is not None
-        sides = [display(fact.value), *(display(c.value) for c in fact.challengers)]
+        sides = [
+            text
+            for shown in key.facts()
+            for text in (display(shown.value), *(display(c.value) for c in shown.challengers))
+        ]
         if any(check.states(sentence, sides) for sentence in sentences):
             continue
         occurred = candidate.occurred_at

@@ -27,7 +27,7 @@ from store.values import JsonValue
 
 MAX_QUESTION = 4_000
 
-Mode = Literal["current", "point_in_time", "known_at"]
+Mode = Literal["current", "point_in_time", "known_at", "period"]
 CitationRole = Literal["fact", "challenger", "evidence"]
 
 SCORE_PLACES = 6
@@ -97,6 +97,16 @@ class ContextRequest(BaseModel):
     known_at: Timestamp | None = None
     token_budget: Integer = Field(default=512, ge=16, le=32_768)
     evidence_k: Integer = Field(default=3, ge=0, le=20)
+    valid_from: Timestamp | None = Field(
+        default=None,
+        description="Ask about a valid-time period starting here (with valid_to, or open"
+        " ended); not with valid_at. It wins over a period the question states",
+    )
+    valid_to: Timestamp | None = Field(
+        default=None,
+        description="The end of the period asked about, not included (open start without"
+        " valid_from); later than valid_from",
+    )
 
 
 class Citation(BaseModel):
@@ -189,6 +199,18 @@ class QuestionPlan(BaseModel):
         exclude_if=lambda value: value is None,
         description="Present when the request named attributes by the names they had before a"
         " rename (within the dual-read window): each attribute read, with the old name asked",
+    )
+    valid_from: Timestamp | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when a period read (mode period) has a start: the first instant of"
+        " the valid-time range asked about",
+    )
+    valid_to: Timestamp | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when a period read (mode period) has an end: the first instant"
+        " after the valid-time range asked about",
     )
 
 

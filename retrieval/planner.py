@@ -1,9 +1,12 @@
 """Question planning (read path steps 1-3): which mode, which instants, subject and attributes.
 
 Pure: no database and no model. This module only decides, and says why in
-``QuestionPlan.reasons``: the subject from ``retrieval.question``, the instants from
-``retrieval.question_times`` (dates themselves from ``retrieval.dates``), the mode from which
-instants were set. Attributes the caller names are read as named; ``attributes`` that is
+``QuestionPlan.reasons``: the subject from ``retrieval.question``, the instants and any period
+from ``retrieval.question_times`` (dates themselves from ``retrieval.dates``, ranges from
+``retrieval.periods``), the mode from which were set. A period read ("from 2004 to 2005", "in
+1985") has mode ``period`` and names its range in ``valid_from`` / ``valid_to`` (an open end is
+left out); its ``valid_at`` is the range's start (or, with an open start, the second before
+its end). Attributes the caller names are read as named; ``attributes`` that is
 empty counts as naming none, and the reader then routes the question among the subject's
 keys (``retrieval.route``).
 """
@@ -11,10 +14,11 @@ keys (``retrieval.route``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from retrieval.dates import find_dates
 from retrieval.models import Mode, QuestionPlan
+from retrieval.periods import Period, check_period
 from retrieval.question import (
     KnownSubject,
     blank_mentions,
@@ -24,6 +28,7 @@ from retrieval.question import (
 from retrieval.question_times import question_times
 from store.times import parse_timestamp
 
+_ONE_SECOND = timedelta(seconds=1)
 NOW_KNOWN = "Nothing asks about past belief, so known-at is now."
 
 
@@ -36,9 +41,18 @@ def plan_question(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     known_subjects: Sequence[KnownSubject] = (),
+    valid_from: datetime | None = None,
+    valid_to: datetime | None = None,
 ) -> QuestionPlan:
-    """Decide mode, instants, subject and named attributes; explicit parameters win."""
+    """Decide mode, instants, period, subject and named attributes; explicit parameters win.
+
+    ``valid_from`` / ``valid_to`` ask about a period (either end may be open); with
+    ``valid_at`` too, or ending before it starts, InvalidInput.
+    """
     now = parse_timestamp(now)
+    start = parse_timestamp(valid_from) if valid_from is not None else None
+    end = parse_timestamp(valid_to) if valid_to is not None else None
+    check_period(start, end, valid_at=valid_at)
     reasons: dict[str, str] = {}
 
     mentions = find_subject_mentions(question, known_subjects)
@@ -49,16 +63,26 @@ def plan_question(
         subject, reasons["subject"] = choose_subject(mentions)
 
     dates = find_dates(blank_mentions(question, mentions), now=now)
-    valid, known = question_times(
+    valid, known, period = question_times(
         dates,
         question=question,
         now=now,
         valid_at=valid_at,
         known_at=known_at,
         reasons=reasons,
+        period=Period(start, end, (), "the caller's") if (start, end) != (None, None) else None,
     )
     mode: Mode
-    if known is not None:
+    if period is not None:
+        mode = "period"
+        reasons["mode"] = (
+            "Period: a valid-time range was set (see valid_from, valid_to), so the read gives every"
+            " value valid in it, each with its window"
+            + (", as known at the known-at time." if known is not None else ", as known now.")
+        )
+        valid = period.valid_from or _before(period.valid_to)
+        reasons.setdefault("known_at", NOW_KNOWN)
+    elif known is not None:
         mode = "known_at"
         reasons["mode"] = (
             "Known-at: a known-at time was set (see known_at), so the read sees only what was"
@@ -100,4 +124,10 @@ def plan_question(
         attributes=named,
         routed=bool(named),
         reasons=reasons,
+        valid_from=period.valid_from if period is not None else None,
+        valid_to=period.valid_to if period is not None else None,
     )
+
+
+def _before(end: datetime | None) -> datetime | None:
+    return end - _ONE_SECOND if end is not None else None

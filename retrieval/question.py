@@ -17,6 +17,7 @@ from retrieval.dates import find_dates
 
 _DATE_LEAD = re.compile(
     r"\b(?:on|in|at|of|as\s+of|since|before|after|by|during|until|till|from|prior\s+to"
+    r"|between|to|and|through|thru|throughout"
     r"|earlier\s+than|later\s+than|early|late|mid|around|summer|winter|spring|autumn|fall)"
     r"(?:\s+(?:summer|winter|spring|autumn|fall))?\s+$",
     re.IGNORECASE,

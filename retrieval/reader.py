@@ -45,7 +45,7 @@ from store.models import Episode
 from store.receipts import NO_TRACE, Trace, leave_receipts
 from store.service import MemoryStore
 from store.snapshot import ReadSnapshot
-from store.subject_reads import SubjectMemory
+from store.subject_reads import SubjectMemory, ValidRange
 
 Vector = np.ndarray[Any, Any]
 
@@ -128,14 +128,10 @@ class Reader:
         plan, memory, query = self._plan(snapshot, request)
         if migrated:
             plan = plan.model_copy(update={"migrated_from": migrated})
-        keys = (
-            []
-            if memory is None
-            else [KeyFacts(memory.subject, name, memory.fact(name)) for name in plan.attributes]
-        )
+        keys = [] if memory is None else [_key_facts(memory, name) for name in plan.attributes]
         episodes = snapshot.episodes(memory.cited(plan.attributes)) if memory is not None else {}
-        cited = (episodes.get(key.fact.source_episode_id) for key in keys if key.fact is not None)
-        sources = [episode for episode in cited if episode is not None]
+        cited = dict.fromkeys(fact.source_episode_id for key in keys for fact in key.facts())
+        sources = [episodes[episode] for episode in cited if episode in episodes]
         evidence = (
             self._evidence(snapshot, request, plan=plan, sources=sources, query=query)
             if query is not None
@@ -157,6 +153,7 @@ class Reader:
             token_budget=request.token_budget,
             count_tokens=self.embedder.count_tokens,
             unverified=not plan.routed,
+            period=_period(plan),
         )
         leave_receipts(
             snapshot.conn,
@@ -204,6 +201,8 @@ class Reader:
             valid_at=request.valid_at,
             known_at=request.known_at,
             known_subjects=known,
+            valid_from=request.valid_from,
+            valid_to=request.valid_to,
         )
         wanted = [request.question] if request.evidence_k > 0 else []
         if plan.subject is None:
@@ -235,6 +234,7 @@ class Reader:
                 known_at=plan.known_at,
                 history=history,
                 attributes=None if history else plan.attributes,
+                period=_period(plan),
             )
         except BaseException:
             if vectors is not None:
@@ -346,6 +346,19 @@ class Reader:
                 for hit in hits
             ),
         ]
+
+
+def _key_facts(memory: SubjectMemory, attribute: str) -> KeyFacts:
+    """The asked key with the fact the read shows (and, for a period, the earlier ones)."""
+    facts = memory.facts_of(attribute)
+    if not facts:
+        return KeyFacts(memory.subject, attribute, None)
+    return KeyFacts(memory.subject, attribute, facts[-1], earlier=tuple(facts[:-1]))
+
+
+def _period(plan: QuestionPlan) -> ValidRange | None:
+    """The plan's valid-time range, for a period read."""
+    return (plan.valid_from, plan.valid_to) if plan.mode == "period" else None
 
 
 def _with_attributes(

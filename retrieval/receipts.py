@@ -32,15 +32,16 @@ def context_receipts(
     disputed = {incumbent.fact_id for incumbent in (key.incumbent for key in assembled.uncertain)}
     cited = {citation.episode_id for citation in assembled.citations}
     receipts = [
-        touched.fact_missing(key.subject, key.attribute)
-        if key.fact is None
-        else touched.fact_read(
-            key.fact,
+        touched.fact_read(
+            fact,
             now=now,
-            activated=key.fact.version_id in stated or key.fact.fact_id in disputed,
+            activated=fact.version_id in stated or fact.fact_id in disputed,
             asked=asked,
         )
+        if fact is not None
+        else touched.fact_missing(key.subject, key.attribute)
         for key in keys
+        for fact in (key.facts() or (None,))
     ]
     retrieved: dict[str, datetime | None] = {}
     hits = 0

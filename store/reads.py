@@ -2,7 +2,8 @@
 
 Knowledge at S is every version with ``recorded_at <= S < retired_at``; a read returns the one
 version of each key valid at ``valid_at`` in knowledge at ``known_at``. The exclusion
-constraint guarantees there is at most one.
+constraint guarantees there is at most one. A period read returns every version valid at some
+instant of a range, in the same knowledge.
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ from store.versions import COLUMNS, select_facts
 _KNOWN_AND_VALID = """
   AND recorded_at <= %(known_at)s AND (retired_at IS NULL OR retired_at > %(known_at)s)
   AND valid_from <= %(valid_at)s AND (valid_to IS NULL OR valid_to > %(valid_at)s)
+"""
+# A valid window overlapping [valid_from, valid_to), either end open when NULL.
+_KNOWN_AND_OVERLAPPING = """
+  AND recorded_at <= %(known_at)s AND (retired_at IS NULL OR retired_at > %(known_at)s)
+  AND (%(valid_to)s::timestamptz IS NULL OR valid_from < %(valid_to)s::timestamptz)
+  AND (%(valid_from)s::timestamptz IS NULL OR valid_to IS NULL
+       OR valid_to > %(valid_from)s::timestamptz)
 """
 # Recorded and retired at one instant: never believed, never shown.
 _BELIEVED = """
@@ -57,7 +65,7 @@ def _select(
     attributes: Sequence[str] | None,
     window: str,
     order: str,
-    times: dict[str, datetime],
+    times: dict[str, datetime | None],
     disputes_at: datetime | None,
 ) -> list[Fact]:
     """The subject's versions (of ``attributes``, or all) in ``window``, as facts; with
@@ -137,6 +145,34 @@ def read_profile(
         window=_KNOWN_AND_VALID,
         order=" ORDER BY attribute",
         times={"valid_at": valid_at, "known_at": known_at, "now": now},
+        disputes_at=known_at if conflicts is None else None,
+    )
+    return facts if conflicts is None else mark_disputes(facts, conflicts, known_at=known_at)
+
+
+def read_period(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    subject: str,
+    attributes: Sequence[str] | None = None,
+    valid_from: datetime | None,
+    valid_to: datetime | None,
+    known_at: datetime,
+    now: datetime,
+    conflicts: Sequence[ConflictRecord] | None = None,
+) -> list[Fact]:
+    """Every version of the keys of ``subject`` (or those named) whose valid window overlaps
+    ``[valid_from, valid_to)`` (None: open) as known at ``known_at``: by attribute, then
+    valid_from (disputes marked as in ``read_profile``)."""
+    facts = _select(
+        conn,
+        tenant_id,
+        subject=subject,
+        attributes=attributes,
+        window=_KNOWN_AND_OVERLAPPING,
+        order=" ORDER BY attribute, valid_from, version_id",
+        times={"valid_from": valid_from, "valid_to": valid_to, "known_at": known_at, "now": now},
         disputes_at=known_at if conflicts is None else None,
     )
     return facts if conflicts is None else mark_disputes(facts, conflicts, known_at=known_at)

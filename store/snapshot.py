@@ -19,7 +19,7 @@ from store.episodes import get_episodes
 from store.merged_ids import resolve_subject, resolve_subjects
 from store.models import Attribute, Episode
 from store.reads import find_subjects
-from store.subject_reads import SubjectMemory, read_subject_memory
+from store.subject_reads import SubjectMemory, ValidRange, read_subject_memory
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,10 @@ class ReadSnapshot:
         known_at: datetime,
         history: bool = True,
         attributes: Sequence[str] | None = None,
+        period: ValidRange | None = None,
     ) -> SubjectMemory:
-        """The subject's facts at (``valid_at``, ``known_at``) with its whole history
-        (``read_subject_memory``)."""
+        """The subject's facts at (``valid_at``, or in ``period``; ``known_at``) with its whole
+        history (``read_subject_memory``)."""
         return read_subject_memory(
             self.conn,
             self.tenant_id,
@@ -68,6 +69,7 @@ class ReadSnapshot:
             now=self.now,
             history=history,
             attributes=attributes,
+            period=period,
         )
 
     def episodes(self, episode_ids: Collection[str]) -> dict[str, Episode]:

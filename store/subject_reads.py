@@ -20,8 +20,11 @@ from psycopg.rows import args_row
 
 from store.conflicts import subject_conflicts
 from store.models import ConflictRecord, Fact
-from store.reads import read_profile
+from store.reads import read_period, read_profile
 from store.values import JsonValue
+
+ValidRange = tuple[datetime | None, datetime | None]
+"""A valid-time range ``[valid_from, valid_to)``; None: that end is open."""
 
 
 class BelievedValue(NamedTuple):
@@ -68,6 +71,9 @@ class SubjectMemory:
     """Every value ever believed, of every key of the subject (unless not asked for)."""
     conflicts: list[ConflictRecord]
     """Every conflict logged on the subject's keys, open or resolved."""
+    period: ValidRange | None = None
+    """For a period read, the valid-time range: ``facts`` then holds every version valid in
+    it (several per key, by valid_from)."""
 
     def held_attributes(self) -> list[str]:
         """Attributes the subject holds as known at ``known_at``: a version or an open conflict.
@@ -97,8 +103,14 @@ class SubjectMemory:
         }
 
     def fact(self, attribute: str) -> Fact | None:
-        """The fact of ``attribute`` valid at the asked instant, or None: not known."""
-        return next((fact for fact in self.facts if fact.attribute == attribute), None)
+        """The fact of ``attribute`` valid at the asked instant (for a period, the latest valid
+        in it), or None: not known."""
+        found = self.facts_of(attribute)
+        return found[-1] if found else None
+
+    def facts_of(self, attribute: str) -> list[Fact]:
+        """Every fact of ``attribute`` the read holds, by valid_from (one, except for a period)."""
+        return [fact for fact in self.facts if fact.attribute == attribute]
 
     def values_ever(self) -> list[tuple[str, JsonValue]]:
         """(attribute, value) of every version and every conflict challenger, first seen first."""
@@ -117,16 +129,34 @@ def read_subject_memory(
     now: datetime,
     history: bool = True,
     attributes: Sequence[str] | None = None,
+    period: ValidRange | None = None,
 ) -> SubjectMemory:
     """Everything a context read needs about ``subject``, from one transaction.
 
     A read that checks no evidence needs no ``history``: left out, ``believed`` is empty. A
     read of named keys without history needs only those: given ``attributes``, only their
-    facts are read, each with its open disputes, and ``conflicts`` is empty.
+    facts are read, each with its open disputes, and ``conflicts`` is empty. Given a
+    ``period``, the facts are every version valid in it (``read_period``), not at ``valid_at``.
     """
-    if attributes is not None:
-        if history:
-            raise ValueError("a read of named keys only cannot read the subject's history")
+    if attributes is not None and history:
+        raise ValueError("a read of named keys only cannot read the subject's history")
+    conflicts = (
+        [] if attributes is not None else subject_conflicts(conn, tenant_id, subject=subject)
+    )
+    marked = None if attributes is not None else conflicts
+    if period is not None:
+        facts = read_period(
+            conn,
+            tenant_id,
+            subject=subject,
+            attributes=attributes,
+            valid_from=period[0],
+            valid_to=period[1],
+            known_at=known_at,
+            now=now,
+            conflicts=marked,
+        )
+    else:
         facts = read_profile(
             conn,
             tenant_id,
@@ -135,18 +165,7 @@ def read_subject_memory(
             valid_at=valid_at,
             known_at=known_at,
             now=now,
-        )
-        conflicts: list[ConflictRecord] = []
-    else:
-        conflicts = subject_conflicts(conn, tenant_id, subject=subject)
-        facts = read_profile(
-            conn,
-            tenant_id,
-            subject=subject,
-            valid_at=valid_at,
-            known_at=known_at,
-            now=now,
-            conflicts=conflicts,
+            conflicts=marked,
         )
     return SubjectMemory(
         subject=subject,
@@ -155,4 +174,5 @@ def read_subject_memory(
         facts=facts,
         believed=read_believed_values(conn, tenant_id, subject=subject) if history else [],
         conflicts=conflicts,
+        period=period,
     )

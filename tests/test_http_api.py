@@ -310,6 +310,42 @@ def test_only_known_at_reads_what_was_believed_then_about_then(http: Client, see
     )
 
 
+def test_context_reads_the_period_the_body_names_as_known_at_its_known_at(
+    http: Client, seed: Seeded
+) -> None:
+    headers = at(seed.tenant, "2026-06-06T00:00:00Z")
+    body = {
+        "question": "What was Mira's passport deadline?",
+        "subject": "mira",
+        "valid_from": "2026-06-02T00:00:00Z",
+        "valid_to": "2026-06-04T00:00:00Z",
+        "evidence_k": 0,
+    }
+    now = ok(http.post("/v1/context", json=body, headers=headers))
+    assert now["block"].splitlines() == [
+        "mira from 2026-06-02 to 2026-06-04:",
+        "passport_deadline: 2026-07-15 (from 2026-06-01 until 2026-06-03; source e1)",
+        "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)",
+    ]
+    assert [fact["source_episode_id"] for fact in now["facts"]] == ["e1", "e2"]
+    plan = {key: now["plan"][key] for key in ("mode", "valid_from", "valid_to", "known_at")}
+    assert plan == {
+        "mode": "period",
+        "valid_from": "2026-06-02T00:00:00Z",
+        "valid_to": "2026-06-04T00:00:00Z",
+        "known_at": "2026-06-06T00:00:00Z",
+    }
+    # Before the correction was recorded, the first deadline was believed open ended.
+    then = ok(
+        http.post("/v1/context", json={**body, "known_at": "2026-06-03T00:00:00Z"}, headers=headers)
+    )
+    assert then["block"].splitlines() == [
+        "mira from 2026-06-02 to 2026-06-04, as known on 2026-06-03:",
+        "passport_deadline: 2026-07-15 (from 2026-06-01; source e1)",
+    ]
+    assert (then["plan"]["mode"], then["plan"]["known_at"]) == ("period", "2026-06-03T00:00:00Z")
+
+
 def test_profile_takes_valid_at_and_known_at(http: Client, seed: Seeded) -> None:
     headers = at(seed.tenant, "2026-06-05T12:00:00Z")
     key = "/v1/facts/mira/passport_deadline"

@@ -62,6 +62,9 @@ EXPIRE = {"at": "2026-05-01T00:00:00Z", "source_episode_id": "ep-3"}
 SEARCH = {"query": "where does mira live"}
 CONTEXT = {"question": "Where does mira live?"}
 NAIVE = "2026-03-01T09:00:00"
+PERIOD_BACKWARDS = {"valid_from": "2006-01-01T00:00:00Z", "valid_to": "2004-01-01T00:00:00Z"}
+PERIOD_EMPTY = {"valid_from": "2006-01-01T00:00:00Z", "valid_to": "2006-01-01T00:00:00Z"}
+PERIOD_AND_INSTANT = {"valid_to": "2006-01-01T00:00:00Z", "valid_at": "2005-01-01T00:00:00Z"}
 OVERFLOWING = "9999-12-31T23:59:59-23:59"
 """A valid RFC 3339 instant whose UTC form is past year 9999."""
 UNHELD_UUID = "00000000-0000-4000-8000-000000000000"
@@ -726,6 +729,22 @@ BAD_INPUT = [
         (
             "naive-known-at",
             Bad("POST", "/v1/context", 422, "known_at", with_(CONTEXT, known_at=NAIVE)),
+        ),
+        (
+            "naive-valid-from",
+            Bad("POST", "/v1/context", 422, "valid_from", with_(CONTEXT, valid_from=NAIVE)),
+        ),
+        (
+            "period-ending-before-it-starts",
+            Bad("POST", "/v1/context", 422, "valid_to", with_(CONTEXT, **PERIOD_BACKWARDS)),
+        ),
+        (
+            "empty-period",
+            Bad("POST", "/v1/context", 422, "valid_to", with_(CONTEXT, **PERIOD_EMPTY)),
+        ),
+        (
+            "period-beside-valid-at",
+            Bad("POST", "/v1/context", 422, "valid_at", with_(CONTEXT, **PERIOD_AND_INSTANT)),
         ),
         (
             "token-budget-15",

@@ -189,18 +189,20 @@ READ_ANSWER_FIELDS = {
         "routed",
         "reasons",
         "migrated_from",
+        "valid_from",
+        "valid_to",
     ],
     "PlanReasons": ["subject", "valid_at", "known_at", "mode", "attributes"],
 }
 """Each object of the read answers, its fields in the order its JSON carries them."""
 
 OPTIONAL_ANSWER_FIELDS = {
-    "QuestionPlan": {"migrated_from"},
+    "QuestionPlan": {"migrated_from", "valid_from", "valid_to"},
     "ContextEvidence": {"mark"},
     "UncertainKey": {"newer_evidence"},
 }
-"""Fields an answer carries only when they apply (a renamed attribute's old name, an evidence
-line's mark, the episodes newer than an uncertain key's value)."""
+"""Fields an answer carries only when they apply (a renamed attribute's old name, a period
+read's range, an evidence line's mark, the episodes newer than an uncertain key's value)."""
 
 
 def _reached(schemas: dict[str, Any], schema: Any, found: dict[str, dict[str, Any]]) -> None:

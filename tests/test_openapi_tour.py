@@ -274,6 +274,18 @@ def test_every_call_with_real_data_answers_as_documented(
     )
     tour.call(
         "POST",
+        "/v1/context",
+        expect=200,
+        headers=key,
+        body={
+            "question": "What was Mira's passport deadline?",
+            "subject": "mira",
+            "valid_from": "2026-05-01T00:00:00Z",
+            "valid_to": "2026-07-01T00:00:00Z",
+        },
+    )
+    tour.call(
+        "POST",
         f"{fact_path}/expire",
         expect=200,
         headers=key,

@@ -142,14 +142,14 @@ POINT_IN_TIME = [
         "ceo: Alice Moreno (from 1975-03-01 until 1982-09-15; source nw-1975)",
     ),
     PointInTime(
-        "Who was Northwind's CEO in 1985?",
+        "Who was Northwind's CEO on July 1, 1985?",
         "point_in_time",
         "1985-07-01T12:00:00Z",
         "nw-1982",
         "ceo: Bruno Keller (from 1982-09-15 until 1989-01-10; source nw-1982)",
     ),
     PointInTime(
-        "Who was Northwind's CEO in 1990?",
+        "Who was Northwind's CEO on July 1, 1990?",
         "point_in_time",
         "1990-07-01T12:00:00Z",
         "nw-1989",

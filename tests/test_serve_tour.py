@@ -140,8 +140,8 @@ def test_the_first_start_prints_a_key_for_the_default_tenant_and_the_docs_url(
 def test_the_readme_tour_answers_as_documented(served: Served) -> None:
     assert shutil.which("curl") is not None, "the tour is written for curl: install it"
     setup, steps = tour_steps()
-    assert len(steps) == 8
-    declared, e1, e2, e0, current, june_2, context, history = (
+    assert len(steps) == 9
+    declared, e1, e2, e0, current, june_2, context, history, period = (
         run_step(setup, step, served) for step in steps
     )
 
@@ -172,3 +172,15 @@ def test_the_readme_tour_answers_as_documented(served: Served) -> None:
 
     believed = [version["value"] for version in history if version["status"] != "retired"]
     assert believed == ["2026-08-01", "2026-07-15", "2026-06-30"]
+
+    assert period["block"].splitlines()[:4] == [
+        "mira from 2026-05-01 to 2026-07-01:",
+        "passport_deadline: 2026-08-01 (from 2026-05-30 until 2026-06-01; source e0)",
+        "passport_deadline: 2026-07-15 (from 2026-06-01 until 2026-06-03; source e1)",
+        "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)",
+    ]
+    assert (period["plan"]["mode"], period["plan"]["valid_from"], period["plan"]["valid_to"]) == (
+        "period",
+        "2026-05-01T00:00:00Z",
+        "2026-07-01T00:00:00Z",
+    )

@@ -118,8 +118,13 @@ def context(
     known_at: Instant | None = None,
     token_budget: int | None = None,
     evidence_k: int | None = None,
+    valid_from: Instant | None = None,
+    valid_to: Instant | None = None,
 ) -> Call[ContextResult]:
-    """The smallest cited block answering the question: exact facts first, then evidence."""
+    """The smallest cited block answering the question: exact facts first, then evidence.
+
+    ``valid_from`` / ``valid_to`` ask about a period (every value valid in it), not with
+    ``valid_at``."""
     body = json_body(
         question=question,
         subject=subject,
@@ -128,6 +133,8 @@ def context(
         known_at=known_at,
         token_budget=token_budget,
         evidence_k=evidence_k,
+        valid_from=valid_from,
+        valid_to=valid_to,
     )
     return Call("POST", "/v1/context", ContextResult.model_validate_json, body=body)
 

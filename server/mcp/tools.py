@@ -83,8 +83,10 @@ TOOLS: Final[tuple[Tool, ...]] = (
         "The smallest cited prompt block answering a question about a subject: one line per"
         " key with its value, valid time and source episode, disputed keys under `uncertain`,"
         " then cited evidence. `plan` says which mode, times and attributes were chosen and"
-        " why. Dates in the question set the valid time; `known_at` or belief wording ('what"
-        " did we believe on ...') sets the knowledge time. Use it before answering.",
+        " why. Dates in the question set the valid time; a range ('from 2004 to 2005', 'in"
+        " 1985') or `valid_from`/`valid_to` asks for every value valid in a period; `known_at`"
+        " or belief wording ('what did we believe on ...') sets the knowledge time. Use it"
+        " before answering.",
         ContextRequest,
         read_routes.context,
     ),
