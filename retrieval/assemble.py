@@ -92,6 +92,7 @@ def assemble_context(
     episode_times: Mapping[str, datetime] | None = None,
     unverified: bool = False,
     period: ValidRange | None = None,
+    unsure_subject: str | None = None,
 ) -> Assembled:
     """Assemble the cited block: key lines, uncertain keys, then evidence cut to the budget.
 
@@ -103,7 +104,8 @@ def assemble_context(
     defuses the stale statement a model is likeliest to meet; more would only spend tokens.
     ``stale="drop"`` shows none. A period read (mode ``period``, with its ``period``) shows
     every version of a key valid in it (``KeyFacts.earlier``), one line each, and its header
-    names the period.
+    names the period. ``unsure_subject`` is a line saying which subjects the question's name
+    may mean when none was chosen; it goes under "Uncertain:".
     """
     _check_arguments(valid_at, known_at, evidence_k, token_budget, stale)
     if max_superseded < 0:
@@ -144,8 +146,9 @@ def assemble_context(
             core.extend(
                 key_line(KeyFacts(key.subject, key.attribute, f), when) for f in key.earlier
             )
-    if disputed or doubted:
+    if disputed or doubted or unsure_subject:
         core.append("Uncertain:")
+        core.extend([unsure_subject] if unsure_subject else [])
         core.extend(
             _with_newer(uncertain_line(key, when), newer.get(key.attribute)) for key in disputed
         )

@@ -179,6 +179,16 @@ class RenamedAttribute(BaseModel):
     migrated_from: str = Field(description="The old name the request gave")
 
 
+class SubjectCandidate(BaseModel):
+    """A subject the question's words may name, as the plan weighed it."""
+
+    subject: str
+    name: str = Field(description="The name the words were matched to (or the id)")
+    text: str = Field(description="The question's words, as written")
+    how: str = Field(description="How the words fit the name: the id, an alias, its last word…")
+    score: float = Field(description="How well they fit, 0 to 1")
+
+
 class QuestionPlan(BaseModel):
     """The read a question asks for, with the reason for every choice."""
 
@@ -199,6 +209,12 @@ class QuestionPlan(BaseModel):
         exclude_if=lambda value: value is None,
         description="Present when the request named attributes by the names they had before a"
         " rename (within the dual-read window): each attribute read, with the old name asked",
+    )
+    subject_candidates: list[SubjectCandidate] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when no subject was chosen from the question's names: the"
+        " subjects it weighed (several fitting about equally, or none well enough), best first",
     )
     valid_from: Timestamp | None = Field(
         default=None,

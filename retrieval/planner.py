@@ -17,10 +17,11 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from retrieval.dates import find_dates
-from retrieval.models import Mode, QuestionPlan
+from retrieval.models import Mode, QuestionPlan, SubjectCandidate
 from retrieval.periods import Period, check_period
 from retrieval.question import (
     KnownSubject,
+    SubjectMention,
     blank_mentions,
     choose_subject,
     find_subject_mentions,
@@ -41,6 +42,7 @@ def plan_question(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     known_subjects: Sequence[KnownSubject] = (),
+    name_mentions: Sequence[SubjectMention] = (),
     valid_from: datetime | None = None,
     valid_to: datetime | None = None,
 ) -> QuestionPlan:
@@ -55,12 +57,13 @@ def plan_question(
     check_period(start, end, valid_at=valid_at)
     reasons: dict[str, str] = {}
 
-    mentions = find_subject_mentions(question, known_subjects)
+    mentions = (*find_subject_mentions(question, known_subjects), *name_mentions)
+    weighed: tuple[SubjectMention, ...] = ()
     if subject is not None:
         reasons["subject"] = f"The caller named subject {subject!r}."
         mentions = (*mentions, *find_subject_mentions(question, [KnownSubject(subject)]))
     else:
-        subject, reasons["subject"] = choose_subject(mentions)
+        subject, reasons["subject"], weighed = choose_subject(mentions)
 
     dates = find_dates(blank_mentions(question, mentions), now=now)
     valid, known, period = question_times(
@@ -126,6 +129,17 @@ def plan_question(
         reasons=reasons,
         valid_from=period.valid_from if period is not None else None,
         valid_to=period.valid_to if period is not None else None,
+        subject_candidates=[
+            SubjectCandidate(
+                subject=m.subject,
+                name=m.name or m.subject,
+                text=m.text,
+                how=m.how or ("an alias" if m.alias else "the id"),
+                score=m.score,
+            )
+            for m in weighed
+        ]
+        or None,
     )
 
 

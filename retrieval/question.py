@@ -40,13 +40,24 @@ class KnownSubject:
 
 @dataclass(frozen=True)
 class SubjectMention:
-    """Where the question names a known subject."""
+    """Where the question names a known subject, and how well (``retrieval.names``)."""
 
     subject: str
     text: str
     start: int
     end: int
     alias: bool
+    score: float = 1.0
+    how: str = ""
+    """How the words name it ("the last word of the name"); empty for an id or alias."""
+    name: str = ""
+    """The name the words were matched to, when not the id."""
+
+
+MIN_SCORE = 0.4
+"""A mention scoring less (a faint trigram likeness) is only weighed, never chosen."""
+TIE = 0.05
+"""Another subject scoring within this of the best, for the same words, makes a tie."""
 
 
 def subject_candidates(question: str) -> list[str]:
@@ -89,20 +100,62 @@ def _name_pattern(name: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", re.IGNORECASE)
 
 
-def choose_subject(mentions: Sequence[SubjectMention]) -> tuple[str | None, str]:
-    """The subject the question is about (the longest name, then the first), and why."""
-    if not mentions:
-        return None, "The question names no known subject, and the caller gave none."
-    best = max(mentions, key=lambda mention: (len(mention.text), -mention.start))
-    how = "an alias of" if best.alias else "the id of"
+def choose_subject(
+    mentions: Sequence[SubjectMention],
+) -> tuple[str | None, str, tuple[SubjectMention, ...]]:
+    """The subject the question is about, why, and the mentions weighed when none is chosen.
+
+    The best mention wins: highest score, then the longest name, then the first. Another
+    subject as good (within ``TIE``) for overlapping words is a tie, and a tie chooses none;
+    so does a question whose best mention scores under ``MIN_SCORE``.
+    """
+    chosen = [mention for mention in mentions if mention.score >= MIN_SCORE]
+    if not chosen:
+        reason = "The question names no known subject, and the caller gave none."
+        weighed = _weighed(mentions)
+        if weighed:
+            reason += f" Names weighed and found too unlike: {_listed(weighed)}."
+        return None, reason, weighed
+    best = max(chosen, key=lambda m: (m.score, m.end - m.start, -m.start))
+    rivals = [
+        mention
+        for mention in chosen
+        if mention.subject != best.subject
+        and mention.score >= best.score - TIE
+        and mention.start < best.end
+        and best.start < mention.end
+    ]
+    if rivals:
+        weighed = _weighed([best, *rivals])
+        reason = (
+            f"The question's {best.text!r} fits several subjects about equally:"
+            f" {_listed(weighed)}. None was chosen; name one with subject."
+        )
+        return None, reason, weighed
+    if best.how:
+        how = f"{best.how} {best.name!r} of"
+    else:
+        how = "an alias of" if best.alias else "the id of"
     reason = f"The question names {best.text!r}, {how} subject {best.subject!r}."
-    others = sorted({mention.subject for mention in mentions} - {best.subject})
+    others = sorted({mention.subject for mention in chosen} - {best.subject})
     if others:
         reason += (
             f" It also names {', '.join(repr(other) for other in others)};"
-            " the longest name (then the first) wins."
+            " the best fit (then the longest name, then the first) wins."
         )
-    return best.subject, reason
+    return best.subject, reason, ()
+
+
+def _weighed(mentions: Sequence[SubjectMention]) -> tuple[SubjectMention, ...]:
+    best: dict[str, SubjectMention] = {}
+    for mention in mentions:
+        if mention.subject not in best or mention.score > best[mention.subject].score:
+            best[mention.subject] = mention
+    return tuple(sorted(best.values(), key=lambda m: (-m.score, m.subject)))
+
+
+def _listed(mentions: Sequence[SubjectMention]) -> str:
+    return ", ".join(f"{m.subject!r} ({(m.name or m.subject)!r}, {m.score:.2f})" for m in mentions)
 
 
 def blank_mentions(question: str, mentions: Sequence[SubjectMention]) -> str:

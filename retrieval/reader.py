@@ -35,12 +35,13 @@ from retrieval.models import (
     SearchResult,
 )
 from retrieval.planner import plan_question
-from retrieval.question import KnownSubject, routing_text, subject_candidates
+from retrieval.question import KnownSubject, routing_text
 from retrieval.receipts import context_receipts
 from retrieval.renamed import read_old_names_as_new
 from retrieval.route import route_keys
 from retrieval.routing import AttributeIndex, topics_of
 from retrieval.stale import NO_VALUES, subject_values
+from retrieval.subject_lookup import name_mentions, unsure_subject_line
 from store.models import Episode
 from store.receipts import NO_TRACE, Trace, leave_receipts
 from store.service import MemoryStore
@@ -154,6 +155,7 @@ class Reader:
             count_tokens=self.embedder.count_tokens,
             unverified=not plan.routed,
             period=_period(plan),
+            unsure_subject=unsure_subject_line(plan),
         )
         leave_receipts(
             snapshot.conn,
@@ -189,18 +191,22 @@ class Reader:
         """The plan, the subject's memory at the plan's instant, and the question's vector
         (None when no evidence is asked for), from one embed call at most."""
         now = snapshot.now
-        known = [
-            KnownSubject(subject)
-            for subject in snapshot.find_subjects(subject_candidates(request.question))
-        ]
+        subject = snapshot.resolve_subject(request.subject) if request.subject else None
+        # The caller's subject and attributes need no names: nothing is chosen or routed.
+        mentions = (
+            [] if subject and request.attributes else name_mentions(snapshot, request.question)
+        )
+        if subject:
+            mentions = [mention for mention in mentions if mention.subject == subject]
+        known = [KnownSubject(mention.subject, (mention.text,)) for mention in mentions]
         plan = plan_question(
             request.question,
             now=now,
-            subject=snapshot.resolve_subject(request.subject) if request.subject else None,
+            subject=subject,
             attributes=request.attributes,
             valid_at=request.valid_at,
             known_at=request.known_at,
-            known_subjects=known,
+            name_mentions=mentions,
             valid_from=request.valid_from,
             valid_to=request.valid_to,
         )

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from store import episodes, facts, tenants, versions
+from store import episodes, facts, subject_names, tenants, versions
 from store.attributes import list_attributes
 from store.bulk import (
     Candidate,
@@ -84,6 +84,9 @@ class _TenantImport:
         self.outcomes = outcomes
         self.new: dict[str, Episode] = {}
         self.subjects: dict[str, set[str]] = {}
+        self.named: dict[str, list[tuple[str, str]]] = {}
+        """Names to learn, by the episode that wrote them: its own, then its candidates'."""
+        self.texts: dict[str, str | None] = {}
 
     def run(self, lines: list[ImportLine]) -> list[Recorded]:
         """Write the lines' episodes and facts; the episodes it recorded."""
@@ -104,6 +107,9 @@ class _TenantImport:
                     self.outcomes.add(candidate.line, _refusal(candidate, refused[key]))
                 else:
                     self.subjects.setdefault(candidate.episode.id, set()).add(key[0])
+                    if candidate.item.update.subject_name:
+                        named = self.named.setdefault(candidate.episode.id, [])
+                        named.append((key[0], candidate.item.update.subject_name))
             if key not in refused:
                 ready[key] = candidates
         self._write_episodes()
@@ -161,12 +167,14 @@ class _TenantImport:
                     raise at_line(line.line, error) from None
                 found = episodes.new_episode(line.episode, episode_id=episode_id, now=self.now)
                 self.new[episode_id] = found
+                self.named[episode_id] = list(line.episode.subject_names.items())
             else:
                 try:
                     episodes.check_same_episode(found, line.episode)
                 except StoreError as error:
                     raise at_line(line.line, error) from None
             cited.append(found)
+            self.texts[found.id] = found.text
         return cited
 
     def _candidates(
@@ -223,8 +231,20 @@ class _TenantImport:
             subjects = self.subjects.pop(episode.id, set())
             episode.subjects = sorted(set(episode.subjects) | subjects)
         episodes.copy_episodes(self.conn, self.tenant_id, self.new.values())
+        named = {s for episode in self.new.values() for s in episode.subjects}
         for episode_id, subjects in self.subjects.items():  # episodes stored before
             episodes.add_subjects(self.conn, self.tenant_id, episode_id, sorted(subjects))
+            named |= subjects
+        subject_names.note_ids(self.conn, self.tenant_id, named, now=self.now)
+        for episode_id, names in self.named.items():
+            subject_names.learn(
+                self.conn,
+                self.tenant_id,
+                names,
+                episode_id=episode_id,
+                episode_text=self.texts.get(episode_id),
+                now=self.now,
+            )
 
     def _through_write_path(self, candidates: list[Candidate]) -> None:
         """A key's candidates one by one through the write path (its lock is the tenant's)."""

@@ -16,7 +16,16 @@ from uuid import UUID
 
 import psycopg
 
-from store import episodes, merged_ids, receipts, tenants, touched, versions, weak_signals
+from store import (
+    episodes,
+    merged_ids,
+    receipts,
+    subject_names,
+    tenants,
+    touched,
+    versions,
+    weak_signals,
+)
 from store.attribute_names import ask_renamed_targets
 from store.attributes import ask_attributes
 from store.clock import Clock
@@ -239,6 +248,14 @@ def _send_writes(
         # the COMMIT that follows.
         subjects = [item.update.subject for item in written]
         episodes.add_subjects(conn, tenant_id, episode.id, subjects)
+        subject_names.note_ids(conn, tenant_id, subjects, now=now)
+        named = [
+            (i.update.subject, i.update.subject_name) for i in written if i.update.subject_name
+        ]
+        if named:
+            subject_names.learn(
+                conn, tenant_id, named, episode_id=episode.id, episode_text=episode.text, now=now
+            )
 
     def finish() -> None:
         for index, (plan, shown) in planned.items():

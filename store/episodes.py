@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -12,6 +12,7 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from store import subject_names
 from store.errors import Conflict, NotFound
 from store.models import Episode, EpisodeInput, EpisodeKind
 from store.retention import require_class
@@ -70,7 +71,7 @@ def record_episode(
                 "now": now,
                 "kind": episode.kind,
                 "session_id": episode.session_id,
-                "subjects": sorted(set(episode.subjects)),
+                "subjects": episode.all_subjects(),
                 "text": episode.text,
                 "content_hash": digest,
                 "retention_class": episode.retention_class,
@@ -79,6 +80,7 @@ def record_episode(
         )
         row = cur.fetchone()
     if row is not None:
+        note_names(conn, tenant_id, row, episode.subject_names, now=now)
         return row
     stored = get_episode(conn, tenant_id, episode_id)
     check_same_episode(stored, episode)
@@ -182,6 +184,27 @@ def _ask_one(
     return episode
 
 
+def note_names(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    episode: Episode,
+    names: Mapping[str, str],
+    *,
+    now: datetime,
+) -> None:
+    """Keep the ids of the subjects a new episode names, and learn the names its text wrote."""
+    subject_names.note_ids(conn, tenant_id, episode.subjects, now=now)
+    if names:
+        subject_names.learn(
+            conn,
+            tenant_id,
+            names.items(),
+            episode_id=episode.id,
+            episode_text=episode.text,
+            now=now,
+        )
+
+
 def add_subjects(
     conn: psycopg.Connection[Any], tenant_id: str, episode_id: str, subjects: Iterable[str]
 ) -> None:
@@ -269,7 +292,7 @@ def new_episode(episode: EpisodeInput, *, episode_id: str, now: datetime) -> Epi
         recorded_at=now,
         kind=episode.kind,
         session_id=episode.session_id,
-        subjects=sorted(set(episode.subjects)),
+        subjects=episode.all_subjects(),
         text=episode.text,
         content_hash=content_hash(episode.text),
         retention_class=episode.retention_class,

@@ -15,7 +15,7 @@ from typing import Any, LiteralString
 
 import psycopg
 
-from store import receipts
+from store import receipts, subject_names
 
 # An erased id is named in its tombstone by the same one-way hash as content.
 from store.episodes import LINKED_TO_SUBJECT, content_hash
@@ -47,6 +47,8 @@ SELECT EXISTS (SELECT FROM fact_versions AS t WHERE t.tenant_id = %(tenant_id)s
                                             AND t.subject = %(subject)s)
     OR EXISTS (SELECT FROM weak_signals AS t WHERE t.tenant_id = %(tenant_id)s
                                              AND t.subject = %(subject)s)
+    OR EXISTS (SELECT FROM subject_names AS t WHERE t.tenant_id = %(tenant_id)s
+                                              AND t.subject = %(subject)s)
 """
 
 
@@ -121,6 +123,7 @@ def erase_subject(
         group_params,
     )
     conn.execute("DELETE FROM episode_subjects " + by_subject, group_params)
+    subject_names.forget_subjects(conn, tenant_id, group)
     # The merges that joined these ids go too: nothing says they were ever one subject.
     conn.execute(
         "DELETE FROM subject_merges WHERE tenant_id = %(tenant_id)s AND survivor = %(survivor)s",

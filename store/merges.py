@@ -19,7 +19,16 @@ from typing import Any
 
 import psycopg
 
-from store import candidates, episodes, facts, receipts, tenants, touched, versions
+from store import (
+    candidates,
+    episodes,
+    facts,
+    receipts,
+    subject_names,
+    tenants,
+    touched,
+    versions,
+)
 from store.clock import Clock
 from store.errors import Conflict, NotFound
 from store.locks import lock_keys, lock_tenants
@@ -171,6 +180,9 @@ def merge_subject(
     )
     # A hold on the duplicate holds what it became: the purge skips what is linked to either.
     conn.execute(_MOVE_HOLD, params)
+    # Its names, its id among them, now find the survivor; its display name becomes an alias.
+    subject_names.note_ids(conn, tenant_id, [survivor], now=clock())
+    subject_names.move_names(conn, tenant_id, merged=merged, survivor=survivor)
     # A chain stays flat: what was merged into the duplicate now resolves to the survivor.
     conn.execute(
         "UPDATE subject_merges SET survivor = %(survivor)s"

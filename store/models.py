@@ -22,6 +22,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from store.labels import version_label
+from store.names import fold_name
 from store.temporal import EndedByKind
 from store.times import format_timestamp, parse_timestamp
 from store.values import MAX_JSON_DEPTH, JsonValue, ValueType, has_nul, json_depth
@@ -94,8 +95,33 @@ NoNul = AfterValidator(_refuse_nul)
 """PostgreSQL text cannot hold NUL: refuse it where it arrives, naming the field."""
 
 
+def _has_a_word(name: str) -> str:
+    if not fold_name(name):
+        raise ValueError("a name needs a letter or a digit")
+    return name
+
+
+SubjectName = Annotated[
+    str, StringConstraints(min_length=1, max_length=200), NoNul, AfterValidator(_has_a_word)
+]
+"""A name a subject is called by: 1-200 characters (folded for lookup, ``store.names``)."""
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", str_max_length=MAX_TEXT)
+
+
+class SubjectNamesDeclaration(_Input):
+    """The names a tenant declares for one subject; they replace the declared ones before."""
+
+    display_name: SubjectName | None = Field(
+        default=None, description="How the subject is written in full, e.g. Adaeze Okafor"
+    )
+    aliases: list[SubjectName] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Other names it goes by (an acronym, a former name, a short form)",
+    )
 
 
 _ENUM_VALUES_RULE: dict[str, Any] = {
@@ -183,6 +209,16 @@ class EpisodeInput(_Input):
     subjects: list[Identifier] = Field(default_factory=list, max_length=100)
     retention_class: Identifier = Field(default="standard", description=RETENTION_CLASS_RULE)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    subject_names: dict[Identifier, SubjectName] = Field(
+        default_factory=dict,
+        max_length=100,
+        description="Names the text writes for subjects, by subject id (each id is added to"
+        " subjects); learned as their names when the text contains them",
+    )
+
+    def all_subjects(self) -> list[str]:
+        """The subjects it names: ``subjects`` and the ids of ``subject_names``, sorted."""
+        return sorted({*self.subjects, *self.subject_names})
 
     @field_validator("metadata")
     @classmethod
@@ -244,6 +280,11 @@ class MemoryUpdate(_Input):
         "defaults to the episode's occurred_at",
     )
     strength: Literal["strong", "weak"] = "strong"
+    subject_name: SubjectName | None = Field(
+        default=None,
+        description="The subject's name as the evidence writes it (e.g. Adaeze Okafor);"
+        " learned as one of its names when the episode's text contains it",
+    )
 
 
 class Challenger(BaseModel):

@@ -100,6 +100,30 @@ class ErasureResult(BaseModel):
     checkpoints_deleted: int = 0
 
 
+class LearnedName(BaseModel):
+    """A name text wrote for a subject, and the episode that showed it."""
+
+    name: str
+    episode_id: str
+    learned_at: Timestamp
+
+
+class SubjectNames(BaseModel):
+    """The names a question may call a subject by, besides its id."""
+
+    subject: str
+    display_name: str | None = Field(description="The declared display name, if any")
+    aliases: list[str] = Field(description="Other declared names, in byte order")
+    learned: list[LearnedName] = Field(
+        description="Names candidates (subject_name) or episodes (subject_names) wrote for it,"
+        " each with the first episode that showed it, oldest first"
+    )
+
+    def named(self) -> bool:
+        """Whether it is called by any name besides its id."""
+        return bool(self.display_name or self.aliases or self.learned)
+
+
 class MergeResult(BaseModel):
     """A subject merge's content-free receipt: the two ids and counts of what moved."""
 
@@ -160,3 +184,6 @@ class SubjectExport(BaseModel):
     conflicts: list[ConflictRecord]
     outcomes: list[EpisodeOutcome]
     weak_signals: list[BufferedSignal]
+    names: SubjectNames | None = Field(
+        default=None, description="Its declared and learned names (PUT /v1/subjects/{subject})"
+    )

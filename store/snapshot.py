@@ -19,6 +19,7 @@ from store.episodes import get_episodes
 from store.merged_ids import resolve_subject, resolve_subjects
 from store.models import Attribute, Episode
 from store.reads import find_subjects
+from store.subject_names import NameRow, SimilarRow, find_by_keys, find_similar
 from store.subject_reads import SubjectMemory, ValidRange, read_subject_memory
 
 
@@ -39,6 +40,14 @@ class ReadSnapshot:
         if not survivors:
             return found
         return list(dict.fromkeys(survivors.get(subject, subject) for subject in found))
+
+    def names_by_key(self, keys: Sequence[str]) -> list[NameRow]:
+        """The tenant's subject names that one of ``keys`` finds (``store.subject_names``)."""
+        return find_by_keys(self.conn, self.tenant_id, keys)
+
+    def similar_names(self, texts: Sequence[str], *, threshold: float) -> list[SimilarRow]:
+        """The tenant's whole subject names whose trigrams are like one of ``texts``."""
+        return find_similar(self.conn, texts, threshold=threshold)
 
     def resolve_subject(self, subject: str) -> str:
         """The subject ``subject`` names now: its survivor, if it was merged."""

@@ -71,9 +71,15 @@ def remove_episodes(
         " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(episode_ids)s)",
         params,
     ).rowcount
-    # A stub keeps no subject, outcome, buffered weak signal nor extraction job either
+    # A stub keeps no subject, outcome, buffered weak signal, extraction job nor learned name
     # (deleted episodes take theirs along by cascade).
-    for table in ("episode_subjects", "episode_outcomes", "weak_signals", "extraction_jobs"):
+    for table in (
+        "episode_subjects",
+        "episode_outcomes",
+        "weak_signals",
+        "extraction_jobs",
+        "subject_names",  # the names learned from it
+    ):
         conn.execute(
             f"DELETE FROM {table}"  # our own table names
             " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(stubbed)s)",

@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 
-from store import conflicts, episodes, reads
+from store import conflicts, episodes, reads, subject_names
 from store.errors import NotFound
 from store.outcomes import outcome_history
 from store.paging import check_limit, decode_text_cursor, encode_text_cursor
@@ -71,7 +71,8 @@ def export_subject(
         for version in reads.read_history(conn, tenant_id, subject=one, now=now)
     ]
     linked = episodes.subject_episodes(conn, tenant_id, subject)
-    if not versions and not linked:
+    names = subject_names.read_names(conn, tenant_id, subject)
+    if not versions and not linked and not names.named():
         raise NotFound(f"subject {subject!r} is not known", field="subject")
     facts = reads.read_profile(
         conn, tenant_id, subject=subject, valid_at=now, known_at=now, now=now
@@ -89,4 +90,5 @@ def export_subject(
         ],
         outcomes=outcome_history(conn, tenant_id, (episode.id for episode in linked)),
         weak_signals=subject_signals(conn, tenant_id, subject),
+        names=names,
     )

@@ -211,6 +211,8 @@ class Routes:
     profile = Route(read_calls.profile)
     export_subject = Route(read_calls.export_subject)
     merge_subject = Route(read_calls.merge_subject)
+    put_subject_names = Route(read_calls.put_subject_names)
+    subject_names = Route(read_calls.subject_names)
     erase_subject = Route(read_calls.erase_subject)
 
     conflicts = Route(read_calls.conflicts)

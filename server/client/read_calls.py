@@ -19,6 +19,7 @@ from store.results import (
     Profile,
     ResolveResult,
     SubjectExport,
+    SubjectNames,
     SubjectPage,
 )
 
@@ -44,6 +45,20 @@ def export_subject(subject: str) -> Call[SubjectExport]:
     """Everything held about the subject: facts, every version, episodes, conflicts."""
     path = url_path("/v1/subjects/{}/export", subject)
     return Call("GET", path, SubjectExport.model_validate_json)
+
+
+def put_subject_names(
+    subject: str, *, display_name: str | None = None, aliases: Sequence[str] = ()
+) -> Call[SubjectNames]:
+    """Declare the subject's display name and aliases (replacing those declared before)."""
+    path = url_path("/v1/subjects/{}", subject)
+    body = json_body(display_name=display_name, aliases=list(aliases))
+    return Call("PUT", path, SubjectNames.model_validate_json, body=body)
+
+
+def subject_names(subject: str) -> Call[SubjectNames]:
+    """The subject's names: declared, and learned from the episodes that wrote them."""
+    return Call("GET", url_path("/v1/subjects/{}/names", subject), SubjectNames.model_validate_json)
 
 
 def merge_subject(subject: str, *, into: str) -> Call[MergeResult]:

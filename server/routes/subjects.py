@@ -1,16 +1,25 @@
-"""``/v1/subjects``: list subjects, read a profile, export, merge or erase everything about one."""
+"""``/v1/subjects``: list subjects, name one, read a profile, export, merge or erase everything
+about one."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import delete, get, post
+from litestar import delete, get, post, put
 from litestar.params import JSONBody, QueryParameter
 
 from server.bodies import MergeBody
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
 from server.trace import RequestTrace
-from store.results import ErasureResult, MergeResult, Profile, SubjectExport, SubjectPage
+from store.models import SubjectNamesDeclaration
+from store.results import (
+    ErasureResult,
+    MergeResult,
+    Profile,
+    SubjectExport,
+    SubjectNames,
+    SubjectPage,
+)
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500, description="Page size.")]
 Cursor = Annotated[
@@ -81,4 +90,35 @@ def merge_subject(
     return store.subjects.merge(tenant_id, subject, into=data.into)
 
 
-subject_routes = [list_subjects, read_profile, export_subject, merge_subject, erase_subject]
+@put("/v1/subjects/{subject:str}", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def declare_names(
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    subject: PathId,
+    data: JSONBody[SubjectNamesDeclaration],
+) -> SubjectNames:
+    """Declare the subject's display name and aliases, replacing those declared before.
+
+    Questions then find the subject by these names, whole or in part (a surname, the
+    initials), as well as by its id and the names text wrote for it (``subject_name`` on a
+    candidate, ``subject_names`` on an episode), which stay. A merged id names its survivor.
+    """
+    return store.subjects.declare_names(tenant_id, subject, data)
+
+
+@get("/v1/subjects/{subject:str}/names", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def read_names(*, store: Store, tenant_id: TenantId, subject: PathId) -> SubjectNames:
+    """The names a question may call the subject by: declared, and learned from episodes."""
+    return store.subjects.names(tenant_id, subject)
+
+
+subject_routes = [
+    list_subjects,
+    declare_names,
+    read_names,
+    read_profile,
+    export_subject,
+    merge_subject,
+    erase_subject,
+]

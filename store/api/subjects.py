@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
-from store import merged_ids, merges, reads, subjects, touched
+from store import merged_ids, merges, reads, subject_names, subjects, tenants, touched
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
 from store.attribute_names import mark_renamed
 from store.errors import InvalidInput
-from store.inputs import check_identifier, read_times
+from store.inputs import check_identifier, parse_input, read_times
+from store.locks import lock_keys
+from store.models import SubjectNamesDeclaration
 from store.receipts import NO_TRACE, Trace
-from store.results import MergeResult, Profile, SubjectExport, SubjectPage
+from store.results import MergeResult, Profile, SubjectExport, SubjectNames, SubjectPage
 
 
 class SubjectCalls:
@@ -81,6 +84,47 @@ class SubjectCalls:
             lambda conn, now: _export(conn, tenant_id, subject, now=now),
             tenant_id=tenant_id,
         )
+
+    def names(self, tenant_id: str, subject: str) -> SubjectNames:
+        """The names a question may call the subject by (a merged id reads as its survivor)."""
+        check_identifier(subject, "subject")
+
+        def work(conn: psycopg.Connection[Any], _: datetime) -> SubjectNames:
+            survivor = merged_ids.resolve_subject(conn, tenant_id, subject)
+            return subject_names.read_names(conn, tenant_id, survivor)
+
+        return self._transactions.run(work, tenant_id=tenant_id)
+
+    def declare_names(
+        self,
+        tenant_id: str,
+        subject: str,
+        declaration: SubjectNamesDeclaration | Mapping[str, Any],
+    ) -> SubjectNames:
+        """Replace the subject's display name and aliases; learned names stay.
+
+        A merged id declares its survivor's names. The subject need hold nothing yet: a name
+        declared first finds the facts written later.
+        """
+        check_identifier(subject, "subject")
+        declared = parse_input(SubjectNamesDeclaration, declaration)
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> SubjectNames:
+            tenants.require_tenant(conn, tenant_id)
+            # The tenant's lock, shared: a merge (which holds it alone) has committed or not begun.
+            lock_keys(conn, tenant_id=tenant_id, keys=[])
+            survivor = merged_ids.resolve_subject(conn, tenant_id, subject)
+            subject_names.declare(
+                conn,
+                tenant_id,
+                survivor,
+                display_name=declared.display_name,
+                aliases=declared.aliases,
+                now=now,
+            )
+            return subject_names.read_names(conn, tenant_id, survivor)
+
+        return self._transactions.run(work, tenant_id=tenant_id)
 
     def merge(self, tenant_id: str, subject: str, *, into: str) -> MergeResult:
         """Fold the duplicate ``subject`` into ``into`` in one transaction (``store.merges``)."""

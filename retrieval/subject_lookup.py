@@ -1,0 +1,62 @@
+"""The subjects a question's names may mean, looked up in one read snapshot.
+
+The rules are ``retrieval.names``'s; this module only asks the store. Names are looked up by
+key first; only a question none of whose words names a subject at least by its last word is
+also searched by trigram similarity (a second statement), with a low threshold, so the plan can
+list the near misses it weighed.
+"""
+
+from __future__ import annotations
+
+from retrieval.models import QuestionPlan
+from retrieval.names import (
+    asked_keys,
+    question_grams,
+    score_keys,
+    score_similar,
+    similar_texts,
+)
+from retrieval.question import MIN_SCORE, SubjectMention
+from store.snapshot import ReadSnapshot
+
+_GOOD_ENOUGH = 0.75
+"""A match this good (a subject's last word, capitalised) needs no trigram search."""
+_WEIGHED_SIMILARITY = 0.3
+"""Trigram likeness from which a name is weighed (and listed when none is chosen)."""
+
+
+def name_mentions(snapshot: ReadSnapshot, question: str) -> list[SubjectMention]:
+    """Every subject the question's words may name, each with its score."""
+    grams = question_grams(question)
+    matches = score_keys(question, grams, snapshot.names_by_key(asked_keys(grams)))
+    if not any(match.score >= _GOOD_ENOUGH for match in matches):
+        texts = similar_texts(grams)
+        if texts:
+            rows = snapshot.similar_names(texts, threshold=_WEIGHED_SIMILARITY)
+            matches += score_similar(question, grams, rows)
+    return [
+        SubjectMention(
+            subject=match.subject,
+            text=match.text,
+            start=match.start,
+            end=match.end,
+            alias=match.source in ("alias", "display", "learned"),
+            score=match.score,
+            how="" if match.source == "id" and match.score == 1.0 else match.how,
+            name=match.name,
+        )
+        for match in matches
+    ]
+
+
+def unsure_subject_line(plan: QuestionPlan) -> str | None:
+    """The block's line for a question whose name fits several subjects about equally."""
+    if plan.subject is not None or not plan.subject_candidates:
+        return None
+    fitting = [c for c in plan.subject_candidates if c.score >= MIN_SCORE]
+    if len(fitting) < 2:
+        return None
+    named = " or ".join(
+        f"{c.subject}" + (f" ({c.name})" if c.name != c.subject else "") for c in fitting
+    )
+    return f"- subject: {fitting[0].text!r} may name {named}; none was read (give subject)"
