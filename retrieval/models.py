@@ -210,12 +210,6 @@ class QuestionPlan(BaseModel):
         description="Present when the request named attributes by the names they had before a"
         " rename (within the dual-read window): each attribute read, with the old name asked",
     )
-    subject_candidates: list[SubjectCandidate] | None = Field(
-        default=None,
-        exclude_if=lambda value: value is None,
-        description="Present when no subject was chosen from the question's names: the"
-        " subjects it weighed (several fitting about equally, or none well enough), best first",
-    )
     valid_from: Timestamp | None = Field(
         default=None,
         exclude_if=lambda value: value is None,
@@ -227,6 +221,12 @@ class QuestionPlan(BaseModel):
         exclude_if=lambda value: value is None,
         description="Present when a period read (mode period) has an end: the first instant"
         " after the valid-time range asked about",
+    )
+    subject_candidates: list[SubjectCandidate] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present when no subject was chosen from the question's names: the"
+        " subjects it weighed (several fitting about equally, or none well enough), best first",
     )
 
 

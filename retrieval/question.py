@@ -106,7 +106,8 @@ def choose_subject(
     """The subject the question is about, why, and the mentions weighed when none is chosen.
 
     The best mention wins: highest score, then the longest name, then the first. Another
-    subject as good (within ``TIE``) for overlapping words is a tie, and a tie chooses none;
+    subject as good (within ``TIE``) for overlapping words at least as long is a tie ("Berg"
+    for two Bergs; never "Mira" inside "Mira Lopez"), and a tie chooses none;
     so does a question whose best mention scores under ``MIN_SCORE``.
     """
     chosen = [mention for mention in mentions if mention.score >= MIN_SCORE]
@@ -122,6 +123,7 @@ def choose_subject(
         for mention in chosen
         if mention.subject != best.subject
         and mention.score >= best.score - TIE
+        and mention.end - mention.start >= best.end - best.start
         and mention.start < best.end
         and best.start < mention.end
     ]

@@ -39,6 +39,8 @@ DESIGN_ROUTES = {
     ("GET", "/v1/subjects/{subject}/profile"),
     ("GET", "/v1/subjects/{subject}/export"),
     ("POST", "/v1/subjects/{subject}/merge"),
+    ("PUT", "/v1/subjects/{subject}"),
+    ("GET", "/v1/subjects/{subject}/names"),
     ("GET", "/v1/conflicts"),
     ("GET", "/v1/buffer"),
     ("PUT", "/v1/retention-classes/{name}"),

@@ -755,6 +755,7 @@ def test_export_holds_everything_about_the_subject(http: Client) -> None:
         "conflicts": [],
         "outcomes": [],
         "weak_signals": [],
+        "names": {"subject": "ada", "display_name": None, "aliases": [], "learned": []},
     }
     porto, lisbon = written(first)["fact_id"], written(second)["fact_id"]
     assert [(f["fact_id"], f["value"]) for f in exported["facts"]] == [(lisbon, "Lisbon")]

@@ -62,6 +62,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "attribute_migrations",
         "ui_sessions",
         "subject_merges",
+        "subject_names",
     }
     assert _names(
         blank,
@@ -91,6 +92,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "attribute_migrations_window",
         "ui_sessions_expire_after_created",
         "subject_merges_not_itself",
+        "subject_names_learned_cite",
     }
     assert _names(
         blank,
@@ -136,8 +138,11 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "ui_sessions_expiry",
         "subject_merges_once",
         "subject_merges_survivor",
+        "subject_names_key",
+        "subject_names_episode",
+        "subject_names_similar",
     }
-    assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector"}
+    assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector", "pg_trgm"}
     assert _names(
         blank,
         "SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
@@ -163,6 +168,9 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "sgam_extraction_lag",
         "sgam_tenant_ids",
         "sgam_ui_session",
+        "sgam_name_keys",
+        "sgam_fold_id",
+        "sgam_similar_subject_names",
     }
     assert _columns(blank, "fact_versions") == [
         "tenant_id",
@@ -482,3 +490,43 @@ def test_every_key_and_reference_of_a_tenant_table_includes_the_tenant(conninfo:
         if table not in REFERENCE_TABLES and not (keyed and references_keyed)
     ]
     assert outside == []
+
+
+def test_the_subject_names_migration_keeps_every_held_subjects_id_as_a_name(
+    server_conninfo: str,
+) -> None:
+    """Migration 24 backfills: subjects held before it are found by their ids' words."""
+    with temporary_database(server_conninfo) as info, psycopg.connect(info) as conn:
+        migrate(conn, target=23)
+        with conn.transaction():
+            conn.execute(
+                """
+                INSERT INTO tenants VALUES ('acme', '2026-06-01T00:00:00Z');
+                INSERT INTO attributes (tenant_id, attribute, value_type, created_at, updated_at)
+                VALUES ('acme', 'city', 'string', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z');
+                INSERT INTO episodes (tenant_id, id, occurred_at, recorded_at, text,
+                                      content_hash, kind, subjects)
+                VALUES ('acme', 'e1', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z', 'x',
+                        'sha256:x', 'message', '{World-Health_Organization}');
+                INSERT INTO fact_versions (tenant_id, version_id, fact_id, subject, attribute,
+                    value, valid_from, recorded_at, source_episode_id, source_kind,
+                    evidence_verified, schema_version)
+                VALUES ('acme', gen_random_uuid(), gen_random_uuid(), 'adaeze_n_okafor', 'city',
+                        '"Oslo"', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z', 'e1',
+                        'message', false, 1);
+                """
+            )
+        migrate(conn)
+        keys = conn.execute(
+            "SELECT subject, kind, key FROM subject_names WHERE source = 'id' ORDER BY 1, 2"
+        ).fetchall()
+    assert keys == [
+        ("World-Health_Organization", "acronym", "who"),
+        ("World-Health_Organization", "full", "world health organization"),
+        ("World-Health_Organization", "pair", "world organization"),
+        ("World-Health_Organization", "surname", "organization"),
+        ("adaeze_n_okafor", "acronym", "ano"),
+        ("adaeze_n_okafor", "full", "adaeze n okafor"),
+        ("adaeze_n_okafor", "pair", "adaeze okafor"),
+        ("adaeze_n_okafor", "surname", "okafor"),
+    ]

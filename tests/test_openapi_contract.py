@@ -36,6 +36,7 @@ REQUEST_BODIES = {
     ("POST", "/v1/facts/{subject}/{attribute}/expire"): "ExpireBody",
     ("POST", "/v1/facts/{subject}/{attribute}/retract"): "RetractBody",
     ("POST", "/v1/subjects/{subject}/merge"): "MergeBody",
+    ("PUT", "/v1/subjects/{subject}"): "SubjectNamesDeclaration",
     ("POST", "/v1/conflicts/{conflict_id}/resolve"): "ResolveBody",
     ("POST", "/v1/evidence/search"): "SearchRequest",
     ("POST", "/v1/episodes/{episode_id}/outcome"): "OutcomeInput",
@@ -191,18 +192,21 @@ READ_ANSWER_FIELDS = {
         "migrated_from",
         "valid_from",
         "valid_to",
+        "subject_candidates",
     ],
+    "SubjectCandidate": ["subject", "name", "text", "how", "score"],
     "PlanReasons": ["subject", "valid_at", "known_at", "mode", "attributes"],
 }
 """Each object of the read answers, its fields in the order its JSON carries them."""
 
 OPTIONAL_ANSWER_FIELDS = {
-    "QuestionPlan": {"migrated_from", "valid_from", "valid_to"},
+    "QuestionPlan": {"migrated_from", "valid_from", "valid_to", "subject_candidates"},
     "ContextEvidence": {"mark"},
     "UncertainKey": {"newer_evidence"},
 }
 """Fields an answer carries only when they apply (a renamed attribute's old name, a period
-read's range, an evidence line's mark, the episodes newer than an uncertain key's value)."""
+read's range, the subjects weighed when none was chosen, an evidence line's mark, the episodes
+newer than an uncertain key's value)."""
 
 
 def _reached(schemas: dict[str, Any], schema: Any, found: dict[str, dict[str, Any]]) -> None:

@@ -387,6 +387,29 @@ def test_every_call_with_real_data_answers_as_documented(
         path_parameters={"subject": "nobody"},
         body=into_mira,
     )
+    # Names: declared on the survivor, read back (the merged id reads the survivor's).
+    mira = {"subject": "mira"}
+    named = tour.call(
+        "PUT",
+        "/v1/subjects/{subject}",
+        expect=200,
+        headers=key,
+        path_parameters=mira,
+        body={"display_name": "Mira Lopez", "aliases": ["M. Lopez"]},
+    )
+    assert (named["display_name"], named["aliases"]) == ("Mira Lopez", ["M. Lopez"])
+    tour.call(
+        "PUT",
+        "/v1/subjects/{subject}",
+        expect=422,
+        headers=key,
+        path_parameters=mira,
+        body={"display_name": "?!"},
+    )
+    names = tour.call(
+        "GET", "/v1/subjects/{subject}/names", expect=200, headers=key, path_parameters=twin
+    )
+    assert (names["subject"], names["display_name"]) == ("mira", "Mira Lopez")
     tour.call(
         "DELETE",
         "/v1/subjects/{subject}",

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import delete, get, post, put
+from litestar import Response, Router, delete, get, post, put, route
+from litestar.enums import HttpMethod
 from litestar.params import JSONBody, QueryParameter
+from litestar.types import ControllerRouterHandler
 
 from server.bodies import MergeBody
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
@@ -59,9 +61,7 @@ def export_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> Sub
     return store.subjects.export(tenant_id, subject)
 
 
-@delete(
-    "/v1/subjects/{subject:str}", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES
-)
+@delete("/", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def erase_subject(*, store: Store, tenant_id: TenantId, subject: PathId) -> ErasureResult:
     """Erase everything held about the subject; leave a content-free tombstone.
 
@@ -90,7 +90,7 @@ def merge_subject(
     return store.subjects.merge(tenant_id, subject, into=data.into)
 
 
-@put("/v1/subjects/{subject:str}", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+@put("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def declare_names(
     *,
     store: Store,
@@ -113,12 +113,24 @@ def read_names(*, store: Store, tenant_id: TenantId, subject: PathId) -> Subject
     return store.subjects.names(tenant_id, subject)
 
 
-subject_routes = [
+_METHODS = ", ".join(sorted({*declare_names.http_methods, *erase_subject.http_methods}))
+
+
+@route("/", http_method=HttpMethod.OPTIONS, include_in_schema=False, sync_to_thread=False)
+def subject_options() -> Response[None]:
+    """Both methods of the path (Litestar's own answer lists only the first registered)."""
+    return Response(None, status_code=204, headers={"Allow": f"{_METHODS}, OPTIONS"})
+
+
+# The options handler comes first, so that Litestar does not make its own for this path.
+subject_router = Router(
+    "/v1/subjects/{subject:str}", route_handlers=[subject_options, declare_names, erase_subject]
+)
+subject_routes: list[ControllerRouterHandler] = [
     list_subjects,
-    declare_names,
+    subject_router,
     read_names,
     read_profile,
     export_subject,
     merge_subject,
-    erase_subject,
 ]
