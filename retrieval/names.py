@@ -234,10 +234,18 @@ def score_similar(
     return _best_per_subject_and_span(matches)
 
 
+_SOURCE_ORDER = {"display": 0, "alias": 1, "learned": 2, "id": 3}
+"""Of names that fit equally, the one a reason quotes: declared before learned, before the id."""
+
+
 def _best_per_subject_and_span(matches: Iterable[NameMatch]) -> list[NameMatch]:
     best: dict[tuple[str, int, int], NameMatch] = {}
+
+    def rank(match: NameMatch) -> tuple[float, int, str]:
+        return (-match.score, _SOURCE_ORDER.get(match.source, 4), match.name)
+
     for match in matches:
         key = (match.subject, match.start, match.end)
-        if key not in best or match.score > best[key].score:
+        if key not in best or rank(match) < rank(best[key]):
             best[key] = match
     return sorted(best.values(), key=lambda m: (m.start, -(m.end - m.start), m.subject))

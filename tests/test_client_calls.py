@@ -87,6 +87,8 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "profile": read_calls.profile("mira"),
     "export_subject": read_calls.export_subject("mira"),
     "merge_subject": read_calls.merge_subject("mira-2", into="mira"),
+    "put_subject_names": read_calls.put_subject_names("mira", display_name="Mira Lindqvist"),
+    "subject_names": read_calls.subject_names("mira"),
     "erase_subject": read_calls.erase_subject("mira"),
     "conflicts": read_calls.conflicts(),
     "resolve_conflict": read_calls.resolve_conflict(UUID(int=1), "incumbent"),

@@ -140,8 +140,8 @@ def test_the_first_start_prints_a_key_for_the_default_tenant_and_the_docs_url(
 def test_the_readme_tour_answers_as_documented(served: Served) -> None:
     assert shutil.which("curl") is not None, "the tour is written for curl: install it"
     setup, steps = tour_steps()
-    assert len(steps) == 9
-    declared, e1, e2, e0, current, june_2, context, history, period = (
+    assert len(steps) == 11
+    declared, e1, e2, e0, current, june_2, context, history, period, named, by_surname = (
         run_step(setup, step, served) for step in steps
     )
 
@@ -184,3 +184,8 @@ def test_the_readme_tour_answers_as_documented(served: Served) -> None:
         "2026-05-01T00:00:00Z",
         "2026-07-01T00:00:00Z",
     )
+
+    assert (named["display_name"], named["aliases"]) == ("Mira Lindqvist", ["Dr. M. Lindqvist"])
+    assert by_surname["plan"]["subject"] == "mira"
+    assert "the last word of the name 'Mira Lindqvist'" in by_surname["plan"]["reasons"]["subject"]
+    assert "passport_deadline: 2026-06-30 (from 2026-06-03; source e2)" in by_surname["block"]
