@@ -30,7 +30,8 @@ Extract = Callable[[ExtractionInput], list[object]]
 SYSTEM_PROMPT = """\
 You extract durable facts from one episode of a conversation or an event log, for a memory \
 store. Propose candidates only for the declared attributes listed, each about one subject. \
-For each: quote the exact evidence from the episode text; give the subject's id; give the \
+For each: quote the exact evidence from the episode text; give the subject's id, and in \
+subject_name the subject's name exactly as the text writes it, if it does; give the \
 value as text in the attribute's value type (date YYYY-MM-DD, datetime RFC 3339 with offset, \
 integer, number, boolean true/false, an enum member exactly, json as JSON text); set change to \
 "new" when the subject holds no value for the attribute, "update" when it holds another one \

@@ -101,10 +101,18 @@ def _has_a_word(name: str) -> str:
     return name
 
 
+NAME_RULE = "A name needs a letter or a digit; one of punctuation alone is refused (422)"
+"""The rule no schema states portably: which characters Unicode counts as letters."""
+
 SubjectName = Annotated[
-    str, StringConstraints(min_length=1, max_length=200), NoNul, AfterValidator(_has_a_word)
+    str,
+    StringConstraints(min_length=1, max_length=200),
+    NoNul,
+    AfterValidator(_has_a_word),
+    Field(description=NAME_RULE),
 ]
-"""A name a subject is called by: 1-200 characters (folded for lookup, ``store.names``)."""
+"""A name a subject is called by: 1-200 characters with a letter or digit (folded for lookup,
+``store.names``)."""
 
 
 class _Input(BaseModel):
@@ -212,6 +220,7 @@ class EpisodeInput(_Input):
     subject_names: dict[Identifier, SubjectName] = Field(
         default_factory=dict,
         max_length=100,
+        json_schema_extra={"propertyNames": {"pattern": IDENTIFIER_PATTERN}},
         description="Names the text writes for subjects, by subject id (each id is added to"
         " subjects); learned as their names when the text contains them",
     )

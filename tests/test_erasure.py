@@ -112,6 +112,10 @@ EXPECTED_BEFORE: dict[str, set[str]] = {
         "fact_versions.evidence",
         "conflicts.subject",
         "expiries.subject",
+        "subject_names.subject",  # its id, kept as one of its names
+        "subject_names.name",
+        "subject_names.folded",
+        "subject_names.key",
     },
     "2037-11-23": QUOTED_VALUE,
     "2038-03-14": QUOTED_VALUE,

@@ -95,7 +95,8 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
     thread's checkpoint; from 0016, a procedure's versions and its activation; from 0017, an
     episode's outcome; from 0018, a decision and its receipt; from 0019, a buffered weak
     signal; from 0020, an extraction job; from 0021, a retention class, a legal hold and a
-    purged fact; from 0022, an attribute migration; from 0023, a session of the timeline pages.
+    purged fact; from 0022, an attribute migration; from 0023, a session of the timeline pages;
+    from 0024, a subject's declared and learned names.
 
     Fact versions are listed latest first: inserted so, their physical order is not arrival order.
     """
@@ -270,6 +271,22 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
         found["ui_sessions"] = _rows(
             "tenant_id session_hash key_id csrf_hash created_at expires_at",
             ("acme", _digest(UI_SESSION), KEY_ID, _digest("csrf"), T1, UI_SESSION_ENDS),
+        )
+    if version >= 24:
+        found["subject_names"] = _rows(
+            "tenant_id subject source name folded kind key episode_id recorded_at",
+            (
+                "acme",
+                "mira",
+                "display",
+                "Mira Lindqvist",
+                "mira lindqvist",
+                "full",
+                "mira lindqvist",
+                None,
+                T4,
+            ),
+            ("acme", "mira", "learned", "Mira L.", "mira l", "full", "mira l", "e4", T4),
         )
     return found
 
