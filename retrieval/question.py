@@ -1,8 +1,10 @@
-"""Reading a question's words: the ids it may name, the subjects it names, what is left to route.
+"""Reading a question's words: the subject it names, and what is left to route.
 
-Pure. A subject is named by its id or an alias, matched whole and case-insensitively, with any of
-``_ - . :`` or spaces between its parts ("account 42" names ``account:42``). Known subject
-names are blanked before dates are looked for, so "account:2024" is never a year.
+Pure. ``retrieval.names`` scores the names the question's words may be; here the best one is
+chosen (or none, on a tie), and a subject named by its id or an alias is matched whole and
+case-insensitively, with any of ``_ - . :`` or spaces between its parts ("account 42" names
+``account:42``). Known subject names are blanked before dates are looked for, so
+"account:2024" is never a year.
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ _POSSESSIVE = re.compile(r"(?:['\u2019]s\b|['\u2019])")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:?!])")
 _PUNCTUATION_RUN = re.compile(r"([,;:])(?:\s*[,;:])+")
 _SEPARATORS = re.compile(r"[\s_\-.:]+")
-_WORD = re.compile(r"[a-z0-9@]+")
-_JOINERS = ("", "_", "-", ":", ".")
 
 
 @dataclass(frozen=True)
@@ -58,17 +58,6 @@ MIN_SCORE = 0.4
 """A mention scoring less (a faint trigram likeness) is only weighed, never chosen."""
 TIE = 0.05
 """Another subject scoring within this of the best, for the same words, makes a tie."""
-
-
-def subject_candidates(question: str) -> list[str]:
-    """Ids a question may name: its words and runs of up to three joined by id punctuation."""
-    words = _WORD.findall(question.lower().replace("'s ", " "))
-    found: set[str] = set()
-    for size in (1, 2, 3):
-        for start in range(len(words) - size + 1):
-            run = words[start : start + size]
-            found.update(joiner.join(run) for joiner in _JOINERS)
-    return sorted(found)
 
 
 def find_subject_mentions(
