@@ -8,6 +8,9 @@ list the near misses it weighed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
 from retrieval.models import QuestionPlan
 from retrieval.names import (
     asked_keys,
@@ -17,6 +20,7 @@ from retrieval.names import (
     similar_texts,
 )
 from retrieval.question import MIN_SCORE, SubjectMention
+from store.names import fold_name
 from store.snapshot import ReadSnapshot
 
 _GOOD_ENOUGH = 0.75
@@ -34,7 +38,7 @@ def name_mentions(snapshot: ReadSnapshot, question: str) -> list[SubjectMention]
         if texts:
             rows = snapshot.similar_names(texts, threshold=_WEIGHED_SIMILARITY)
             matches += score_similar(question, grams, rows)
-    return [
+    mentions = [
         SubjectMention(
             subject=match.subject,
             text=match.text,
@@ -47,6 +51,27 @@ def name_mentions(snapshot: ReadSnapshot, question: str) -> list[SubjectMention]
         )
         for match in matches
     ]
+    named = sorted({mention.subject for mention in mentions if mention.score >= MIN_SCORE})
+    if len(named) > 1:
+        mentions = demote_values(mentions, snapshot.value_names(named))
+    return mentions
+
+
+def demote_values(
+    mentions: Sequence[SubjectMention], values: Mapping[str, set[str]]
+) -> list[SubjectMention]:
+    """Mentions whose words are a value another named subject holds, at half their score.
+
+    "When did Okafor join the WHO?" names the WHO as Okafor's employer: the question is about
+    Okafor, though "WHO" fits its subject better than "Okafor" fits hers.
+    """
+    kept = []
+    for mention in mentions:
+        others = [values.get(s, set()) for s in values if s != mention.subject]
+        spelled = {fold_name(mention.text), fold_name(mention.name)}
+        is_value = any(spelled & held for held in others)
+        kept.append(replace(mention, score=round(mention.score / 2, 3)) if is_value else mention)
+    return kept
 
 
 def unsure_subject_line(plan: QuestionPlan) -> str | None:

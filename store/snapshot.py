@@ -19,7 +19,13 @@ from store.episodes import get_episodes
 from store.merged_ids import resolve_subject, resolve_subjects
 from store.models import Attribute, Episode
 from store.reads import find_subjects
-from store.subject_names import NameRow, SimilarRow, find_by_keys, find_similar
+from store.subject_names import (
+    NameRow,
+    SimilarRow,
+    find_by_keys,
+    find_similar,
+    value_names,
+)
 from store.subject_reads import SubjectMemory, ValidRange, read_subject_memory
 
 
@@ -48,6 +54,10 @@ class ReadSnapshot:
     def similar_names(self, texts: Sequence[str], *, threshold: float) -> list[SimilarRow]:
         """The tenant's whole subject names whose trigrams are like one of ``texts``."""
         return find_similar(self.conn, texts, threshold=threshold)
+
+    def value_names(self, subjects: Sequence[str]) -> dict[str, set[str]]:
+        """The text values each subject ever held, folded as names (``value_names``)."""
+        return value_names(self.conn, self.tenant_id, subjects)
 
     def resolve_subject(self, subject: str) -> str:
         """The subject ``subject`` names now: its survivor, if it was merged."""

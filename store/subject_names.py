@@ -209,3 +209,20 @@ def forget_subjects(conn: psycopg.Connection[Any], tenant_id: str, subjects: Seq
         "DELETE FROM subject_names WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)",
         {"tenant_id": tenant_id, "subjects": list(subjects)},
     )
+
+
+def value_names(
+    conn: psycopg.Connection[Any], tenant_id: str, subjects: Sequence[str]
+) -> dict[str, set[str]]:
+    """The text values each of ``subjects`` ever held, folded as names: a question naming one
+    of them names that value ("When did Okafor join the WHO?"), not another subject."""
+    rows = conn.execute(
+        "SELECT DISTINCT subject, value #>> '{}' FROM fact_versions"
+        " WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)"
+        " AND jsonb_typeof(value) = 'string'",
+        {"tenant_id": tenant_id, "subjects": list(subjects)},
+    ).fetchall()
+    found: dict[str, set[str]] = {subject: set() for subject in subjects}
+    for subject, value in rows:
+        found[str(subject)].add(fold_name(str(value)))
+    return found

@@ -223,3 +223,22 @@ def test_a_bad_declaration_is_refused_naming_its_field_and_changes_nothing(
         reads.store.subjects.declare_names(reads.tenant, "p1", body)
     assert refused.value.field == field
     assert reads.store.subjects.names(reads.tenant, "p1").display_name == "Ada Okafor"
+
+
+def test_a_name_that_is_another_named_subjects_value_names_that_value(reads: ReadPath) -> None:
+    reads.record("e1", "2020-03-01T00:00:00Z", "The WHO is based in Geneva.")
+    reads.assert_value(
+        "e1", "world_health_organization", "headquarters", "Geneva", "2020-03-01T00:00:00Z"
+    )
+    _employ(
+        reads,
+        "adaeze_okafor",
+        "World Health Organization",
+        "e2",
+        "Adaeze Okafor joined the World Health Organization.",
+    )
+
+    # "WHO" fits its subject better than "Okafor" fits hers, but it is her employer.
+    plan = reads.context("Since when has Okafor worked at the WHO?").plan
+    assert plan.subject == "adaeze_okafor", plan.reasons["subject"]
+    assert reads.context("Where is the WHO based?").plan.subject == "world_health_organization"
