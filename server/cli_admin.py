@@ -39,7 +39,8 @@ def configured_store(connections: int = 1) -> Iterator[MemoryStore]:
         with open_store(conninfo, max_connections=connections) as store:
             yield store
     except StoreError as error:
-        typer.echo(f"error: {error}", err=True)
+        field = f" (field {error.field})" if error.field else ""
+        typer.echo(f"error: {error}{field}", err=True)
         raise typer.Exit(1) from error
 
 
@@ -218,7 +219,29 @@ def migrate_attribute(
     typer.echo(result.model_dump_json(indent=2))
 
 
-subjects_app = typer.Typer(help="Fold a duplicate subject into another (as the merge route does).")
+subjects_app = typer.Typer(
+    help="Name a subject, or fold a duplicate into another (as the subject routes do)."
+)
+
+
+@subjects_app.command("name")
+def name_subject(
+    subject: Annotated[str, typer.Argument(help="The subject's id.")],
+    tenant: Annotated[str, typer.Option(help="The tenant the subject belongs to.")],
+    display_name: Annotated[
+        str | None, typer.Option("--display-name", help="How the subject is written in full.")
+    ] = None,
+    alias: Annotated[
+        list[str] | None, typer.Option("--alias", help="Another name; repeat for several.")
+    ] = None,
+) -> None:
+    """Declare the subject's display name and aliases (replacing those declared before); print
+    every name it has."""
+    with configured_store() as store:
+        result = store.subjects.declare_names(
+            tenant, subject, {"display_name": display_name, "aliases": alias or []}
+        )
+    typer.echo(result.model_dump_json(indent=2))
 
 
 @subjects_app.command("merge")

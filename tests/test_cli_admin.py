@@ -118,7 +118,9 @@ def test_tenant_settings_are_shown_set_and_refused_clearly(
             args += ["--on-unverified-evidence", "refuse"]
         missing = runner.invoke(app, args)
         assert missing.exit_code == 1, missing.output
-        assert missing.output.splitlines() == ["error: tenant 'no-such-tenant' does not exist"]
+        assert missing.output.splitlines() == [
+            "error: tenant 'no-such-tenant' does not exist (field tenant_id)"
+        ]
 
 
 def test_serve_preparation_respects_migrate_on_start(server_conninfo: str) -> None:

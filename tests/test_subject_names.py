@@ -10,10 +10,14 @@ says so under "Uncertain:".
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from psycopg_pool import ConnectionPool
+from typer.testing import CliRunner
 
 from retrieval.embeddings import Embedder
+from server.cli import app
 from store.clock import ManualClock
 from store.errors import InvalidInput
 from tests.read_helpers import ReadPath, read_path
@@ -242,3 +246,21 @@ def test_a_name_that_is_another_named_subjects_value_names_that_value(reads: Rea
     plan = reads.context("Since when has Okafor worked at the WHO?").plan
     assert plan.subject == "adaeze_okafor", plan.reasons["subject"]
     assert reads.context("Where is the WHO based?").plan.subject == "world_health_organization"
+
+
+def test_sgam_subjects_name_declares_and_refuses_in_one_line(
+    reads: ReadPath, conninfo: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", conninfo)
+    runner = CliRunner()
+    command = ["subjects", "name", "p-1", "--tenant", reads.tenant, "--display-name", "Zoë Berg"]
+    done = runner.invoke(app, [*command, "--alias", "Z. Berg", "--alias", "ZB"])
+    assert done.exit_code == 0, done.output
+    printed = json.loads(done.stdout)
+    assert (printed["display_name"], printed["aliases"]) == ("Zoë Berg", ["Z. Berg", "ZB"])
+
+    refused = runner.invoke(app, [*command[:5], "--display-name", "?!"])
+    assert refused.exit_code != 0
+    assert refused.stderr.count("\n") == 1
+    assert "display_name" in refused.stderr
+    assert reads.store.subjects.names(reads.tenant, "p-1").display_name == "Zoë Berg"
