@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+
+class Part(StrEnum):
+    """A part of the benchmark that runs alone."""
+
+    names = "names"
 
 
 def _unset(help_text: str, **checks: Any) -> Any:
@@ -47,9 +54,25 @@ def bench(
             "Generated rows and vectors, kept between runs [~/.cache/sgam-bench].", file_okay=False
         ),
     ] = None,
+    only: Annotated[
+        Part | None,
+        typer.Option(
+            help="Run only this part: names (finding a subject by its name among --subjects"
+            " people, against GET fact, one client unless --clients; --scale, --episodes and the"
+            " import options do not apply)."
+        ),
+    ] = None,
+    subjects: Annotated[
+        int | None, _unset("People in the names tenant [100,000; --quick: 10,000].", min=20)
+    ] = None,
     out: Annotated[
-        Path, typer.Option(dir_okay=False, help="Results JSON; the chart goes beside it (.png).")
-    ] = Path("evals/results/bench.json"),
+        Path | None,
+        _unset(
+            "Results JSON; the chart goes beside it (.png) [evals/results/bench.json;"
+            " --only names: evals/results/names.json].",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Benchmark a real `sgam serve` over HTTP against its floor and the plain baseline.
 
@@ -59,8 +82,20 @@ def bench(
     writes and `sgam import`; beside them the same reads as prepared SQL, the encoder,
     pgvector exact and HNSW search and the `dm` baseline. Prints p50/p95/p99 and the targets,
     and writes OUT and its chart. The first run embeds the episodes (about 11 minutes for
-    200,000 on 2 cores); reruns read them from the cache.
+    200,000 on 2 cores); reruns read them from the cache. `--only names` times finding a
+    subject by its full name, surname and a near spelling in a tenant of 100,000 people
+    instead (evals.bench_names).
     """
+    if only is Part.names:
+        from evals.bench_names import RESULTS, bench_names  # noqa: PLC0415
+        from evals.bench_names import Options as NameOptions  # noqa: PLC0415
+
+        chosen = tuple(sorted(set(clients))) if clients else None
+        name_options = NameOptions.of(
+            quick=quick, subjects=subjects, seconds=seconds, clients=chosen, min_calls=min_calls
+        )
+        bench_names(name_options, out or RESULTS)
+        return
     from evals.bench_http import Options, run  # noqa: PLC0415 - keep --help fast
     from evals.bench_report import write_results  # noqa: PLC0415
     from evals.bench_tables import report_text  # noqa: PLC0415
@@ -79,5 +114,5 @@ def bench(
     )
     results = run(options)
     typer.echo(report_text(results))
-    paths = write_results(results, out)
+    paths = write_results(results, out or Path("evals/results/bench.json"))
     typer.echo(f"ran in {results['timings']['total_s']} s; wrote {', '.join(map(str, paths))}")
