@@ -17,7 +17,12 @@ from matplotlib.figure import Figure
 
 from evals.scoring import KINDS
 
-KIND_LABELS = {"current": "current", "point_in_time": "point in time", "known_at": "known at"}
+KIND_LABELS = {
+    "current": "current",
+    "point_in_time": "point in time",
+    "known_at": "known at",
+    "period": "period",
+}
 
 
 def draw_chart(summary: Mapping[str, Any], path: Path) -> None:

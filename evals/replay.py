@@ -76,6 +76,12 @@ def _define(replay: Replay, tenant: str, line: JsonObject) -> Any:
     )
 
 
+def _subject(replay: Replay, tenant: str, line: JsonObject) -> Any:
+    return replay.store.subjects.declare_names(
+        tenant, line["subject"], _body(line, drop={"subject"})
+    )
+
+
 def _episode(replay: Replay, tenant: str, line: JsonObject) -> Any:
     return replay.store.episodes.record(tenant, _body(line, drop=()))
 
@@ -167,6 +173,7 @@ def _context(replay: Replay, tenant: str, line: JsonObject) -> Any:
 _KEY = frozenset({"subject", "attribute"})
 OPS: Mapping[str, Op] = {
     "define": Op(_define, frozenset({"attribute"}), writes=True, passthrough=True),
+    "subject": Op(_subject, frozenset({"subject"}), writes=True, passthrough=True),
     "episode": Op(_episode, frozenset(), writes=True, passthrough=True),
     "update": Op(_update, frozenset({"episode", "candidate"}), writes=True),
     "current": Op(

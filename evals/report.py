@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from evals.leakage_chart import KIND_LABELS, draw_chart
-from evals.scoring import KINDS, NOT_KNOWN, UNCERTAIN, QuestionResult, proportion
+from evals.report_sections import breakdown_sections, markdown_table, share_cell
+from evals.scoring import KINDS, NOT_KNOWN, QUESTION_KINDS, UNCERTAIN, QuestionResult, proportion
 from retrieval.snippets import cut_at_word
 
 SUMMARY = "summary.json"
@@ -98,6 +99,7 @@ def render_markdown(
             if _has_families(systems)
             else ""
         ),
+        *breakdown_sections(summary),
         "## Accuracy by question kind",
         _kind_table(results),
         "## Accuracy by gold answer",
@@ -136,12 +138,12 @@ def _family_table(systems: Mapping[str, Mapping[str, Any]]) -> str:
         for family, figures in row.get("families", {}).items()
         for cells in _headline_rows({name: figures})[1:]
     ]
-    return _table([header[0], "family", *header[1:]], rows)
+    return markdown_table([header[0], "family", *header[1:]], rows)
 
 
 def _headline_table(systems: Mapping[str, Mapping[str, Any]]) -> str:
     header, *rows = _headline_rows(systems)
-    return _table(header, rows)
+    return markdown_table(header, rows)
 
 
 def _headline_rows(systems: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
@@ -159,13 +161,13 @@ def _headline_rows(systems: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
         [
             f"`{name}`",
             str(row["questions"]),
-            _share(row["stale_leakage"], row["stale_leakage_ci"]),
+            share_cell(row["stale_leakage"], row["stale_leakage_ci"]),
             *(
-                _share(row[f"{kind}_accuracy"], row[f"{kind}_accuracy_ci"])
+                share_cell(row[f"{kind}_accuracy"], row[f"{kind}_accuracy_ci"])
                 + f" (n={row[f'{kind}_questions']})"
                 for kind in KINDS
             ),
-            _share(row["cross_tenant_leakage"], row["cross_tenant_leakage_ci"]),
+            share_cell(row["cross_tenant_leakage"], row["cross_tenant_leakage_ci"]),
             f"{_number(row['context_tokens_p50'])} / {_number(row['context_tokens_p95'])}",
             f"{_number(row['latency_p50_ms'], 1)} / {_number(row['latency_p95_ms'], 1)}",
         ]
@@ -177,7 +179,7 @@ def _headline_rows(systems: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
 def _kind_table(results: Sequence[QuestionResult]) -> str:
     rows = []
     for name in _systems_of(results):
-        for kind in KINDS:
+        for kind in QUESTION_KINDS:
             asked = [r for r in results if r.system == name and r.kind == kind]
             if asked:
                 rows.append(
@@ -185,11 +187,13 @@ def _kind_table(results: Sequence[QuestionResult]) -> str:
                         f"`{name}`",
                         KIND_LABELS[kind],
                         str(len(asked)),
-                        _share(*proportion([r.correct for r in asked])),
-                        _share(*proportion([r.stale_leak for r in asked])),
+                        share_cell(*proportion([r.correct for r in asked])),
+                        share_cell(*proportion([r.stale_leak for r in asked])),
+                        share_cell(*proportion([r.answer_present for r in asked])),
                     ]
                 )
-    return _table(["system", "kind", "questions", "accuracy", "stale leakage"], rows)
+    header = ["system", "kind", "questions", "accuracy", "stale leakage", "answer present"]
+    return markdown_table(header, rows)
 
 
 def _gold_table(results: Sequence[QuestionResult]) -> str:
@@ -199,9 +203,9 @@ def _gold_table(results: Sequence[QuestionResult]) -> str:
         row = [f"`{name}`"]
         for group in groups:
             asked = [r.correct for r in results if r.system == name and _gold_group(r) == group]
-            row.append(_share(*proportion(asked)) + f" (n={len(asked)})" if asked else "-")
+            row.append(share_cell(*proportion(asked)) + f" (n={len(asked)})" if asked else "-")
         rows.append(row)
-    return _table(["system", *(f"gold: {group}" for group in groups)], rows)
+    return markdown_table(["system", *(f"gold: {group}" for group in groups)], rows)
 
 
 def _how_to_read(systems: Sequence[str]) -> str:
@@ -261,18 +265,6 @@ def _gold_group(result: QuestionResult) -> str:
 
 def _systems_of(results: Sequence[QuestionResult]) -> list[str]:
     return list(dict.fromkeys(result.system for result in results))
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _share(value: float | None, interval: Sequence[float]) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.1%} [{interval[0]:.1%}, {interval[1]:.1%}]"
 
 
 def _number(value: float | None, digits: int = 0) -> str:

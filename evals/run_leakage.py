@@ -4,8 +4,12 @@ same questions, scored by ``evals.scoring`` and reported by ``evals.report``.
     sgam eval leakage --size quick --out /tmp/leakage       # a generated history
     sgam eval replay my-traces/ --out my-traces/report      # your own traces with gold
 
-Loads run one after another, each on a database of its own on the same PostgreSQL, all with
-the same embedding model (``evals.systems`` says how each system is built). A question is
+A generated run holds three families of questions: ``customers`` and ``records`` in one
+history (``evals.histories``), ``careers`` (paragraphs of real-looking text, questions about
+periods that name their subject in many ways, each asked with and without the subject:
+``evals.career_history``) in a trace of its own. Loads run one after another, each on a
+database of its own per trace on the same PostgreSQL, all with the same embedding model
+(``evals.systems`` says how each system is built). A question is
 asked where it stands among the lines: a generated history asks every question after its last
 write, a hand-written trace may ask between writes. Only the call that builds a context is
 timed.
@@ -22,14 +26,16 @@ from time import perf_counter
 from typing import Any
 
 from evals.baselines import BaselineOptions
+from evals.generated import FAMILIES, generated_traces
 from evals.gold_traces import Trace
-from evals.histories import SIZES, generate_history
 from evals.loads import ALL_SYSTEMS, Asker, Memory, loads_of, opened, planned_steps, torch_threads
 from evals.noise import Noise, noisy_lines
+from evals.patterns import failure_patterns
 from evals.peers import require_peers
 from evals.report import write_report
 from evals.run_meta import describe_server, run_meta
-from evals.scoring import QuestionResult, score_question, summarize
+from evals.scoring import QuestionResult, score_question
+from evals.summary import summarize
 from evals.systems import (
     DROPPED,
     SYSTEM_NAMES,
@@ -60,11 +66,16 @@ class Options:
     torch_threads: int | None = 1
     """Threads torch may use during the run (None: as it is). One keeps a single question's
     embedding steady while the app, the database and the model share a few cores."""
+    families: tuple[str, ...] = FAMILIES
+    """The families of questions a generated run asks (a replay of traces asks what they do)."""
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.systems) - set(ALL_SYSTEMS))
         if unknown or not self.systems:
             raise ValueError(f"systems must be some of {', '.join(ALL_SYSTEMS)}; got {unknown}")
+        strange = sorted(set(self.families) - set(FAMILIES))
+        if strange or not self.families:
+            raise ValueError(f"families must be some of {', '.join(FAMILIES)}; got {strange}")
 
 
 @dataclass
@@ -114,6 +125,7 @@ def _evaluate(
 
     by_system: dict[str, list[QuestionResult]] = {name: [] for name in options.systems}
     outcomes: dict[str, Counter[str]] = {}
+    tenants = Counter(t for trace in traces for t in {line["tenant"] for line in trace.lines})
     for load in loads_of(options.systems):
         outcome: Counter[str] = Counter()
         for trace in traces:
@@ -121,7 +133,9 @@ def _evaluate(
             if load.name == "sgam_noisy":
                 lines, noise = noisy_lines(lines, options.noise)
                 outcome.update({f"noise {name}": count for name, count in noise.items()})
-            label = f"{trace.name}:" if len(traces) > 1 else ""
+            # Results name a trace's tenant after the trace where another trace has it too.
+            collides = any(tenants[line["tenant"]] > 1 for line in trace.lines)
+            label = f"{trace.name}:" if collides else ""
             with opened(
                 load,
                 server=server,
@@ -165,6 +179,8 @@ def _replay(
                         context=context.text,
                         tokens=shared.count_tokens(context.text),
                         latency_ms=context.latency_ms,
+                        with_subject=question.subject is not None,
+                        plan=context.plan,
                     )
                 )
                 step(f"{name}: asking")
@@ -206,7 +222,11 @@ def _finish(
     )
     meta["runtime_seconds"] = round(perf_counter() - started, 1)
     meta["load_average_at_start"] = load_average
-    return Run(evaluation.results, summarize(evaluation.results), meta)
+    summary = summarize(evaluation.results)
+    patterns = failure_patterns(evaluation.results)
+    if patterns:
+        summary["patterns"] = patterns
+    return Run(evaluation.results, summary, meta)
 
 
 def run_leakage(
@@ -219,28 +239,14 @@ def run_leakage(
     progress: Progress | None = None,
     database: str = "",
 ) -> Run:
-    """The evaluation on a generated history (``evals.histories``) of that seed and size."""
+    """The evaluation of the chosen families on generated histories (``evals.histories``,
+    ``evals.career_history``) of that seed and size."""
     started, load_average = perf_counter(), round(os.getloadavg()[0], 2)
-    history = generate_history(seed=seed, size=SIZES[size])
-    trace = Trace(f"history-{size}-{seed}", history.lines())
+    traces, summary, described = generated_traces(seed=seed, size=size, families=options.families)
     evaluation = evaluate(
-        [trace], server=server, embedder=embedder, options=options, progress=progress
+        traces, server=server, embedder=embedder, options=options, progress=progress
     )
-    spec = SIZES[size]
-    described = (
-        f"{size}: customers {spec.tenants} tenants x {spec.subjects} subjects x"
-        f" {spec.attributes} attributes; per tenant {spec.current} current,"
-        f" {spec.point_in_time} point-in-time and {spec.known_at} known-at questions"
-    )
-    if spec.records is not None:
-        records = spec.records
-        described += (
-            f"; public records {records.subjects} places per tenant ({records.shared} shared"
-            f" with the next tenant) holding 1-3 roles each; per tenant {records.current}"
-            f" current, {records.point_in_time} point-in-time and {records.known_at} known-at"
-            " questions"
-        )
-    about = {"seed": seed, "size": described, "history": dict(history.summary)}
+    about = {"seed": seed, "size": described, "history": summary}
     return _finish(
         evaluation,
         embedder=embedder,

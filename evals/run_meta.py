@@ -90,7 +90,9 @@ def run_meta(
 
 def headline(summary: Mapping[str, Any]) -> str:
     """A plain-text table of the summary, for a terminal: each system, then its families."""
-    rows = [("system", "stale", *(f"{kind} acc" for kind in KINDS), "x-tenant", "tok", "ms")]
+    rows = [
+        ("system", "stale", "present", *(f"{kind} acc" for kind in KINDS), "x-tenant", "tok", "ms")
+    ]
     for name, total in summary["systems"].items():
         families = total.get("families", {})
         for label, row in [(name, total), *((f"  {f}", families[f]) for f in families)]:
@@ -98,6 +100,7 @@ def headline(summary: Mapping[str, Any]) -> str:
                 (
                     label,
                     _percent(row["stale_leakage"]),
+                    _percent(row["answer_present"]),
                     *(_percent(row[f"{kind}_accuracy"]) for kind in KINDS),
                     _percent(row["cross_tenant_leakage"]),
                     f"{row['context_tokens_p50']:.0f}",

@@ -20,20 +20,14 @@ The answer rule (``answer_of``), the same for every system, with no language mod
    several, the one written first on the line.
 7. No such line: "not known".
 
-"States a value" is ``retrieval.snippets.mentions_value``'s match (whole tokens, any case), the
-matcher stale leakage uses. Before matching, a context's metadata is masked, so that a date
-value does not count as stated because something happened on that day:
+"States a value" is ``evals.leakage.states_value``'s match (whole tokens after folding case,
+diacritics, spacing before punctuation and a leading article), the matcher stale leakage
+uses. Before matching, a context's metadata is masked (``evals.masking``), so that a date value
+does not count as stated because something happened on that day.
 
-- full timestamps (a date with a time of day, as in ``2026-06-03T10:00:00Z``), unless the
-  key's values are themselves timestamps;
-- a key line's window and citation, ``(from 2026-06-03 until 2026-06-30; source e2)`` and
-  ``(source e2)``, and an uncertain line's ``disputed from …`` tail (the word "disputed"
-  stays);
-- an evidence line's citation, ``[e2]``;
-- a header line naming the read's instants (``mira as of 2026-06-02T12:00Z:``).
-
-These shapes are SGAM's block format; the baselines' raw episode lines do not take them, and
-every system's context goes through the same masking.
+Answer present: every acceptable value is stated on a line not marked superseded, other keys'
+lines aside (for a period question, every value valid in the period); with no acceptable value
+("not known"), the answer is right.
 
 Stale leakage: the context states another version's value of the asked key (one of the key's
 values that is not an acceptable answer) on a line not marked superseded, other keys' lines
@@ -54,34 +48,28 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, cast, get_args
 
-import numpy as np
-
-from evals.leakage import SUPERSEDED, leaked_values
-from retrieval.snippets import mentions_value, one_line, value_pattern
+from evals.leakage import SUPERSEDED, leaked_values, states_value
+from evals.masking import key_name, masked_lines
+from retrieval.folding import fold_text, value_needle
+from retrieval.snippets import one_line, value_pattern
 
 Kind = Literal["current", "point_in_time", "known_at"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
+"""The kinds with an accuracy of their own in every summary."""
+QuestionKind = Kind | Literal["period"]
+QUESTION_KINDS: tuple[QuestionKind, ...] = (*KINDS, "period")
+"""Every kind of question; a period question asks for every value valid in a range."""
 NOT_KNOWN = "not known"
 UNCERTAIN = "uncertain"
 
 _MARKED_DISPUTED = re.compile(r"\b(?:disputed|uncertain)\b")
-_TIMESTAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})?"
-)
-_TIME_MASK = "<time>"
-_KEY_LINE = re.compile(r"^(?:- )?([A-Za-z0-9_.:@-]+):\s")
-_CITES = re.compile(r"\bsource \S+|\bnot known\b", re.IGNORECASE)
-_WINDOW = re.compile(r"\((?:from|until) [^()]*; source [^()]*\)|\(source [^()]*\)")
-_DISPUTED_TAIL = re.compile(r"(, disputed) (?:from|until) .*$")
-_EVIDENCE_CITATION = re.compile(r"^(?:- )?\[[^\]]*\]")
-_HEADER = re.compile(r"^(?:\S+ )?as of .*:$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Gold:
     """The generator's gold for one question: what counts as right, and the key's values."""
 
-    kind: Kind
+    kind: QuestionKind
     subject: str
     attribute: str
     answer: str  # a value, "not known" or "uncertain"
@@ -90,15 +78,17 @@ class Gold:
     other_tenant_values: tuple[str, ...] = ()
     held_by_other_keys: tuple[str, ...] = ()  # current for another key of the subject then
     family: str | None = None  # the generator's shape of history, reported on its own row
+    name_form: str | None = None  # how the question names its subject (careers family)
+    written_differently: tuple[str, ...] = ()  # values some episode writes otherwise
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Gold:
         """The gold from a question line's ``gold`` object, checked for its kind and answers."""
         kind = data["kind"]
-        if kind not in KINDS:
-            raise ValueError(f"unknown question kind {kind!r}; expected one of {KINDS}")
+        if kind not in QUESTION_KINDS:
+            raise ValueError(f"unknown question kind {kind!r}; expected one of {QUESTION_KINDS}")
         gold = cls(
-            kind=cast(Kind, kind),
+            kind=cast(QuestionKind, kind),
             subject=str(data["subject"]),
             attribute=str(data["attribute"]),
             answer=str(data["answer"]),
@@ -107,6 +97,8 @@ class Gold:
             other_tenant_values=tuple(str(v) for v in data.get("other_tenant_values", ())),
             held_by_other_keys=tuple(str(v) for v in data.get("held_by_other_keys", ())),
             family=None if data.get("family") is None else str(data["family"]),
+            name_form=None if data.get("name_form") is None else str(data["name_form"]),
+            written_differently=tuple(str(v) for v in data.get("written_differently", ())),
         )
         if gold.answer == NOT_KNOWN and gold.answers:
             raise ValueError(f"{gold.key}: a 'not known' answer lists no acceptable values")
@@ -135,7 +127,7 @@ class QuestionResult:
 
     system: str
     tenant: str
-    kind: Kind
+    kind: QuestionKind
     subject: str
     attribute: str
     question: str
@@ -150,6 +142,14 @@ class QuestionResult:
     tokens: int
     latency_ms: float
     family: str | None = None
+    answer_present: bool = False
+    with_subject: bool = True  # the request named the subject
+    name_form: str | None = None
+    plan_subject: str | None = None  # the subject the system's plan chose (None: no plan)
+    plan_mode: str | None = None  # the plan's mode (None: the system makes no plan)
+    evidence_leak: bool = False  # a leaked line is not a key line: a snippet's sentence
+    answer_written_differently: bool = False  # an episode writes an answer otherwise
+    stale_written_differently: bool = False  # an episode writes a stale value otherwise
 
     def to_json(self) -> dict[str, Any]:
         """The result as a JSON object (tuples as lists)."""
@@ -176,12 +176,12 @@ def answer_of(context: str, *, subject: str, attribute: str, values: Sequence[st
     """The context's answer for the key by the module's one rule: a value, "not known" or
     "uncertain"."""
     key = f"{subject}.{attribute}"
-    patterns = [(value, value_pattern(value)) for value in _distinct(values)]
-    for line in _masked_lines(context, values, subject=subject, attribute=attribute):
-        folded = one_line(line).casefold()
+    patterns = [(value, value_pattern(value_needle(value))) for value in _distinct(values)]
+    for line in masked_lines(context, values, subject=subject, attribute=attribute):
+        folded = fold_text(line)
         if SUPERSEDED in folded:
             continue
-        named = _key_name(line) in (attribute, key) or mentions_value(line, key)
+        named = key_name(line) in (attribute, key) or states_value(line, key)
         if NOT_KNOWN in folded and named:
             return NOT_KNOWN
         found = [
@@ -211,27 +211,42 @@ def stale_leak(context: str, gold: GoldLike) -> tuple[list[str], list[str]]:
     lines (as written)."""
     parsed = as_gold(gold)
     stale = parsed.stale_values
-    masked = _masked_lines(
-        context,
-        [*parsed.values, *parsed.other_tenant_values],
-        subject=parsed.subject,
-        attribute=parsed.attribute,
-    )
+    masked = _masked_for(context, parsed)
     found = leaked_values("\n".join(masked), stale)
     written = context.splitlines()
     return found, [written[i] for i, line in enumerate(masked) if leaked_values(line, stale)]
 
 
+def answer_present(context: str, gold: GoldLike) -> bool:
+    """Whether every acceptable value is stated on a line not marked superseded, other keys'
+    lines aside; with none acceptable, whether the context answers right."""
+    parsed = as_gold(gold)
+    if not parsed.answers:
+        values = _distinct([*parsed.values, *parsed.answers])
+        found = answer_of(
+            context, subject=parsed.subject, attribute=parsed.attribute, values=values
+        )
+        return correct(found, parsed)
+    lines = [line for line in _masked_for(context, parsed) if SUPERSEDED not in line.casefold()]
+    return all(any(states_value(line, value) for line in lines) for value in parsed.answers)
+
+
+def _masked_for(context: str, gold: Gold) -> list[str]:
+    """The context's lines masked for the gold's key (``evals.masking``)."""
+    values = [*gold.values, *gold.other_tenant_values]
+    return masked_lines(context, values, subject=gold.subject, attribute=gold.attribute)
+
+
 def cross_tenant_leak(context: str, gold: GoldLike) -> list[str]:
     """The values the key has only in other tenants that appear on any line of the context."""
     parsed = as_gold(gold)
-    lines = _masked_lines(
+    lines = masked_lines(
         context, [*parsed.values, *parsed.other_tenant_values], subject=None, attribute=None
     )
     return [
         value
         for value in _distinct(parsed.other_tenant_values)
-        if any(mentions_value(line, value) for line in lines)
+        if any(states_value(line, value) for line in lines)
     ]
 
 
@@ -244,8 +259,11 @@ def score_question(
     context: str,
     tokens: int,
     latency_ms: float,
+    with_subject: bool = True,
+    plan: Mapping[str, Any] | None = None,
 ) -> QuestionResult:
-    """Score one system's context for one question."""
+    """Score one system's context for one question; ``with_subject`` says whether the request
+    named the subject, ``plan`` is the system's plan (its ``subject`` and ``mode``), if any."""
     parsed = as_gold(gold)
     answer = answer_of(
         context,
@@ -273,6 +291,14 @@ def score_question(
         tokens=tokens,
         latency_ms=latency_ms,
         family=parsed.family,
+        answer_present=answer_present(context, parsed),
+        with_subject=with_subject,
+        name_form=parsed.name_form,
+        plan_subject=None if plan is None else plan.get("subject"),
+        plan_mode=None if plan is None else plan.get("mode"),
+        evidence_leak=any(key_name(line) is None for line in leaked_lines),
+        answer_written_differently=bool(set(parsed.answers) & set(parsed.written_differently)),
+        stale_written_differently=bool(set(parsed.stale_values) & set(parsed.written_differently)),
     )
 
 
@@ -290,91 +316,10 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, min(center - half, share)), min(1.0, max(center + half, share)))
 
 
-def summarize(results: Iterable[QuestionResult]) -> dict[str, Any]:
-    """Per system (in order of first appearance): shares with Wilson intervals, accuracy by
-    question kind, token and latency percentiles; the same per family under ``families``.
-
-    Shares are fractions (0..1). An accuracy over no questions of its kind is null, its
-    interval [0, 1]. ``families`` holds the families the questions' gold names, by name; a
-    question without one counts only in the total.
-    """
-    by_system: dict[str, list[QuestionResult]] = {}
-    for result in results:
-        by_system.setdefault(result.system, []).append(result)
-    return {"systems": {name: _system_summary(rows) for name, rows in by_system.items()}}
-
-
 def proportion(flags: Sequence[bool]) -> tuple[float | None, list[float]]:
     """The share of true flags (None for none) and its Wilson interval."""
     low, high = wilson(sum(flags), len(flags))
     return (sum(flags) / len(flags) if flags else None), [low, high]
-
-
-def _system_summary(rows: Sequence[QuestionResult]) -> dict[str, Any]:
-    by_family: dict[str, list[QuestionResult]] = {}
-    for row in rows:
-        if row.family is not None:
-            by_family.setdefault(row.family, []).append(row)
-    summary = _figures(rows)
-    summary["families"] = {name: _figures(by_family[name]) for name in sorted(by_family)}
-    return summary
-
-
-def _figures(rows: Sequence[QuestionResult]) -> dict[str, Any]:
-    summary: dict[str, Any] = {"questions": len(rows)}
-    leakage, leakage_ci = proportion([row.stale_leak for row in rows])
-    summary["stale_leakage"], summary["stale_leakage_ci"] = leakage, leakage_ci
-    for kind in KINDS:
-        asked = [row.correct for row in rows if row.kind == kind]
-        accuracy, accuracy_ci = proportion(asked)
-        summary[f"{kind}_accuracy"] = accuracy
-        summary[f"{kind}_accuracy_ci"] = accuracy_ci
-        summary[f"{kind}_questions"] = len(asked)
-    cross, cross_ci = proportion([row.cross_tenant_leak for row in rows])
-    summary["cross_tenant_leakage"], summary["cross_tenant_leakage_ci"] = cross, cross_ci
-    tokens = [float(row.tokens) for row in rows]
-    latency = [row.latency_ms for row in rows]
-    summary["context_tokens_p50"] = _percentile(tokens, 50)
-    summary["context_tokens_p95"] = _percentile(tokens, 95)
-    summary["latency_p50_ms"] = _percentile(latency, 50)
-    summary["latency_p95_ms"] = _percentile(latency, 95)
-    return summary
-
-
-def _percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear interpolation between the closest ranks (numpy's default); None for none."""
-    return float(np.percentile(values, q)) if values else None
-
-
-def _masked_lines(
-    context: str, values: Iterable[str], *, subject: str | None, attribute: str | None
-) -> list[str]:
-    """The context's lines with metadata masked, another key's lines emptied (when a key is
-    given); timestamps are masked unless a value is itself a timestamp."""
-    keep_times = any(_TIMESTAMP.search(value) for value in values)
-    asked = None if attribute is None else (attribute, f"{subject}.{attribute}")
-    lines = []
-    for line in context.splitlines():
-        name = _key_name(line)
-        if asked is not None and name is not None and name not in asked:
-            lines.append("")
-            continue
-        if _HEADER.match(line.strip()):
-            lines.append("")
-            continue
-        masked = _WINDOW.sub(_TIME_MASK, line)
-        masked = _DISPUTED_TAIL.sub(r"\1", masked)
-        masked = _EVIDENCE_CITATION.sub("[" + _TIME_MASK + "]", masked)
-        lines.append(masked if keep_times else _TIMESTAMP.sub(_TIME_MASK, masked))
-    return lines
-
-
-def _key_name(line: str) -> str | None:
-    """The key a key line names (``home_city`` in ``home_city: Lisbon (…; source e4)``)."""
-    match = _KEY_LINE.match(line)
-    if match is None or not _CITES.search(line[match.end() :]):
-        return None
-    return match.group(1)
 
 
 def _norm(value: str) -> str:

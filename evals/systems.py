@@ -34,7 +34,10 @@ from store.times import parse_timestamp
 Line = dict[str, Any]
 
 SYSTEM_NAMES = ("sgam", "sgam_noisy", "dm", "dm_recency")
-WRITE_OPS = frozenset({"define", "episode", "update", "expire", "retract", "resolve", "erase"})
+WRITE_OPS = frozenset(
+    {"define", "subject", "episode", "update", "expire", "retract", "resolve", "erase"}
+)
+"""Ops that change a memory; ``subject`` declares a subject's names (``PUT /v1/subjects/{id}``)."""
 READ_OPS = frozenset({"current", "at", "history", "profile", "search", "context"})
 DROPPED = "dropped"
 """The op of an update line a noisy extraction missed (kept for its ``now``)."""
@@ -93,6 +96,8 @@ class Context:
 
     text: str
     latency_ms: float
+    plan: Mapping[str, Any] | None = None
+    """The system's reading of the question, where it makes one: ``subject`` and ``mode``."""
 
 
 # -- the embedding model -------------------------------------------------------------------
@@ -154,6 +159,13 @@ def _define(client: SGAMClient, line: Mapping[str, Any]) -> str:
     return "define"
 
 
+def _subject(client: SGAMClient, line: Mapping[str, Any]) -> str:
+    client.put_subject_names(
+        line["subject"], display_name=line.get("display_name"), aliases=line.get("aliases", ())
+    )
+    return "subject"
+
+
 def _episode(client: SGAMClient, line: Mapping[str, Any]) -> str:
     client.record_episode(**body_fields(line))
     return "episode"
@@ -206,6 +218,7 @@ def _erase(client: SGAMClient, line: Mapping[str, Any]) -> str:
 
 _WRITERS: Mapping[str, _Writer] = {
     "define": _define,
+    "subject": _subject,
     "episode": _episode,
     "update": _update,
     "expire": _expire,
@@ -267,7 +280,8 @@ class SgamOverHttp:
             known_at=question.known_at,
             **question.options,
         )
-        return Context(result.block, (perf_counter() - start) * 1000)
+        plan = {"subject": result.plan.subject, "mode": result.plan.mode}
+        return Context(result.block, (perf_counter() - start) * 1000, plan)
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from evals.baselines import BaselineOptions, open_episodes
+from evals.careers import CAREER_SIZES
 from evals.gold_traces import Trace, read_folder, read_trace
 from evals.histories import generate_history
 from evals.noise import Noise, noisy_lines
@@ -45,8 +46,12 @@ PINNED = (
 
 @pytest.fixture(scope="module")
 def quick(server_conninfo: str, embedder: Embedder) -> Run:
-    """Every system on the quick history (seed 7), clean and noisy extraction."""
-    return run_leakage(seed=7, size="quick", server=server_conninfo, embedder=embedder)
+    """Every system on the quick history (seed 7), clean and noisy extraction; the careers
+    family has tests of its own (``tests/test_eval_careers.py``)."""
+    options = Options(families=("customers", "records"))
+    return run_leakage(
+        seed=7, size="quick", server=server_conninfo, embedder=embedder, options=options
+    )
 
 
 @pytest.fixture(scope="module")
@@ -247,6 +252,8 @@ def test_a_folder_keeps_only_files_with_gold_questions(tmp_path: Path) -> None:
         Trace("bad", [{"op": "context", "tenant": "a", "question": "?", "gold": {"kind": "x"}}])
     with pytest.raises(ValueError, match="systems must be some of"):
         Options(systems=("sgam", "vector_db"))
+    with pytest.raises(ValueError, match="families must be some of"):
+        Options(families=("customers", "weather"))
 
 
 def test_sgam_eval_replay_scores_the_tiny_gold_trace(server_conninfo: str, tmp_path: Path) -> None:
@@ -298,8 +305,18 @@ def test_sgam_eval_leakage_writes_the_report_for_the_chosen_systems(
     ]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert list(summary["systems"]) == ["dm"]
-    assert summary["systems"]["dm"]["questions"] == QUESTIONS
-    assert summary["systems"]["dm"]["stale_leakage"] > 0
+    dm = summary["systems"]["dm"]
+    # By default the careers family too: each of its questions asked with and without subject.
+    asked = 2 * CAREER_SIZES["quick"].questions
+    assert dm["questions"] == QUESTIONS + asked
+    assert {name: row["questions"] for name, row in dm["families"].items()} == {
+        "careers": asked,
+        "customers": 60,
+        "records": 36,
+    }
+    assert dm["stale_leakage"] > 0
     assert summary["meta"]["seed"] == 7
-    assert len((tmp_path / "questions.jsonl").read_text().splitlines()) == QUESTIONS
+    assert "careers" in summary["meta"]["size"]
+    assert len((tmp_path / "questions.jsonl").read_text().splitlines()) == QUESTIONS + asked
     assert "  records" in result.stdout  # each family on its own row of the headline
+    assert "  careers" in result.stdout

@@ -41,8 +41,9 @@ OPENERS: dict[str, Opener] = {"langgraph": open_langgraph, "mem0": open_mem0}
 
 @pytest.fixture(scope="module")
 def quick(server_conninfo: str, embedder: Embedder) -> Run:
-    """dm and both peer arms on the quick history (seed 7)."""
-    options = Options(systems=ARMS)
+    """dm and both peer arms on the quick history (seed 7), its customers and records
+    families."""
+    options = Options(systems=ARMS, families=("customers", "records"))
     return run_leakage(
         seed=7, size="quick", server=server_conninfo, embedder=embedder, options=options
     )

@@ -11,7 +11,8 @@ import pytest
 
 from evals.leakage import baseline_context
 from evals.report import run_environment, write_report
-from evals.scoring import KINDS, QuestionResult, score_question, summarize
+from evals.scoring import KINDS, QuestionResult, score_question
+from evals.summary import summarize
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 OLD, NEW = "Porto", "Madrid"

@@ -21,9 +21,9 @@ from evals.scoring import (
     cross_tenant_leak,
     score_question,
     stale_leak,
-    summarize,
     wilson,
 )
+from evals.summary import summarize
 from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
 from retrieval.stale import SubjectValues
 from store.models import Challenger, Fact
@@ -276,6 +276,8 @@ def test_score_question_fills_the_whole_result_and_round_trips_through_json() ->
         cross_tenant_values=("2026-10-05",),
         tokens=42,
         latency_ms=3.5,
+        answer_present=True,  # E2 states NEW; the answer read first is E1's OLD all the same
+        evidence_leak=True,  # a raw episode line, not a key line
     )
     assert result.to_json()["leaked_values"] == [OLD]
     assert QuestionResult.from_json(result.to_json()) == result
@@ -330,6 +332,7 @@ def row(
         cross_tenant_values=("2026-10-05",) if cross else (),
         tokens=tokens,
         latency_ms=latency_ms,
+        answer_present=right,
     )
 
 
@@ -344,10 +347,15 @@ def test_summarize_gives_shares_intervals_and_percentiles_per_system_in_order() 
     summary = summarize(results)
     assert list(summary) == ["systems"]
     assert list(summary["systems"]) == ["dm", "sgam"]
-    assert summary["systems"]["sgam"] == {
+    sgam = dict(summary["systems"]["sgam"])
+    # Every request named the subject: its figures are the total's.
+    assert sgam.pop("subject") == {"given": {k: v for k, v in sgam.items() if k != "families"}}
+    assert sgam == {
         "questions": 4,
         "stale_leakage": 0.25,
         "stale_leakage_ci": pytest.approx([0.0456, 0.6994], abs=5e-5),
+        "answer_present": 0.75,
+        "answer_present_ci": pytest.approx([0.3006, 0.9544], abs=5e-5),
         "current_accuracy": 0.5,
         "current_accuracy_ci": pytest.approx([0.0945, 0.9055], abs=5e-5),
         "current_questions": 2,
