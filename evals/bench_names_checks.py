@@ -20,13 +20,12 @@ from evals.bench_data import TENANT
 from evals.bench_names_data import NamedKey, name_rows
 from evals.bench_server import Served
 from retrieval.names import asked_keys, question_grams, similar_texts
+from retrieval.subject_lookup import BEST_SIMILAR, WEIGHED_SIMILARITY
 from store.database import APP_ROLE
 from store.subject_names import find_by_keys, find_similar
 
 KEY_INDEX = "subject_names_key"
 TRIGRAM_INDEX = "subject_names_similar"
-WEIGHED_SIMILARITY = 0.3
-"""The threshold ``retrieval.subject_lookup`` asks the trigram search with."""
 
 _EXPLAIN_SETTINGS = {
     "auto_explain.log_min_duration": "0",
@@ -95,10 +94,15 @@ def explain_lookups(conninfo: str, key: NamedKey) -> dict[str, Any]:
     near = key.question(key.near_spelling)
     texts = similar_texts(question_grams(near))
     similar_plans = _plans(
-        conninfo, lambda conn: find_similar(conn, texts, threshold=WEIGHED_SIMILARITY)
+        conninfo,
+        lambda conn: find_similar(conn, texts, threshold=WEIGHED_SIMILARITY, best=BEST_SIMILAR),
     )
     return {
-        "key_lookup": {"question": full, "keys": len(keys)} | _summary(key_plans, KEY_INDEX),
+        "key_lookup": {
+            "question": full,
+            "keys": len(keys.names) + len(keys.surnames) + len(keys.acronyms),
+        }
+        | _summary(key_plans, KEY_INDEX),
         "trigram": {"question": near, "texts": texts} | _summary(similar_plans, TRIGRAM_INDEX),
     }
 

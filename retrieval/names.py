@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from store.names import fold_name
+from store.subject_names import AskedKeys
 
 __all__ = [
     "TIE",
@@ -79,6 +80,8 @@ class NameGram:
     """``folded`` without single-letter initials, when it has some inside."""
     acronym: str | None = None
     """The letters, when the run is one word written in capitals (or dotted initials)."""
+    alone: bool = True
+    """No capitalised word stands right before or after it (a name of its own, not a part)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class NameMatch:
 def question_grams(question: str) -> list[NameGram]:
     """Every run of one to ``MAX_WORDS`` words of the question, folded, with its shapes."""
     tokens = list(_TOKEN.finditer(question))
+    upper = [token.group(0)[0].isupper() for token in tokens] + [False]
     grams: list[NameGram] = []
     for first in range(len(tokens)):
         for last in range(first, min(first + MAX_WORDS, len(tokens))):
@@ -125,6 +129,7 @@ def question_grams(question: str) -> list[NameGram]:
                     capitalised=all(_capitalised(word) for word in words),
                     stripped=stripped,
                     acronym=acronym,
+                    alone=not upper[first - 1 if first else -1] and not upper[last + 1],
                 )
             )
     for dotted in _DOTTED_ACRONYM.finditer(question):
@@ -137,16 +142,25 @@ def _capitalised(word: str) -> bool:
     return word[0].isupper() or word[0].isdigit() or word.lower() in _NOT_SURNAMES
 
 
-def asked_keys(grams: Iterable[NameGram]) -> list[str]:
-    """The keys the store is asked for: each run's folded text and the shapes it allows."""
-    keys: set[str] = set()
+def asked_keys(grams: Iterable[NameGram]) -> AskedKeys:
+    """The keys the store is asked for, each of the kind the words allow: any run may be a
+    whole name, a capitalised word alone a last name, a word in capitals initials."""
+    names: set[str] = set()
+    surnames: set[str] = set()
+    acronyms: set[str] = set()
     for gram in grams:
-        keys.add(gram.folded)
+        names.add(gram.folded)
         if gram.stripped:
-            keys.add(gram.stripped)
+            names.add(gram.stripped)
         if gram.acronym:
-            keys.add(gram.acronym)
-    return sorted(keys)
+            acronyms.add(gram.acronym)
+        if _surname_allowed(gram):
+            surnames.add(gram.folded)
+    return AskedKeys(sorted(names), sorted(surnames), sorted(acronyms))
+
+
+def _surname_allowed(gram: NameGram) -> bool:
+    return gram.words == 1 and gram.capitalised and gram.folded not in _NOT_SURNAMES
 
 
 def score_keys(
@@ -174,8 +188,7 @@ def score_keys(
 
 def _allowed(gram: NameGram, kind: str) -> float:
     if kind == "surname":
-        single = gram.words == 1 and gram.capitalised and gram.folded not in _NOT_SURNAMES
-        return _SCORES["surname"] if single else 0.0
+        return _SCORES["surname"] if _surname_allowed(gram) else 0.0
     return _SCORES[kind] if kind in ("full", "pair") else 0.0
 
 
@@ -196,13 +209,15 @@ def _match(
 
 
 def similar_texts(grams: Sequence[NameGram]) -> list[str]:
-    """The runs worth a trigram search: capitalised, two to four words or one long word."""
+    """The runs worth a trigram search: capitalised, two to four words, or one long word that
+    is not part of a longer capitalised run ("Isabel" of "Isabel Ithkwen" is not searched)."""
     return sorted(
         {
             gram.folded
             for gram in grams
             if gram.capitalised
             and gram.words <= 4
+            and (gram.words > 1 or gram.alone)
             and len(gram.folded) >= 4
             and gram.folded.split()[0] not in _NOT_SURNAMES
             and gram.folded.split()[-1] not in _NOT_SURNAMES

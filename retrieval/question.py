@@ -130,11 +130,17 @@ def choose_subject(
     reason = f"The question names {best.text!r}, {how} subject {best.subject!r}."
     others = sorted({mention.subject for mention in chosen} - {best.subject})
     if others:
+        listed = ", ".join(repr(other) for other in others[:_LISTED])
+        more = f" and {len(others) - _LISTED} more" if len(others) > _LISTED else ""
         reason += (
-            f" It also names {', '.join(repr(other) for other in others)};"
-            " the best fit (then the longest name, then the first) wins."
+            f" It also names {listed}{more}; the best fit (then the longest name, then the"
+            " first) wins."
         )
     return best.subject, reason, ()
+
+
+_LISTED = 10
+"""How many subjects a plan names or lists at most (a common surname can fit hundreds)."""
 
 
 def _weighed(mentions: Sequence[SubjectMention]) -> tuple[SubjectMention, ...]:
@@ -142,7 +148,7 @@ def _weighed(mentions: Sequence[SubjectMention]) -> tuple[SubjectMention, ...]:
     for mention in mentions:
         if mention.subject not in best or mention.score > best[mention.subject].score:
             best[mention.subject] = mention
-    return tuple(sorted(best.values(), key=lambda m: (-m.score, m.subject)))
+    return tuple(sorted(best.values(), key=lambda m: (-m.score, m.subject))[:_LISTED])
 
 
 def _listed(mentions: Sequence[SubjectMention]) -> str:

@@ -25,8 +25,14 @@ from store.snapshot import ReadSnapshot
 
 _GOOD_ENOUGH = 0.75
 """A match this good (a subject's last word, capitalised) needs no trigram search."""
-_WEIGHED_SIMILARITY = 0.3
-"""Trigram likeness from which a name is weighed (and listed when none is chosen)."""
+WEIGHED_SIMILARITY = 0.4
+"""Trigram likeness from which a name is weighed (and listed when none is chosen); a name is
+chosen from 0.5 (``MIN_SCORE`` / 0.8)."""
+BEST_SIMILAR = 5
+"""The likest names kept for each text searched."""
+_MOST_NAMED = 12
+"""A question naming more subjects than this (a common family name) is not checked for names
+that are another's value: it names none well enough to matter."""
 
 
 def name_mentions(snapshot: ReadSnapshot, question: str) -> list[SubjectMention]:
@@ -36,7 +42,7 @@ def name_mentions(snapshot: ReadSnapshot, question: str) -> list[SubjectMention]
     if not any(match.score >= _GOOD_ENOUGH for match in matches):
         texts = similar_texts(grams)
         if texts:
-            rows = snapshot.similar_names(texts, threshold=_WEIGHED_SIMILARITY)
+            rows = snapshot.similar_names(texts, threshold=WEIGHED_SIMILARITY, best=BEST_SIMILAR)
             matches += score_similar(question, grams, rows)
     mentions = [
         SubjectMention(
@@ -52,9 +58,19 @@ def name_mentions(snapshot: ReadSnapshot, question: str) -> list[SubjectMention]
         for match in matches
     ]
     named = sorted({mention.subject for mention in mentions if mention.score >= MIN_SCORE})
-    if len(named) > 1:
+    if 1 < len(named) <= _MOST_NAMED and _apart(mentions):
         mentions = demote_values(mentions, snapshot.value_names(named))
     return mentions
+
+
+def _apart(mentions: Sequence[SubjectMention]) -> bool:
+    """Whether two subjects are named by words that do not overlap."""
+    chosen = [m for m in mentions if m.score >= MIN_SCORE]
+    return any(
+        a.subject != b.subject and (a.end <= b.start or b.end <= a.start)
+        for a in chosen
+        for b in chosen
+    )
 
 
 def demote_values(
@@ -65,11 +81,14 @@ def demote_values(
     "When did Okafor join the WHO?" names the WHO as Okafor's employer: the question is about
     Okafor, though "WHO" fits its subject better than "Okafor" fits hers.
     """
+    holders: dict[str, set[str]] = {}
+    for subject, held in values.items():
+        for value in held:
+            holders.setdefault(value, set()).add(subject)
     kept = []
     for mention in mentions:
-        others = [values.get(s, set()) for s in values if s != mention.subject]
         spelled = {fold_name(mention.text), fold_name(mention.name)}
-        is_value = any(spelled & held for held in others)
+        is_value = any(holders.get(text, set()) - {mention.subject} for text in spelled)
         kept.append(replace(mention, score=round(mention.score / 2, 3)) if is_value else mention)
     return kept
 

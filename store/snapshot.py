@@ -20,6 +20,7 @@ from store.merged_ids import resolve_subject, resolve_subjects
 from store.models import Attribute, Episode
 from store.reads import find_subjects
 from store.subject_names import (
+    AskedKeys,
     NameRow,
     SimilarRow,
     find_by_keys,
@@ -47,13 +48,15 @@ class ReadSnapshot:
             return found
         return list(dict.fromkeys(survivors.get(subject, subject) for subject in found))
 
-    def names_by_key(self, keys: Sequence[str]) -> list[NameRow]:
-        """The tenant's subject names that one of ``keys`` finds (``store.subject_names``)."""
-        return find_by_keys(self.conn, self.tenant_id, keys)
+    def names_by_key(self, asked: AskedKeys) -> list[NameRow]:
+        """The tenant's subject names the keys asked find (``store.subject_names``)."""
+        return find_by_keys(self.conn, self.tenant_id, asked)
 
-    def similar_names(self, texts: Sequence[str], *, threshold: float) -> list[SimilarRow]:
+    def similar_names(
+        self, texts: Sequence[str], *, threshold: float, best: int
+    ) -> list[SimilarRow]:
         """The tenant's whole subject names whose trigrams are like one of ``texts``."""
-        return find_similar(self.conn, texts, threshold=threshold)
+        return find_similar(self.conn, texts, threshold=threshold, best=best)
 
     def value_names(self, subjects: Sequence[str]) -> dict[str, set[str]]:
         """The text values each subject ever held, folded as names (``value_names``)."""

@@ -9,6 +9,7 @@ merge), so a subject nobody named is still found by its id's words.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -151,16 +152,40 @@ NameRow = tuple[str, str, str, str, str]
 """A name found by key: subject, source, name as kept, kind of key, the key."""
 
 
-def find_by_keys(
-    conn: psycopg.Connection[Any], tenant_id: str, keys: Sequence[str]
-) -> list[NameRow]:
-    """Every name of the tenant one of ``keys`` finds (by plain equality, index-served)."""
-    if not keys:
+@dataclass(frozen=True)
+class AskedKeys:
+    """What a question's words may be, by the kind of key each may match."""
+
+    names: Sequence[str] = ()
+    """Whole names, or a name's first and last word."""
+    surnames: Sequence[str] = ()
+    """A name's last word alone."""
+    acronyms: Sequence[str] = ()
+    """A name's initials."""
+
+
+_BY_KEY = """
+SELECT subject, source, name, kind, key FROM subject_names
+WHERE tenant_id = %(tenant_id)s
+  AND (   (kind = 'full' AND key = ANY(%(names)s))
+       OR (kind = 'pair' AND key = ANY(%(names)s))
+       OR (kind = 'surname' AND key = ANY(%(surnames)s))
+       OR (kind = 'acronym' AND key = ANY(%(acronyms)s)))
+"""
+
+
+def find_by_keys(conn: psycopg.Connection[Any], tenant_id: str, asked: AskedKeys) -> list[NameRow]:
+    """Every name of the tenant a key of its kind finds (plain equality, index-served)."""
+    if not (asked.names or asked.surnames or asked.acronyms):
         return []
     rows = conn.execute(
-        "SELECT subject, source, name, kind, key FROM subject_names"
-        " WHERE tenant_id = %(tenant_id)s AND key = ANY(%(keys)s)",
-        {"tenant_id": tenant_id, "keys": sorted(set(keys))},
+        _BY_KEY,
+        {
+            "tenant_id": tenant_id,
+            "names": sorted(set(asked.names)),
+            "surnames": sorted(set(asked.surnames)),
+            "acronyms": sorted(set(asked.acronyms)),
+        },
     ).fetchall()
     return [(str(s), str(source), str(n), str(kind), str(key)) for s, source, n, kind, key in rows]
 
@@ -170,15 +195,16 @@ SimilarRow = tuple[str, str, str, str, float]
 
 
 def find_similar(
-    conn: psycopg.Connection[Any], texts: Sequence[str], *, threshold: float
+    conn: psycopg.Connection[Any], texts: Sequence[str], *, threshold: float, best: int
 ) -> list[SimilarRow]:
-    """Whole names of the transaction's tenant similar to one of ``texts`` (pg_trgm)."""
+    """Whole names of the transaction's tenant similar to one of ``texts`` (pg_trgm), at
+    least ``threshold`` alike, the ``best`` likest for each text."""
     if not texts:
         return []
     rows = conn.execute(
-        "SELECT subject, source, name, asked, score"
-        " FROM sgam_similar_subject_names(%(texts)s::text[], %(threshold)s::real)",
-        {"texts": sorted(set(texts)), "threshold": threshold},
+        "SELECT subject, source, name, asked, score FROM sgam_similar_subject_names("
+        "%(texts)s::text[], %(threshold)s::real, %(best)s::integer)",
+        {"texts": sorted(set(texts)), "threshold": threshold, "best": best},
     ).fetchall()
     return [(str(s), str(source), str(n), str(a), float(score)) for s, source, n, a, score in rows]
 

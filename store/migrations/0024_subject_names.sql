@@ -9,7 +9,7 @@
 --             cites that episode, and erasing or purging the episode takes the name with it.
 -- Names are stored folded (case, diacritics and punctuation, store/names.py) and keyed by
 -- sgam_name_keys below: the whole name, first and last word, the last word alone and the
--- initials. A question's words are looked up by plain equality on (tenant_id, key), which
+-- initials. A question's words are looked up by plain equality on (tenant_id, kind, key), which
 -- row-level security lets an index serve (0014); near spellings by trigram similarity on whole
 -- names, through sgam_similar_subject_names.
 
@@ -60,7 +60,7 @@ CREATE TABLE subject_names (
     CONSTRAINT subject_names_learned_cite CHECK ((source = 'learned') = (episode_id IS NOT NULL)),
     FOREIGN KEY (tenant_id, episode_id) REFERENCES episodes (tenant_id, id) ON DELETE CASCADE
 );
-CREATE INDEX subject_names_key ON subject_names (tenant_id, key);
+CREATE INDEX subject_names_key ON subject_names (tenant_id, kind, key);
 CREATE INDEX subject_names_episode ON subject_names (tenant_id, episode_id)
     WHERE episode_id IS NOT NULL;
 CREATE INDEX subject_names_similar ON subject_names USING gin (folded gin_trgm_ops)
@@ -74,19 +74,31 @@ CREATE POLICY tenant_wall ON subject_names
 
 -- Trigram similarity is not leakproof, so under the policy no index could serve it and every
 -- name of the tenant would be compared. This function runs as the table's owner and filters
--- the tenant itself, from the same setting the policy reads (never from an argument).
-CREATE FUNCTION sgam_similar_subject_names(texts text[], threshold real)
-RETURNS TABLE (subject text, source text, name text, folded text, asked text, score real)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-    SELECT n.subject, n.source, n.name, n.folded, t.asked, similarity(n.folded, t.asked)
-    FROM unnest(texts) AS t (asked)
-    JOIN subject_names AS n ON n.folded % t.asked
-    WHERE n.kind = 'full'
-      AND n.tenant_id = current_setting('sgam.tenant_id', true)
-      AND similarity(n.folded, t.asked) >= threshold
+-- the tenant itself, from the same setting the policy reads (never from an argument). The
+-- index answers at the threshold given (pg_trgm's setting, for this transaction only), and
+-- each text asked keeps its `best` likest names.
+CREATE FUNCTION sgam_similar_subject_names(texts text[], threshold real, best integer)
+RETURNS TABLE (subject text, source text, name text, asked text, score real)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+BEGIN
+    PERFORM set_config('pg_trgm.similarity_threshold', threshold::text, true);
+    RETURN QUERY
+    SELECT ranked.subject, ranked.source, ranked.name, ranked.asked, ranked.score
+    FROM (
+        SELECT n.subject::text, n.source, n.name, t.asked,
+               similarity(n.folded, t.asked) AS score,
+               row_number() OVER (PARTITION BY t.asked
+                                  ORDER BY similarity(n.folded, t.asked) DESC, n.subject) AS rank
+        FROM unnest(texts) AS t (asked)
+        JOIN subject_names AS n ON n.folded % t.asked
+        WHERE n.kind = 'full'
+          AND n.tenant_id = current_setting('sgam.tenant_id', true)
+    ) AS ranked
+    WHERE ranked.rank <= best;
+END
 $$;
-REVOKE ALL ON FUNCTION sgam_similar_subject_names(text[], real) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION sgam_similar_subject_names(text[], real) TO sgam_app;
+REVOKE ALL ON FUNCTION sgam_similar_subject_names(text[], real, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION sgam_similar_subject_names(text[], real, integer) TO sgam_app;
 
 -- Every subject held so far is found by its id's words.
 INSERT INTO subject_names (tenant_id, subject, source, name, folded, kind, key, recorded_at)
