@@ -13,6 +13,8 @@ full        the whole name                                              1.0
 pair        the name's first and last word, or the whole name once the  0.9
             question's initials are left out ("Kristin M. Berg")
 acronym     the name's initials, written in capitals ("WHO", "W.H.O.")  0.85
+leading     two or more of the name's first words, capitalised ("the    0.8
+            World Fisheries Science" for its Organization)
 surname     the name's last word, capitalised, standing alone           0.75
 similar     a capitalised run whose trigrams are like a whole name's    0.8 x similarity
 ==========  ==========================================================  =====
@@ -48,7 +50,7 @@ SIMILAR_THRESHOLD = 0.5
 """The least trigram similarity a near spelling needs."""
 MAX_WORDS = 5
 
-_SCORES = {"full": 1.0, "pair": 0.9, "acronym": 0.85, "surname": 0.75}
+_SCORES = {"full": 1.0, "pair": 0.9, "acronym": 0.85, "leading": 0.8, "surname": 0.75}
 _SIMILAR_WEIGHT = 0.8
 _TOKEN = re.compile(r"[^\W_]+")
 _DOTTED_ACRONYM = re.compile(r"(?<![\w.])(?:[A-Z]\.){2,}(?!\w)")
@@ -61,6 +63,7 @@ _HOW = {
     "full": "the name",
     "pair": "a shorter form of the name",
     "acronym": "the initials of the name",
+    "leading": "the first words of the name",
     "surname": "the last word of the name",
     "similar": "a spelling like the name",
 }
@@ -126,7 +129,7 @@ def question_grams(question: str) -> list[NameGram]:
                     end=end,
                     folded=folded,
                     words=len(words),
-                    capitalised=all(_capitalised(word) for word in words),
+                    capitalised=_capitalised(words),
                     stripped=stripped,
                     acronym=acronym,
                     alone=not upper[first - 1 if first else -1] and not upper[last + 1],
@@ -138,8 +141,15 @@ def question_grams(question: str) -> list[NameGram]:
     return grams
 
 
-def _capitalised(word: str) -> bool:
-    return word[0].isupper() or word[0].isdigit() or word.lower() in _NOT_SURNAMES
+def _capitalised(words: Sequence[str]) -> bool:
+    """Written as a name: it begins and ends with a capitalised word, and every word between
+    is capitalised, a number or a minor word ("Bank of England", "Apollo 11 Crew"); so "Halifax
+    Institute in 1944" is not one name, and its date stays a date."""
+    inner = all(
+        word[0].isupper() or word[0].isdigit() or word.lower() in _NOT_SURNAMES
+        for word in words[1:-1]
+    )
+    return words[0][0].isupper() and words[-1][0].isupper() and inner
 
 
 def asked_keys(grams: Iterable[NameGram]) -> AskedKeys:
@@ -189,6 +199,8 @@ def score_keys(
 def _allowed(gram: NameGram, kind: str) -> float:
     if kind == "surname":
         return _SCORES["surname"] if _surname_allowed(gram) else 0.0
+    if kind == "leading":
+        return _SCORES["leading"] if gram.capitalised else 0.0
     return _SCORES[kind] if kind in ("full", "pair") else 0.0
 
 

@@ -19,7 +19,7 @@ from store.names import fold_name
 from store.results import LearnedName, SubjectNames
 
 NameSource = Literal["id", "display", "alias", "learned"]
-NameKind = Literal["full", "pair", "surname", "acronym"]
+NameKind = Literal["full", "pair", "leading", "surname", "acronym"]
 
 _NOTE_IDS = """
 INSERT INTO subject_names (tenant_id, subject, source, name, folded, kind, key, recorded_at)
@@ -169,6 +169,7 @@ SELECT subject, source, name, kind, key FROM subject_names
 WHERE tenant_id = %(tenant_id)s
   AND (   (kind = 'full' AND key = ANY(%(names)s))
        OR (kind = 'pair' AND key = ANY(%(names)s))
+       OR (kind = 'leading' AND key = ANY(%(names)s))
        OR (kind = 'surname' AND key = ANY(%(surnames)s))
        OR (kind = 'acronym' AND key = ANY(%(acronyms)s)))
 """

@@ -523,6 +523,7 @@ def test_the_subject_names_migration_keeps_every_held_subjects_id_as_a_name(
     assert keys == [
         ("World-Health_Organization", "acronym", "who"),
         ("World-Health_Organization", "full", "world health organization"),
+        ("World-Health_Organization", "leading", "world health"),
         ("World-Health_Organization", "pair", "world organization"),
         ("World-Health_Organization", "surname", "organization"),
         ("adaeze_n_okafor", "acronym", "ano"),

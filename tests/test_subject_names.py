@@ -20,6 +20,7 @@ from retrieval.embeddings import Embedder
 from server.cli import app
 from store.clock import ManualClock
 from store.errors import InvalidInput
+from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path
 
 CAREER = "Employer, organisation or institution the person works for"
@@ -48,6 +49,7 @@ def _employ(reads: ReadPath, subject: str, value: str, episode: str, text: str) 
         ("Where is the WHO headquartered?", "world_health_organization", "the initials"),
         ("Where does Kristin M. Berg work?", "kristin_berg", "a shorter form"),
         ("Where does ÅLESUND KOMMUNE have its headquarters?", "alesund_kommune", ""),
+        ("Where is the World Health headquartered?", "world_health_organization", "first words"),
         ("Who employs adaeze okafor?", "adaeze_okafor", ""),
     ],
 )
@@ -264,3 +266,21 @@ def test_sgam_subjects_name_declares_and_refuses_in_one_line(
     assert refused.stderr.count("\n") == 1
     assert "display_name" in refused.stderr
     assert reads.store.subjects.names(reads.tenant, "p-1").display_name == "Zoë Berg"
+
+
+def test_a_date_after_a_name_stays_a_date(reads: ReadPath) -> None:
+    _employ(
+        reads, "halifax_institute", "Dalhousie", "e1", "The Halifax Institute joined Dalhousie."
+    )
+
+    for question in (
+        "Who employed the Halifax Institute in 1944?",
+        "Who employed the Halifaks Institute in 1944?",  # found by trigrams, without the year
+    ):
+        plan = reads.context(question).plan
+        assert plan.subject == "halifax_institute", plan.reasons["subject"]
+        assert (plan.mode, plan.valid_from, plan.valid_to) == (
+            "period",
+            ts("1944-01-01T00:00:00Z"),
+            ts("1945-01-01T00:00:00Z"),
+        )

@@ -8,10 +8,10 @@
 --   learned   a name a candidate's subject_name, or an episode's subject_names, wrote; the row
 --             cites that episode, and erasing or purging the episode takes the name with it.
 -- Names are stored folded (case, diacritics and punctuation, store/names.py) and keyed by
--- sgam_name_keys below: the whole name, first and last word, the last word alone and the
--- initials. A question's words are looked up by plain equality on (tenant_id, kind, key), which
--- row-level security lets an index serve (0014); near spellings by trigram similarity on whole
--- names, through sgam_similar_subject_names.
+-- sgam_name_keys below: the whole name, first and last word, its first words (two or more),
+-- the last word alone and the initials. A question's words are looked up by plain equality
+-- on (tenant_id, kind, key), which row-level security lets an index serve (0014); near
+-- spellings by trigram similarity on whole names, through sgam_similar_subject_names.
 
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
@@ -38,6 +38,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     WHERE cardinality(words) >= 2 AND length(words[cardinality(words)]) >= 3
     UNION ALL
     SELECT 'acronym', initials FROM parts WHERE n_words >= 2 AND length(initials) >= 2
+    UNION ALL
+    SELECT 'leading', array_to_string(words[1:k], ' ')
+    FROM parts, generate_series(2, cardinality(words) - 1) AS k
+    WHERE cardinality(words) >= 3 AND n_words = cardinality(words)
 $$;
 
 -- An id folded as a name: ids are ASCII, so folding is lower case with separators as spaces.
@@ -52,7 +56,7 @@ CREATE TABLE subject_names (
     source text NOT NULL CHECK (source IN ('id', 'display', 'alias', 'learned')),
     name text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 200),
     folded text NOT NULL,
-    kind text NOT NULL CHECK (kind IN ('full', 'pair', 'surname', 'acronym')),
+    kind text NOT NULL CHECK (kind IN ('full', 'pair', 'leading', 'surname', 'acronym')),
     key text NOT NULL,
     episode_id sgam_identifier,
     recorded_at timestamptz NOT NULL,
