@@ -40,8 +40,9 @@ from retrieval.receipts import context_receipts
 from retrieval.renamed import read_old_names_as_new
 from retrieval.route import route_keys
 from retrieval.routing import AttributeIndex, topics_of
-from retrieval.stale import NO_VALUES, subject_values
+from retrieval.stale import subject_values
 from retrieval.subject_lookup import name_mentions, unsure_subject_line
+from retrieval.unnamed import unnamed_values
 from store.models import Episode
 from store.receipts import NO_TRACE, Trace, leave_receipts
 from store.service import MemoryStore
@@ -146,7 +147,9 @@ class Reader:
             subject=plan.subject,
             mode=plan.mode,
             now=snapshot.now,
-            values=subject_values(memory) if memory is not None else NO_VALUES,
+            values=subject_values(memory)
+            if memory is not None
+            else unnamed_values(snapshot, evidence, plan, period=_period(plan)),
             episode_times={episode_id: e.occurred_at for episode_id, e in episodes.items()},
             valid_at=plan.valid_at,
             known_at=plan.known_at,
