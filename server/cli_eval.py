@@ -138,8 +138,9 @@ def replay(
     Each *.jsonl file of FOLDER that asks at least one such question is replayed on fresh
     databases (files never share state) for sgam, dm and dm_recency unless --system says
     otherwise; files without one are listed as skipped. Gold is the object the generated
-    histories carry: kind (current, point_in_time, known_at), subject, attribute, answer (a
-    value, "not known" or "uncertain"), answers, values and optionally other_tenant_values.
+    histories carry: kind (current, point_in_time, known_at, period), subject, attribute,
+    answer (a value, "not known" or "uncertain"), answers, values and optionally
+    other_tenant_values.
     """
     from evals.gold_traces import read_folder  # noqa: PLC0415 - keep --help fast
     from evals.run_leakage import run_traces  # noqa: PLC0415
