@@ -37,6 +37,7 @@ from typing import Any
 from evals.career_questions import Asked, choose, question_text, stale
 from evals.career_text import Paragraph, paragraphs
 from evals.careers import CAREER_SIZES, CAREERS, CareerKey, CareersSpec, build_careers
+from evals.gold_traces import GeneratedLines, encode_lines
 from evals.timelines import START
 from store.times import format_timestamp
 
@@ -47,25 +48,10 @@ _HOURS = (8, 9, 10, 11, 13, 14, 15, 16, 17)
 
 
 @dataclass(frozen=True)
-class GeneratedCareers:
-    """The careers family's replay lines (JSON text, in order) and what they hold."""
+class GeneratedCareers(GeneratedLines):
+    """The careers family's replay lines: definitions, names, writes, then questions."""
 
-    seed: int
     spec: CareersSpec
-    encoded: tuple[str, ...]
-    summary: Mapping[str, int]
-
-    def lines(self) -> list[dict[str, Any]]:
-        """Every replay line in order: definitions, names, writes, then questions."""
-        return [json.loads(line) for line in self.encoded]
-
-    def questions(self) -> list[dict[str, Any]]:
-        """The question lines (``op`` context, with ``gold``)."""
-        return [line for line in self.lines() if line["op"] == "context"]
-
-    def text(self) -> str:
-        """The lines as JSONL text."""
-        return "".join(f"{line}\n" for line in self.encoded)
 
 
 def generate_careers(*, seed: int, size: str | CareersSpec) -> GeneratedCareers:
@@ -105,9 +91,8 @@ def generate_careers(*, seed: int, size: str | CareersSpec) -> GeneratedCareers:
         for subject in declared
     ]
     lines = [*_definitions(keys), *names, *writes, *questions]
-    encoded = tuple(json.dumps(line, ensure_ascii=False, separators=(",", ":")) for line in lines)
     summary = _summary(keys, written, asked, declared=len(declared), lines=len(lines))
-    return GeneratedCareers(seed, spec, encoded, summary)
+    return GeneratedCareers(seed=seed, spec=spec, encoded=encode_lines(lines), summary=summary)
 
 
 def _definitions(keys: Sequence[CareerKey]) -> list[dict[str, Any]]:

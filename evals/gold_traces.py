@@ -8,12 +8,43 @@ write (sent to each memory in order) or a read (skipped: it changes nothing).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evals.scoring import as_gold
 from evals.systems import DROPPED, READ_OPS, WRITE_OPS, Line, is_question
+
+
+@dataclass(frozen=True)
+class GeneratedLines:
+    """A generated trace: its replay lines (JSON text, in order) and counts of what they hold."""
+
+    seed: int
+    encoded: tuple[str, ...]
+    summary: Mapping[str, int]
+
+    def lines(self) -> list[dict[str, Any]]:
+        """Every replay line in order: definitions (and names), writes, then questions."""
+        return [json.loads(line) for line in self.encoded]
+
+    def questions(self) -> list[dict[str, Any]]:
+        """The question lines (``op`` context, with ``gold``)."""
+        return [line for line in self.lines() if line["op"] == "context"]
+
+    def text(self) -> str:
+        """The lines as JSONL text: one line each, a newline after the last."""
+        return "".join(f"{line}\n" for line in self.encoded)
+
+    def write(self, path: Path) -> None:
+        """Write the JSONL file (same seed and size, same bytes)."""
+        path.write_text(self.text(), encoding="utf-8")
+
+
+def encode_lines(lines: Iterable[dict[str, Any]]) -> tuple[str, ...]:
+    """Replay lines as compact JSON text, byte for byte the same for the same lines."""
+    return tuple(json.dumps(line, ensure_ascii=False, separators=(",", ":")) for line in lines)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from evals.asking import (
     choose_questions,
     customer_candidates,
 )
+from evals.gold_traces import GeneratedLines, encode_lines
 from evals.phrasings import day_in_words
 from evals.record_phrasings import RECORDS
 from evals.records import RECORD_SHARES, build_records, record_candidates
@@ -82,29 +83,10 @@ SizeName = Literal["quick", "default"]
 
 
 @dataclass(frozen=True)
-class GeneratedHistory:
-    """One generated history: its replay lines (JSON text, in order) and what they hold."""
+class GeneratedHistory(GeneratedLines):
+    """One generated history of the customers and records families."""
 
-    seed: int
     size: SizeSpec
-    encoded: tuple[str, ...]
-    summary: Mapping[str, int]
-
-    def lines(self) -> list[dict[str, Any]]:
-        """Every replay line in order: definitions, writes, then questions."""
-        return [json.loads(line) for line in self.encoded]
-
-    def questions(self) -> list[dict[str, Any]]:
-        """The question lines (``op`` context, with ``gold``)."""
-        return [line for line in self.lines() if line["op"] == "context"]
-
-    def text(self) -> str:
-        """The history as JSONL text: one line each, a newline after the last."""
-        return "".join(f"{line}\n" for line in self.encoded)
-
-    def write(self, path: Path) -> None:
-        """Write the JSONL file (same seed and size, same bytes)."""
-        path.write_text(self.text(), encoding="utf-8")
 
 
 def _counts(spec: SizeSpec | RecordsSpec) -> dict[QuestionKind, int]:
@@ -143,8 +125,8 @@ def generate_history(*, seed: int, size: SizeName | SizeSpec) -> GeneratedHistor
         )
         asked = _interleaved(asked, asked_records, random.Random(f"question-order-{seed}"))
     lines = [*_definitions(timelines), *writes, *(_question(a, timelines, end) for a in asked)]
-    encoded = tuple(json.dumps(line, ensure_ascii=False, separators=(",", ":")) for line in lines)
-    return GeneratedHistory(seed, spec, encoded, _summary(timelines, writes, asked, len(lines)))
+    summary = _summary(timelines, writes, asked, len(lines))
+    return GeneratedHistory(seed=seed, size=spec, encoded=encode_lines(lines), summary=summary)
 
 
 def _interleaved(first: list[Asked], second: list[Asked], rng: random.Random) -> list[Asked]:
