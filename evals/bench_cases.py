@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -18,6 +18,8 @@ from evals.bench_profile import profiled
 from evals.bench_runner import Call, Timing, run_clients
 from evals.bench_server import Served
 
+K_ = TypeVar("K_")
+"""A measured key of any case."""
 ClientCall = Callable[[httpx.Client, int], Call]
 """Given a client and its number, that client's calls."""
 Request = Callable[[httpx.Client, MeasuredKey], httpx.Response]
@@ -84,7 +86,11 @@ READS: dict[str, Request] = {
 """Every served read, by case name."""
 
 
-def _reads(request: Request, keys: Sequence[MeasuredKey], clients: int) -> ClientCall:
+def key_calls(
+    request: Callable[[httpx.Client, K_], httpx.Response], keys: Sequence[K_], clients: int
+) -> ClientCall:
+    """Each client's calls: ``request`` on the keys in turn, each client from its own key."""
+
     def make(client: httpx.Client, number: int) -> Call:
         offset = number * len(keys) // clients
 
@@ -107,7 +113,7 @@ def measure_reads(
     """
     found: dict[str, dict[str, Any]] = {}
     for name, request in READS.items():
-        make = _reads(request, keys, clients)
+        make = key_calls(request, keys, clients)
         if clients != 1:
             found[name] = measure_http(served, make, clients=clients, timing=timing)
             continue

@@ -15,25 +15,12 @@ from typing import Any
 
 import httpx
 
-from evals.bench_cases import CaseFailed, ClientCall, expect_ok, measure_http
+from evals.bench_cases import CaseFailed, expect_ok, key_calls, measure_http
 from evals.bench_names_data import NamedKey
-from evals.bench_runner import Call, Timing, summarize
+from evals.bench_runner import Timing, summarize
 from evals.bench_server import Served
 
 NameRequest = Callable[[httpx.Client, NamedKey], httpx.Response]
-
-
-def _requests(request: NameRequest, keys: Sequence[NamedKey], clients: int) -> ClientCall:
-    def make(client: httpx.Client, number: int) -> Call:
-        offset = number * len(keys) // clients
-
-        def call(n: int) -> int:
-            expect_ok(request(client, keys[(offset + n) % len(keys)]))
-            return 1
-
-        return call
-
-    return make
 
 
 def interleaved(
@@ -82,6 +69,6 @@ def measure(
                 reads[name]["1"] = stats
             continue
         for name, request in cases.items():
-            make = _requests(request, keys, count)
+            make = key_calls(request, keys, count)
             reads[name][str(count)] = measure_http(served, make, clients=count, timing=timing)
     return reads
