@@ -19,7 +19,6 @@ from store.names import fold_name
 from store.results import LearnedName, SubjectNames
 
 NameSource = Literal["id", "display", "alias", "learned"]
-NameKind = Literal["full", "pair", "leading", "surname", "acronym"]
 
 _NOTE_IDS = """
 INSERT INTO subject_names (tenant_id, subject, source, name, folded, kind, key, recorded_at)
