@@ -197,10 +197,10 @@ class Reader:
         subject = snapshot.resolve_subject(request.subject) if request.subject else None
         # The caller's subject and attributes need no names: nothing is chosen or routed.
         mentions = (
-            [] if subject and request.attributes else name_mentions(snapshot, request.question)
+            []
+            if subject and request.attributes
+            else name_mentions(snapshot, request.question, subject=subject)
         )
-        if subject:
-            mentions = [mention for mention in mentions if mention.subject == subject]
         known = [KnownSubject(mention.subject, (mention.text,)) for mention in mentions]
         plan = plan_question(
             request.question,

@@ -35,8 +35,11 @@ _MOST_NAMED = 12
 that are another's value: it names none well enough to matter."""
 
 
-def name_mentions(snapshot: ReadSnapshot, question: str) -> list[SubjectMention]:
-    """Every subject the question's words may name, each with its score."""
+def name_mentions(
+    snapshot: ReadSnapshot, question: str, *, subject: str | None = None
+) -> list[SubjectMention]:
+    """Every subject the question's words may name, each with its score; with ``subject`` (the
+    caller's), only where they name it, so routing cuts its names out of the question."""
     grams = question_grams(question)
     matches = score_keys(question, grams, snapshot.names_by_key(asked_keys(grams)))
     if not any(match.score >= _GOOD_ENOUGH for match in matches):
@@ -56,6 +59,7 @@ def name_mentions(snapshot: ReadSnapshot, question: str) -> list[SubjectMention]
             name=match.name,
         )
         for match in matches
+        if subject is None or match.subject == subject
     ]
     named = sorted({mention.subject for mention in mentions if mention.score >= MIN_SCORE})
     if 1 < len(named) <= _MOST_NAMED and _apart(mentions):

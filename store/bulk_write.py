@@ -84,8 +84,8 @@ class _TenantImport:
         self.outcomes = outcomes
         self.new: dict[str, Episode] = {}
         self.subjects: dict[str, set[str]] = {}
-        self.named: dict[str, list[tuple[str, str]]] = {}
-        """Names to learn, by the episode that wrote them: its own, then its candidates'."""
+        self.named: list[tuple[str, str, str]] = []
+        """Names to learn: (subject, name, the episode that wrote it)."""
         self.texts: dict[str, str | None] = {}
 
     def run(self, lines: list[ImportLine]) -> list[Recorded]:
@@ -107,9 +107,8 @@ class _TenantImport:
                     self.outcomes.add(candidate.line, _refusal(candidate, refused[key]))
                 else:
                     self.subjects.setdefault(candidate.episode.id, set()).add(key[0])
-                    if candidate.item.update.subject_name:
-                        named = self.named.setdefault(candidate.episode.id, [])
-                        named.append((key[0], candidate.item.update.subject_name))
+                    if name := candidate.item.update.subject_name:
+                        self.named.append((key[0], name, candidate.episode.id))
             if key not in refused:
                 ready[key] = candidates
         self._write_episodes()
@@ -167,7 +166,10 @@ class _TenantImport:
                     raise at_line(line.line, error) from None
                 found = episodes.new_episode(line.episode, episode_id=episode_id, now=self.now)
                 self.new[episode_id] = found
-                self.named[episode_id] = list(line.episode.subject_names.items())
+                self.named.extend(
+                    (subject, name, episode_id)
+                    for subject, name in line.episode.subject_names.items()
+                )
             else:
                 try:
                     episodes.check_same_episode(found, line.episode)
@@ -236,15 +238,7 @@ class _TenantImport:
             episodes.add_subjects(self.conn, self.tenant_id, episode_id, sorted(subjects))
             named |= subjects
         subject_names.note_ids(self.conn, self.tenant_id, named, now=self.now)
-        for episode_id, names in self.named.items():
-            subject_names.learn(
-                self.conn,
-                self.tenant_id,
-                names,
-                episode_id=episode_id,
-                episode_text=self.texts.get(episode_id),
-                now=self.now,
-            )
+        subject_names.learn(self.conn, self.tenant_id, self.named, texts=self.texts, now=self.now)
 
     def _through_write_path(self, candidates: list[Candidate]) -> None:
         """A key's candidates one by one through the write path (its lock is the tenant's)."""

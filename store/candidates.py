@@ -248,14 +248,15 @@ def _send_writes(
         # the COMMIT that follows.
         subjects = [item.update.subject for item in written]
         episodes.add_subjects(conn, tenant_id, episode.id, subjects)
-        subject_names.note_ids(conn, tenant_id, subjects, now=now)
-        named = [
-            (i.update.subject, i.update.subject_name) for i in written if i.update.subject_name
-        ]
-        if named:
-            subject_names.learn(
-                conn, tenant_id, named, episode_id=episode.id, episode_text=episode.text, now=now
-            )
+        subject_names.note(
+            conn,
+            tenant_id,
+            subjects,
+            [(i.update.subject, i.update.subject_name) for i in written if i.update.subject_name],
+            episode_id=episode.id,
+            episode_text=episode.text,
+            now=now,
+        )
 
     def finish() -> None:
         for index, (plan, shown) in planned.items():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -80,7 +80,16 @@ def record_episode(
         )
         row = cur.fetchone()
     if row is not None:
-        note_names(conn, tenant_id, row, episode.subject_names, now=now)
+        # A new episode's subjects are kept by their ids, and the names its text wrote learned.
+        subject_names.note(
+            conn,
+            tenant_id,
+            row.subjects,
+            episode.subject_names.items(),
+            episode_id=row.id,
+            episode_text=row.text,
+            now=now,
+        )
         return row
     stored = get_episode(conn, tenant_id, episode_id)
     check_same_episode(stored, episode)
@@ -182,27 +191,6 @@ def _ask_one(
         return row
 
     return episode
-
-
-def note_names(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    episode: Episode,
-    names: Mapping[str, str],
-    *,
-    now: datetime,
-) -> None:
-    """Keep the ids of the subjects a new episode names, and learn the names its text wrote."""
-    subject_names.note_ids(conn, tenant_id, episode.subjects, now=now)
-    if names:
-        subject_names.learn(
-            conn,
-            tenant_id,
-            names.items(),
-            episode_id=episode.id,
-            episode_text=episode.text,
-            now=now,
-        )
 
 
 def add_subjects(

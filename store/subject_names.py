@@ -1,14 +1,14 @@
 """Subject names (migration 0024): kept for every subject, declared, learned, and looked up.
 
 Each name is stored folded (``store.names.fold_name``) and once per key ``sgam_name_keys``
-derives, so a question's words find it by plain equality on ``(tenant_id, key)``. Ids are
+derives, so a question's words find it by plain equality on ``(tenant_id, kind, key)``. Ids are
 noted as names wherever a subject first appears (a fact written, an episode naming it, a
 merge), so a subject nobody named is still found by its id's words.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -55,23 +55,45 @@ def note_ids(
 def learn(
     conn: psycopg.Connection[Any],
     tenant_id: str,
+    names: Iterable[tuple[str, str, str]],
+    *,
+    texts: Mapping[str, str | None],
+    now: datetime,
+) -> None:
+    """Learn ``(subject, name, episode_id)`` triples, in one statement; a name its episode's
+    text (``texts``, by episode id) does not contain, folded, is not learned: a model's guess at
+    a name is not a name the text wrote."""
+    folded_texts = {episode: f" {fold_name(text or '')} " for episode, text in texts.items()}
+    rows = sorted(
+        {
+            (subject, "learned", name.strip(), folded, episode)
+            for subject, name, episode in names
+            if (folded := fold_name(name)) and f" {folded} " in folded_texts.get(episode, "")
+        }
+    )
+    _insert(conn, tenant_id, rows, now=now)
+
+
+def note(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    subjects: Iterable[str],
     names: Iterable[tuple[str, str]],
     *,
     episode_id: str,
     episode_text: str | None,
     now: datetime,
 ) -> None:
-    """Learn ``(subject, name)`` pairs an episode showed; a name its text does not contain
-    (folded) is not learned: a model's guess at a name is not a name the text wrote."""
-    text = fold_name(episode_text or "")
-    rows = sorted(
-        {
-            (subject, name.strip(), folded)
-            for subject, name in names
-            if (folded := fold_name(name)) and f" {folded} " in f" {text} "
-        }
+    """What one episode shows of subjects: their ids kept as names, and the ``(subject, name)``
+    pairs its text wrote learned."""
+    note_ids(conn, tenant_id, subjects, now=now)
+    learn(
+        conn,
+        tenant_id,
+        [(subject, name, episode_id) for subject, name in names],
+        texts={episode_id: episode_text},
+        now=now,
     )
-    _insert(conn, tenant_id, [(s, "learned", n, f, episode_id) for s, n, f in rows], now=now)
 
 
 def declare(
@@ -125,7 +147,8 @@ def _insert(
 
 
 def read_names(conn: psycopg.Connection[Any], tenant_id: str, subject: str) -> SubjectNames:
-    """The subject's names: declared (display name, aliases in the order kept) and learned."""
+    """The subject's names: the declared display name and aliases (in byte order), and the
+    learned ones, oldest first."""
     rows = conn.execute(
         """
         SELECT DISTINCT ON (source, folded) source, name, episode_id, recorded_at
@@ -156,7 +179,7 @@ class AskedKeys:
     """What a question's words may be, by the kind of key each may match."""
 
     names: Sequence[str] = ()
-    """Whole names, or a name's first and last word."""
+    """Whole names, a name's first and last word, or its first words."""
     surnames: Sequence[str] = ()
     """A name's last word alone."""
     acronyms: Sequence[str] = ()
@@ -166,9 +189,7 @@ class AskedKeys:
 _BY_KEY = """
 SELECT subject, source, name, kind, key FROM subject_names
 WHERE tenant_id = %(tenant_id)s
-  AND (   (kind = 'full' AND key = ANY(%(names)s))
-       OR (kind = 'pair' AND key = ANY(%(names)s))
-       OR (kind = 'leading' AND key = ANY(%(names)s))
+  AND (   (kind IN ('full', 'pair', 'leading') AND key = ANY(%(names)s))
        OR (kind = 'surname' AND key = ANY(%(surnames)s))
        OR (kind = 'acronym' AND key = ANY(%(acronyms)s)))
 """
