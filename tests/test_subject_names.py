@@ -284,3 +284,39 @@ def test_a_date_after_a_name_stays_a_date(reads: ReadPath) -> None:
             ts("1944-01-01T00:00:00Z"),
             ts("1945-01-01T00:00:00Z"),
         )
+
+
+def test_an_import_learns_names_as_the_calls_do(reads: ReadPath) -> None:
+    text = "Ngozi Adichie-Eze joined the Ålesund Harbour Authority."
+    line = {
+        "tenant": reads.tenant,
+        "id": "i1",
+        "occurred_at": "2020-03-01T00:00:00Z",
+        "text": text,
+        "subject_names": {"org-9": "Ålesund Harbour Authority", "org-10": "Not In The Text"},
+        "updates": [
+            {
+                "evidence": text,
+                "subject": "p7",
+                "attribute": "employer",
+                "change": "new",
+                "value": "Ålesund Harbour Authority",
+                "subject_name": "Ngozi Adichie-Eze",
+            }
+        ],
+    }
+    reads.store.episodes.import_lines([json.dumps(line)])
+
+    learned = {
+        subject: [
+            (n.name, n.episode_id)
+            for n in reads.store.subjects.names(reads.tenant, subject).learned
+        ]
+        for subject in ("p7", "org-9", "org-10")
+    }
+    assert learned == {
+        "p7": [("Ngozi Adichie-Eze", "i1")],
+        "org-9": [("Ålesund Harbour Authority", "i1")],
+        "org-10": [],
+    }
+    assert reads.context("Who employs Adichie-Eze?").plan.subject == "p7"
