@@ -20,8 +20,8 @@ similar     a capitalised run whose trigrams are like a whole name's    0.8 x si
 ==========  ==========================================================  =====
 
 The best match wins: highest score, then the longest text, then the first. When another
-subject fits the same words about as well (within ``TIE``), the question is ambiguous: no
-subject is chosen, and the plan lists every candidate weighed.
+subject fits the same words about as well (within ``retrieval.question.TIE``), the question
+is ambiguous: no subject is chosen, and the plan lists every candidate weighed.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from store.names import fold_name
 from store.subject_names import AskedKeys
 
 __all__ = [
-    "TIE",
     "NameGram",
     "NameMatch",
     "asked_keys",
@@ -44,10 +43,6 @@ __all__ = [
     "similar_texts",
 ]
 
-TIE = 0.05
-"""Two subjects whose scores for the same words differ by no more than this fit equally."""
-SIMILAR_THRESHOLD = 0.5
-"""The least trigram similarity a near spelling needs."""
 MAX_WORDS = 5
 
 _SCORES = {"full": 1.0, "pair": 0.9, "acronym": 0.85, "leading": 0.8, "surname": 0.75}

@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from store.labels import version_label
-from store.names import fold_name
+from store.names import MAX_NAME, fold_name
 from store.temporal import EndedByKind
 from store.times import format_timestamp, parse_timestamp
 from store.values import MAX_JSON_DEPTH, JsonValue, ValueType, has_nul, json_depth
@@ -106,7 +106,7 @@ NAME_RULE = "A name needs a letter or a digit; one of punctuation alone is refus
 
 SubjectName = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=200),
+    StringConstraints(min_length=1, max_length=MAX_NAME),
     NoNul,
     AfterValidator(_has_a_word),
     Field(description=NAME_RULE),
