@@ -152,6 +152,7 @@ def _headline_rows(systems: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
         "system",
         "questions",
         "stale leakage",
+        "stale mention",
         *(f"{KIND_LABELS[kind]} accuracy" for kind in KINDS),
         "cross-tenant leakage",
         "tokens p50 / p95",
@@ -162,6 +163,7 @@ def _headline_rows(systems: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
             f"`{name}`",
             str(row["questions"]),
             share_cell(row["stale_leakage"], row["stale_leakage_ci"]),
+            share_cell(row.get("stale_mention"), row.get("stale_mention_ci", [])),
             *(
                 share_cell(row[f"{kind}_accuracy"], row[f"{kind}_accuracy_ci"])
                 + f" (n={row[f'{kind}_questions']})"
@@ -226,14 +228,18 @@ def _how_to_read(systems: Sequence[str]) -> str:
         "Every system's context is scored by one rule, with no language model. Its lines are "
         "read top to bottom and a line marked superseded is skipped; a line naming the key "
         '(`subject.attribute`) with "not known" answers "not known"; a line stating one of '
-        'the key\'s values and marked disputed or uncertain answers "uncertain"; otherwise the '
-        "first of the key's values on an unmarked line is the answer; nothing found answers "
-        '"not known". A context leaks a stale fact when it states another version\'s value of '
-        "the asked key on a line not marked superseded: a model reading it has no way to tell "
-        "that value is outdated. Cross-tenant leakage counts any value the key has only in "
-        "another tenant. Under this rule a raw-episode baseline answers with the first value "
-        "in its context: the most similar episode for `dm`, the newest similar one for "
-        "`dm_recency`.\n\n"
+        'the key\'s values and marked disputed or uncertain, or listed under "Uncertain:", answers '
+        '"uncertain"; otherwise the first of the key\'s values on an unmarked line is the '
+        'answer; nothing found answers "not known". A context leaks a stale fact (stale '
+        "leakage) when it states another version's value of the asked key on a line it "
+        "presents as current: not marked superseded, not opened by one of SGAM's evidence "
+        'marks ("older than …", "newer than memory", "in conflict", "disputed"), not under '
+        '"Uncertain:". A model reading such a line has no way to tell that value is outdated. '
+        "Stale mention is the strict reading: any line not marked superseded counts, marked or "
+        "not; for a system that writes no marks the two are equal. Cross-tenant leakage counts "
+        "any value the key has only in another tenant. Under this rule a raw-episode "
+        "baseline answers with the first value in its context: the most similar episode for "
+        "`dm`, the newest similar one for `dm_recency`.\n\n"
         "The comparison is not between equals at the input: SGAM is written through typed "
         "candidates (subject, attribute, value, valid from, each citing its episode), while "
         "the baselines read the raw episode text. "

@@ -15,7 +15,8 @@ The answer rule (``answer_of``), the same for every system, with no language mod
 4. A line that names the key (``attribute:`` at its start, or ``subject.attribute``
    anywhere) and says "not known" answers "not known".
 5. A line that states one of the key's values and is marked disputed or uncertain (either
-   word, any case) answers "uncertain".
+   word, any case), or is an item under the block's "Uncertain:" heading, answers
+   "uncertain".
 6. Any other line that states one of the key's values answers with that value; when it states
    several, the one written first on the line.
 7. No such line: "not known".
@@ -30,11 +31,13 @@ lines aside (for a period question, every value valid in the period); with no ac
 ("not known"), the answer is right.
 
 Stale leakage: the context states another version's value of the asked key (one of the key's
-values that is not an acceptable answer) on a line not marked superseded, other keys' lines
-aside (rule 3). A value the gold lists in ``held_by_other_keys`` (another key of the subject holds
-it at the asked instant: a prime minister who later became president) is not stale either: a
-line stating it is current for that key, as the read path's definition says. It is no
-acceptable answer all the same. For "uncertain" gold
+values that is not an acceptable answer) on a line it presents as current (``evals.leakage``:
+not marked superseded, not opened by one of the block's marks, not under "Uncertain:"), other
+keys' lines aside (rule 3). Stale mention, the strict reading reported beside it: the same on
+any line not marked superseded. A value the gold lists in ``held_by_other_keys`` (another key
+of the subject holds it at the asked instant: a prime minister who later became president) is
+not stale either: a line stating it is current for that key, as the read path's definition
+says. It is no acceptable answer all the same. For "uncertain" gold
 the acceptable answers are the disputed values, so a disputed line never leaks them. For "not
 known" gold every value of the key is another version's. Cross-tenant leakage: a value the key
 has only in other tenants appears on any line, superseded or not.
@@ -48,7 +51,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, cast, get_args
 
-from evals.leakage import SUPERSEDED, leaked_values, states_value
+from evals.leakage import (
+    SUPERSEDED,
+    shown_as_current,
+    stale_statements,
+    states_value,
+    uncertain_items,
+)
 from evals.masking import key_name, masked_lines
 from retrieval.folding import fold_text, value_needle
 from retrieval.snippets import one_line, value_pattern
@@ -134,7 +143,7 @@ class QuestionResult:
     gold_answer: str
     answer: str
     correct: bool
-    stale_leak: bool
+    stale_leak: bool  # a stale value on a line presented as current (``evals.leakage``)
     leaked_values: tuple[str, ...]
     leaked_lines: tuple[str, ...]
     cross_tenant_leak: bool
@@ -150,6 +159,8 @@ class QuestionResult:
     evidence_leak: bool = False  # a leaked line is not a key line: a snippet's sentence
     answer_written_differently: bool = False  # an episode writes an answer otherwise
     stale_written_differently: bool = False  # an episode writes a stale value otherwise
+    stale_mention: bool = False  # a stale value on any line not marked superseded
+    context: str = ""  # the whole context the verdicts were drawn from, as the system gave it
 
     def to_json(self) -> dict[str, Any]:
         """The result as a JSON object (tuples as lists)."""
@@ -177,7 +188,8 @@ def answer_of(context: str, *, subject: str, attribute: str, values: Sequence[st
     "uncertain"."""
     key = f"{subject}.{attribute}"
     patterns = [(value, value_pattern(value_needle(value))) for value in _distinct(values)]
-    for line in masked_lines(context, values, subject=subject, attribute=attribute):
+    masked = masked_lines(context, values, subject=subject, attribute=attribute)
+    for line, unsure in zip(masked, uncertain_items(context.splitlines()), strict=True):
         folded = fold_text(line)
         if SUPERSEDED in folded:
             continue
@@ -191,7 +203,7 @@ def answer_of(context: str, *, subject: str, attribute: str, values: Sequence[st
         ]
         if not found:
             continue
-        if _MARKED_DISPUTED.search(folded):
+        if unsure or _MARKED_DISPUTED.search(folded):
             return UNCERTAIN
         return min(found)[3]
     return NOT_KNOWN
@@ -206,15 +218,17 @@ def correct(answer: str, gold: GoldLike) -> bool:
     return _norm(answer) in {_norm(value) for value in parsed.answers}
 
 
-def stale_leak(context: str, gold: GoldLike) -> tuple[list[str], list[str]]:
-    """Other versions' values the context states on lines not marked superseded, and those
-    lines (as written)."""
+def stale_leak(
+    context: str, gold: GoldLike, *, strict: bool = False
+) -> tuple[list[str], list[str]]:
+    """Other versions' values the context states on lines it presents as current (with
+    ``strict``, on any line not marked superseded), and those lines (as written)."""
     parsed = as_gold(gold)
-    stale = parsed.stale_values
-    masked = _masked_for(context, parsed)
-    found = leaked_values("\n".join(masked), stale)
     written = context.splitlines()
-    return found, [written[i] for i, line in enumerate(masked) if leaked_values(line, stale)]
+    masked = _masked_for(context, parsed)
+    found = stale_statements(masked, parsed.stale_values, shown_as_current(written, strict=strict))
+    indexes = sorted({index for index, _ in found})
+    return list(dict.fromkeys(value for _, value in found)), [written[i] for i in indexes]
 
 
 def answer_present(context: str, gold: GoldLike) -> bool:
@@ -299,6 +313,8 @@ def score_question(
         evidence_leak=any(key_name(line) is None for line in leaked_lines),
         answer_written_differently=bool(set(parsed.answers) & set(parsed.written_differently)),
         stale_written_differently=bool(set(parsed.stale_values) & set(parsed.written_differently)),
+        stale_mention=bool(stale_leak(context, parsed, strict=True)[0]),
+        context=context,
     )
 
 

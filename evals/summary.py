@@ -71,6 +71,8 @@ def _figures(rows: Sequence[QuestionResult]) -> dict[str, Any]:
     summary: dict[str, Any] = {"questions": len(rows)}
     leakage, leakage_ci = proportion([row.stale_leak for row in rows])
     summary["stale_leakage"], summary["stale_leakage_ci"] = leakage, leakage_ci
+    mention, mention_ci = proportion([row.stale_mention for row in rows])
+    summary["stale_mention"], summary["stale_mention_ci"] = mention, mention_ci
     present, present_ci = proportion([row.answer_present for row in rows])
     summary["answer_present"], summary["answer_present_ci"] = present, present_ci
     for kind in KINDS:

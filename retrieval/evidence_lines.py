@@ -20,21 +20,34 @@ Evidence the store never learned is judged by time. A line of rule 3 from an epi
 shown key (``EvidenceCandidate.about``, by the similarity routing uses) that states nothing of
 the key's shown value anywhere, and is neither the fact's source nor a challenger's, is marked
 ``older than the value since …`` when the episode occurred before the shown value began, and
-``newer than memory`` otherwise: the key is then uncertain (``newer_evidence``). Such a line
+``newer than memory`` otherwise, if it could state a value of the key at all (a number, a word
+of the attribute's name, or a capitalised word that is not the subject's own name): the key is
+then uncertain (``newer_evidence``). One that could not ("Zofia prefers concise answers.") is
+shown as it is. Such a line
 about a key that is not known at the asked time is left out: nothing says which period it is
-of. So a missed or wrong extraction can cost an answer, but never presents an older statement
-as current.
+of. A line that supports the value of a key so put in doubt is marked ``uncertain``: it is no
+firmer than the key it supports. So a missed or wrong extraction can cost an answer, but never
+presents an older statement as current.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from retrieval.block_inputs import EvidenceCandidate, KeyFacts
-from retrieval.marks import DISPUTED, IN_CONFLICT, NEWER, OLDER, SUPERSEDED, older_than
+from retrieval.marks import (
+    DISPUTED,
+    IN_CONFLICT,
+    NEWER,
+    OLDER,
+    SUPERSEDED,
+    UNCERTAIN,
+    older_than,
+)
 from retrieval.snippets import (
     clause_around,
     cut_at_word,
@@ -43,6 +56,7 @@ from retrieval.snippets import (
     split_sentences,
 )
 from retrieval.stale import EvidenceCheck, SubjectValues, Verdict, Window, challengers
+from store.names import fold_name
 from store.values import display
 
 _MAX_QUOTE = 280  # as ``trim_snippet``'s default
@@ -163,7 +177,30 @@ def choose_evidence(
         if item.superseded and sum(s.superseded for s in shown) >= max_superseded:
             continue
         shown.append(item)
-    return Evidence(shown=shown, newer=newer)
+    return Evidence(shown=_doubted_support(shown, keys, newer, check), newer=newer)
+
+
+def _doubted_support(
+    shown: Sequence[Shown],
+    keys: Sequence[KeyFacts],
+    newer: Mapping[str, Sequence[str]],
+    check: EvidenceCheck,
+) -> list[Shown]:
+    """The lines, those left unmarked that state the value of a settled key newer episodes
+    put in doubt marked ``uncertain``."""
+    doubted = [
+        display(key.fact.value)
+        for key in keys
+        if key.attribute in newer and key.fact is not None and not key.fact.disputed
+    ]
+    if not doubted:
+        return list(shown)
+    return [
+        Shown(item.candidate, item.snippet, UNCERTAIN)
+        if not item.mark and check.states(item.snippet, doubted)
+        else item
+        for item in shown
+    ]
 
 
 def _cited(keys: Sequence[KeyFacts]) -> frozenset[str]:
@@ -240,11 +277,42 @@ def _judged_by_time(
             newer.append(key.attribute)
         else:  # after the shown value ended: of a later time the store knows no value of
             return _Line(snippet, "", left_out=True)
+    newer = [name for name in newer if _may_state_value(sentences, _key(about, name))]
     if newer:
         return _Line(snippet, NEWER, newer_for=tuple(newer))
     if older:
         return _Line(snippet, older_than(when(max(older))))
     return _Line(snippet, "")
+
+
+_WORD = re.compile(r"[^\W\d_][\w'\u2019]*")
+_LINKS = frozenset({"of", "the", "and", "for", "to", "in", "on", "at", "a", "an"})
+
+
+def _key(keys: Sequence[KeyFacts], attribute: str) -> KeyFacts:
+    return next(key for key in keys if key.attribute == attribute)
+
+
+def _may_state_value(sentences: Sequence[str], key: KeyFacts) -> bool:
+    """Whether an episode could state a value of the key at all: a number, a word of the key's
+    attribute name ("plan" for ``plan``), or a capitalised word past a sentence's first that is
+    not the subject's own name (a word of its id, or its initials). "Zofia prefers concise
+    answers." and "The BRC is a sports club." state none, so neither puts a key in doubt,
+    however close its vector is to the key's texts."""
+    subject = fold_name(key.subject.replace("_", " ")).split()
+    own = {*subject, "".join(w[0] for w in subject)}
+    own.add("".join(w[0] for w in subject if w not in _LINKS))
+    named = {w for w in key.attribute.casefold().split("_") if len(w) > 2 and w not in _LINKS}
+    for sentence in sentences:
+        if any(character.isdigit() for character in sentence):
+            return True
+        for position, word in enumerate(_WORD.findall(sentence)):
+            folded = fold_name(word)
+            if folded in named or folded.removesuffix("s") in named:
+                return True
+            if position and word[0].isupper() and folded not in own:
+                return True
+    return False
 
 
 def _stale_mark(verdict: Verdict, check: EvidenceCheck, sentence: str, when: _When) -> str:

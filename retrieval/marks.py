@@ -13,7 +13,9 @@ assembler writes these marks and ``evals.scoring`` reads them, so both use this 
 - ``newer than memory``: the episode occurred after the shown value began and states something
   the store does not hold; the key is then also listed under "Uncertain:";
 - ``in conflict``: the line states a challenger that was refused and whose conflict is open;
-- ``disputed``: the line states one side of a disputed key (the key is under "Uncertain:").
+- ``disputed``: the line states one side of a disputed key (the key is under "Uncertain:");
+- ``uncertain``: the line states the value of a key that a newer episode puts in doubt (the
+  key is under "Uncertain:", with that episode named), so it is no firmer than the key.
 
 A key line whose fact cites evidence not found in its episode says ``unverified`` inside its
 parentheses: ``tier: gold (unverified; from 2026-06-01; source e4)``.
@@ -28,9 +30,10 @@ OLDER = "older than"
 NEWER = "newer than memory"
 IN_CONFLICT = "in conflict"
 DISPUTED = "disputed"
+UNCERTAIN = "uncertain"
 UNVERIFIED = "unverified"
 
-LINE_MARKS = (SUPERSEDED, OLDER, NEWER, IN_CONFLICT, DISPUTED)
+LINE_MARKS = (SUPERSEDED, OLDER, NEWER, IN_CONFLICT, DISPUTED, UNCERTAIN)
 """Marks an evidence line may open with: a line carrying one is never read as current."""
 
 _MARKED = re.compile(

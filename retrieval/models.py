@@ -131,7 +131,7 @@ class ContextEvidence(BaseModel):
         exclude_if=lambda value: value is None,
         description="Present when the line is marked: the words after its citation, such as"
         " 'superseded (from 2014-03-01 until 2016-05-01)', 'in conflict', 'disputed',"
-        " 'older than the value since 2026-06-03' or 'newer than memory'",
+        " 'older than the value since 2026-06-03', 'newer than memory' or 'uncertain'",
     )
 
 

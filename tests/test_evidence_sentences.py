@@ -270,11 +270,12 @@ def test_an_episode_about_the_key_from_after_its_value_is_newer_and_the_key_unce
         EvidenceCandidate("e7", at(2026, 6, 8), "The deadline moved to August 2.", 0.9, about=ABOUT)
     )
 
+    # The key's own source is no firmer than the key: it says "uncertain", not plain support.
     assert result.block.splitlines() == [
         "Uncertain:",
         "- passport_deadline: 2026-06-30 (source e2); newer evidence e7 may change it",
         "Evidence:",
-        "[e2] It is now 2026-06-30.",
+        "[e2] uncertain: It is now 2026-06-30.",
         "[e7] newer than memory: The deadline moved to August 2.",
     ]
     [entry] = result.uncertain
@@ -300,6 +301,37 @@ def test_the_facts_own_source_and_episodes_stating_the_value_are_never_time_mark
     ]
     assert result.uncertain == []
     assert [item.mark for item in result.evidence] == [None, None, None]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mira prefers concise answers.",  # only the subject's own name is capitalised
+        "Mira will be on holiday soon.",
+        "The MIRA account is in good standing.",  # the subject's id written in capitals
+    ],
+)
+def test_a_newer_episode_that_could_state_no_value_puts_nothing_in_doubt(text: str) -> None:
+    result = deadline(EvidenceCandidate("e7", at(2026, 6, 8), text, 0.9, about=ABOUT))
+
+    assert result.uncertain == []
+    assert evidence_lines(result) == ["[e2] It is now 2026-06-30.", f"[e7] {text}"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The deadline moved to August 2.",  # a word of the attribute's name, and a number
+        "She has to renew at the Oslo office first.",  # a capitalised word past the first
+        "Her passport was stolen.",
+    ],
+)
+def test_a_newer_episode_that_could_state_a_value_puts_the_key_in_doubt(text: str) -> None:
+    result = deadline(EvidenceCandidate("e7", at(2026, 6, 8), text, 0.9, about=ABOUT))
+
+    assert [entry.newer_evidence for entry in result.uncertain] == [["e7"]]
+    assert f"[e7] newer than memory: {text}" in evidence_lines(result)
+    assert "[e2] uncertain: It is now 2026-06-30." in evidence_lines(result)
 
 
 # --- a challenger's wording ----------------------------------------------------------------

@@ -106,7 +106,8 @@ def test_summary_json_has_the_pinned_keys_as_fractions_and_the_run_meta(
     assert list(systems) == ["sgam", "dm"]
     for row in systems.values():
         assert set(PINNED) <= set(row)
-        for name in ("stale_leakage", "cross_tenant_leakage", *(f"{k}_accuracy" for k in KINDS)):
+        shares = ("stale_leakage", "stale_mention", "cross_tenant_leakage")
+        for name in (*shares, *(f"{k}_accuracy" for k in KINDS)):
             low, high = row[f"{name}_ci"]
             assert 0.0 <= low <= row[name] <= high <= 1.0
     assert (systems["sgam"]["stale_leakage"], systems["sgam"]["current_accuracy"]) == (0.0, 1.0)
@@ -124,11 +125,14 @@ def test_report_md_describes_the_run_and_has_a_row_per_system(written: list[Path
     assert f"- machine: {META['machine']}" in report
     assert "- noisy extraction: wrong_value=0.1, missed=0.05, seed=3" in report
     assert (
-        "| `sgam` | 3 | 0.0% [0.0%, 56.2%] | 100.0% [20.7%, 100.0%] (n=1) "
+        "| `sgam` | 3 | 0.0% [0.0%, 56.2%] | 0.0% [0.0%, 56.2%] | 100.0% [20.7%, 100.0%] (n=1) "
         "| 100.0% [20.7%, 100.0%] (n=1) | 100.0% [20.7%, 100.0%] (n=1) "
         "| 0.0% [0.0%, 56.2%] | 22 / 22 | 2.5 / 3.4 |"
     ) in report
-    assert "| `dm` | 3 | 100.0% [43.8%, 100.0%] | 0.0% [0.0%, 79.3%] (n=1) |" in report
+    assert (
+        "| `dm` | 3 | 100.0% [43.8%, 100.0%] | 100.0% [43.8%, 100.0%] | 0.0% [0.0%, 79.3%] (n=1) |"
+        in report
+    )
     assert "| `dm` | point in time | 1 | 0.0% [0.0%, 79.3%] | 100.0% [20.7%, 100.0%] |" in report
     assert "| `sgam` | 100.0% [43.8%, 100.0%] (n=3) | - | - |" in report
     assert "a line marked superseded is skipped" in report
@@ -150,12 +154,16 @@ def test_each_family_has_its_own_row_beside_the_total(written: list[Path]) -> No
     assert systems["dm"]["families"]["records"]["current_accuracy"] is None
     report = written[2].read_text(encoding="utf-8")
     table = report.split("## By family")[1].split("##")[0]
-    assert "| system | family | questions | stale leakage |" in table
+    assert "| system | family | questions | stale leakage | stale mention |" in table
     assert (
-        "| `sgam` | customers | 2 | 0.0% [0.0%, 65.8%] | 100.0% [20.7%, 100.0%] (n=1) "
+        "| `sgam` | customers | 2 | 0.0% [0.0%, 65.8%] | 0.0% [0.0%, 65.8%] "
+        "| 100.0% [20.7%, 100.0%] (n=1) "
         "| 100.0% [20.7%, 100.0%] (n=1) | - (n=0) |"
     ) in table
-    assert "| `dm` | records | 1 | 100.0% [20.7%, 100.0%] | - (n=0) | - (n=0) |" in table
+    assert (
+        "| `dm` | records | 1 | 100.0% [20.7%, 100.0%] | 100.0% [20.7%, 100.0%] | - (n=0) "
+        "| - (n=0) |"
+    ) in table
     assert table.count("| `") == 4
     # The headline stays the total.
     assert report.index("## Headline") < report.index("## By family")

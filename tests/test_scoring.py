@@ -17,6 +17,7 @@ from evals.scoring import (
     Kind,
     QuestionResult,
     answer_of,
+    answer_present,
     correct,
     cross_tenant_leak,
     score_question,
@@ -169,6 +170,37 @@ def test_a_disputed_key_answers_uncertain_and_its_sides_do_not_leak() -> None:
     assert stale_leak(f"{context}\n{E1_TEXT}", expected) == ([OLD], [E1_TEXT])
 
 
+def test_a_marked_line_or_an_uncertain_key_is_a_stale_mention_not_a_leak() -> None:
+    context = "\n".join(
+        [
+            "Uncertain:",
+            f"- passport_deadline: {OLD} (source e1); newer evidence e2 may change it",
+            "Evidence:",
+            f"[e1] uncertain: {E1_QUOTE}",
+            f"[e2] newer than memory: {E2_TEXT}",
+            f"[e0] older than the value since 2026-06-01: Back then it was {CHALLENGER}.",
+        ]
+    )
+    expected = gold(NEW, [NEW], values=[OLD, NEW, CHALLENGER])
+    assert stale_leak(context, expected) == ([], [])
+    found, lines = stale_leak(context, expected, strict=True)
+    assert (sorted(found), len(lines)) == (sorted([OLD, CHALLENGER]), 3)
+    # The uncertain key answers "uncertain", not the value memory holds.
+    assert answer_of(context, **KEY, values=[OLD, NEW, CHALLENGER]) == "uncertain"
+    assert answer_present(context, expected)
+    # The same text without the block's heading and marks leaks on both readings.
+    bare = "\n".join(line.split(": ", 1)[-1] for line in context.splitlines()[1:])
+    assert stale_leak(bare, expected)[0] == stale_leak(bare, expected, strict=True)[0] != []
+
+
+def test_a_mark_counts_only_right_after_the_citation_and_the_section_ends_at_a_non_item() -> None:
+    expected = gold(NEW, [NEW], values=[OLD, NEW])
+    # "uncertain" inside the quote is no mark; a line after the section is no item.
+    assert stale_leak(f"[e1] She was uncertain: {E1_QUOTE}", expected)[0] == [OLD]
+    after = f"Uncertain:\n- passport_deadline: {NEW} (source e2)\n{E1_TEXT}"
+    assert stale_leak(after, expected) == ([OLD], [E1_TEXT])
+
+
 def test_a_baseline_answers_with_the_first_value_in_its_snippets_and_leaks_the_stale_one() -> None:
     current = gold(NEW, [NEW])
     similar = baseline_context([E1_TEXT, E2_TEXT])  # the old episode is the more similar
@@ -278,6 +310,8 @@ def test_score_question_fills_the_whole_result_and_round_trips_through_json() ->
         latency_ms=3.5,
         answer_present=True,  # E2 states NEW; the answer read first is E1's OLD all the same
         evidence_leak=True,  # a raw episode line, not a key line
+        stale_mention=True,  # a baseline writes no marks: mention and leakage agree
+        context=context,
     )
     assert result.to_json()["leaked_values"] == [OLD]
     assert QuestionResult.from_json(result.to_json()) == result
@@ -333,6 +367,7 @@ def row(
         tokens=tokens,
         latency_ms=latency_ms,
         answer_present=right,
+        stale_mention=stale,
     )
 
 
@@ -354,6 +389,8 @@ def test_summarize_gives_shares_intervals_and_percentiles_per_system_in_order() 
         "questions": 4,
         "stale_leakage": 0.25,
         "stale_leakage_ci": pytest.approx([0.0456, 0.6994], abs=5e-5),
+        "stale_mention": 0.25,
+        "stale_mention_ci": pytest.approx([0.0456, 0.6994], abs=5e-5),
         "answer_present": 0.75,
         "answer_present_ci": pytest.approx([0.3006, 0.9544], abs=5e-5),
         "current_accuracy": 0.5,
