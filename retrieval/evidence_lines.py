@@ -22,8 +22,8 @@ the key's shown value anywhere, and is neither the fact's source nor a challenge
 ``older than the value since …`` when the episode occurred before the shown value began, and
 ``newer than memory`` otherwise, if it could state a value of the key at all (a number, a word
 of the attribute's name, or a capitalised word that is not the subject's own name): the key is
-then uncertain (``newer_evidence``). One that could not ("Zofia prefers concise answers.") is
-shown as it is. Such a line
+then uncertain (``newer_evidence``). One that could not ("Zofia prefers concise answers.",
+or a sentence whose only value is one the store holds) is shown as it is. Such a line
 about a key that is not known at the asked time is left out: nothing says which period it is
 of. A line that supports the value of a key so put in doubt is marked ``uncertain``: it is no
 firmer than the key it supports. So a missed or wrong extraction can cost an answer, but never
@@ -32,6 +32,7 @@ presents an older statement as current.
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -277,7 +278,7 @@ def _judged_by_time(
             newer.append(key.attribute)
         else:  # after the shown value ended: of a later time the store knows no value of
             return _Line(snippet, "", left_out=True)
-    newer = [name for name in newer if _may_state_value(sentences, _key(about, name))]
+    newer = [name for name in newer if _may_state_value(sentences, _key(about, name), check)]
     if newer:
         return _Line(snippet, NEWER, newer_for=tuple(newer))
     if older:
@@ -286,31 +287,44 @@ def _judged_by_time(
 
 
 _WORD = re.compile(r"[^\W\d_][\w'\u2019]*")
+_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_YEAR = re.compile(r"1\d{3}|2\d{3}")
 _LINKS = frozenset({"of", "the", "and", "for", "to", "in", "on", "at", "a", "an"})
+_CALENDAR = frozenset(
+    name.casefold()
+    for names in (calendar.month_name, calendar.month_abbr, calendar.day_name)
+    for name in names
+    if name
+)
 
 
 def _key(keys: Sequence[KeyFacts], attribute: str) -> KeyFacts:
     return next(key for key in keys if key.attribute == attribute)
 
 
-def _may_state_value(sentences: Sequence[str], key: KeyFacts) -> bool:
-    """Whether an episode could state a value of the key at all: a number, a word of the key's
-    attribute name ("plan" for ``plan``), or a capitalised word past a sentence's first that is
-    not the subject's own name (a word of its id, or its initials). "Zofia prefers concise
-    answers." and "The BRC is a sports club." state none, so neither puts a key in doubt,
-    however close its vector is to the key's texts."""
+def _may_state_value(sentences: Sequence[str], key: KeyFacts, check: EvidenceCheck) -> bool:
+    """Whether an episode could state a value of the key that the store does not hold: one
+    of its sentences that states none of the subject's known values holds a number other
+    than a bare year, a word of the key's attribute name ("plan" for ``plan``), or a
+    capitalised word past its first that is neither the subject's own name (a word of its id,
+    or its initials) nor a month or a weekday. "Zofia prefers concise answers." and "The BRC
+    is a sports club." state none, so neither puts a key in doubt, however close its vector is
+    to the key's texts; nor does "Zofia pays for 580 seats.", which states a value the store
+    holds for another key."""
     subject = fold_name(key.subject.replace("_", " ")).split()
     own = {*subject, "".join(w[0] for w in subject)}
     own.add("".join(w[0] for w in subject if w not in _LINKS))
     named = {w for w in key.attribute.casefold().split("_") if len(w) > 2 and w not in _LINKS}
     for sentence in sentences:
-        if any(character.isdigit() for character in sentence):
+        if check.value_spans(sentence):
+            continue  # explained by what the store holds
+        if any(not _YEAR.fullmatch(number) for number in _NUMBER.findall(sentence)):
             return True
         for position, word in enumerate(_WORD.findall(sentence)):
             folded = fold_name(word)
             if folded in named or folded.removesuffix("s") in named:
                 return True
-            if position and word[0].isupper() and folded not in own:
+            if position and word[0].isupper() and folded not in own | _CALENDAR:
                 return True
     return False
 

@@ -309,6 +309,8 @@ def test_the_facts_own_source_and_episodes_stating_the_value_are_never_time_mark
         "Mira prefers concise answers.",  # only the subject's own name is capitalised
         "Mira will be on holiday soon.",
         "The MIRA account is in good standing.",  # the subject's id written in capitals
+        "Mira has been a client since 2011.",  # a bare year
+        "In March she was on holiday.",  # a month
     ],
 )
 def test_a_newer_episode_that_could_state_no_value_puts_nothing_in_doubt(text: str) -> None:
@@ -332,6 +334,32 @@ def test_a_newer_episode_that_could_state_a_value_puts_the_key_in_doubt(text: st
     assert [entry.newer_evidence for entry in result.uncertain] == [["e7"]]
     assert f"[e7] newer than memory: {text}" in evidence_lines(result)
     assert "[e2] uncertain: It is now 2026-06-30." in evidence_lines(result)
+
+
+def test_a_newer_sentence_stating_what_the_store_holds_for_another_key_is_explained() -> None:
+    key = KeyFacts(
+        "mira", "passport_deadline", fact("2026-06-30", source="e2", valid_from=SHOWN_SINCE)
+    )
+    text = "From 22 May 2026, Mira pays for 580 seats. Mira prefers concise answers."
+    result = assemble_context(
+        keys=[key],
+        evidence=[
+            EvidenceCandidate("e2", SHOWN_SINCE, "It is now 2026-06-30.", 0.5, is_fact_source=True),
+            EvidenceCandidate("e7", at(2026, 6, 8), text, 0.9, about=ABOUT),
+        ],
+        valid_at=NOW,
+        known_at=NOW,
+        count_tokens=words,
+        subject="mira",
+        values=SubjectValues(
+            holding={"seats": ("580",)},
+            ever={"passport_deadline": ("2026-06-30",), "seats": ("580",)},
+        ),
+        evidence_k=5,
+    )
+
+    assert result.uncertain == []
+    assert not any("newer than memory" in line for line in evidence_lines(result))
 
 
 # --- a challenger's wording ----------------------------------------------------------------

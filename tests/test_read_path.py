@@ -886,7 +886,7 @@ def test_an_episode_the_store_never_learned_from_is_judged_by_its_time(reader: R
         "Uncertain:",
         "- passport_deadline: 2026-06-30 (source e2); newer evidence e7 may change it",
         "Evidence:",
-        "[e2] Her passport deadline is 2026-06-30.",
+        "[e2] uncertain: Her passport deadline is 2026-06-30.",  # no firmer than its key
     ]
     assert set(lines[4:]) == {  # in the order of their similarity to the question
         "[e7] newer than memory: Mira's passport renewal deadline moved to August.",
