@@ -238,8 +238,8 @@ def replay(
     """Run a replay file on a fresh temporary database; print one result line per input line.
 
     Each line is one operation (define, episode, update, current, at, history, profile,
-    expire, retract, resolve, erase, search, context) for a tenant; see the README for the
-    format.
+    expire, retract, resolve, erase, search, context) for a tenant; the format is in
+    docs/guides/import-replay.md.
     """
     from evals.replay import dumps, replay_file  # noqa: PLC0415 - keep --help fast
 

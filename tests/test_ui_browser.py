@@ -3,7 +3,7 @@ chromium-driver by selenium, against the app served by uvicorn on a local port.
 
 Where the browser is missing the test fails under CI (``CI=true``) and is skipped elsewhere,
 naming the package to install. With ``SGAM_UI_SCREENSHOT=path`` it saves the seed page there
-(the README's ``docs/timeline.png``).
+(``docs/timeline.png``, shown in docs/guides/timeline.md).
 """
 
 from __future__ import annotations
