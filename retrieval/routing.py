@@ -220,7 +220,10 @@ Measured with all-MiniLM-L6-v2 on the leakage evaluation's phrasings: five episo
 home city or plan (some among other sentences) scored 0.21-0.38 against the key's texts, four
 unrelated ones 0.15-0.19; 0.25 keeps clear of the unrelated and catches most of the rest. At
 0.25 instead of 0.4, ``sgam eval leakage --size quick`` with a noisy extraction leaked in 32.4%
-of blocks instead of 36.4%, and exact SGAM stayed at 0.0% stale leakage and 100% accuracy.
+of blocks instead of 36.4%, and exact SGAM stayed at 0.0% stale leakage. An episode's vector
+also lands near a key for what it says of the subject in general ("Zofia prefers concise
+answers."); such an episode puts no key in doubt unless one of its sentences could state a
+value (``retrieval.evidence_lines``).
 """
 
 
