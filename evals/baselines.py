@@ -23,10 +23,10 @@ from evals.systems import Context, Line, Question, body_fields
 from retrieval.embeddings import Embedder
 from retrieval.evidence import EvidenceHit, SearchScope, search_evidence
 from retrieval.snippets import one_line
+from store.contract.times import parse_timestamp
 from store.database import temporary_database
 from store.errors import StoreError
 from store.service import MemoryStore, open_store
-from store.times import parse_timestamp
 
 EXACT_ALWAYS = 10**9
 """The baselines' scan limit: their search is always exact (recall 1), never HNSW."""

@@ -27,7 +27,7 @@ from typing import Any
 import psycopg
 
 from evals.bench_data import TENANT
-from store.names import fold_name
+from store.contract.names import fold_name
 
 ATTRIBUTE = "employer"
 """The one attribute every person holds (one of ``evals.bench_data``'s declared ones)."""

@@ -45,10 +45,10 @@ from evals.bench_row_security import (
 )
 from retrieval import reader as reader_module
 from retrieval.embeddings import Embedder
-from retrieval.models import ContextRequest
 from retrieval.reader import Reader
 from store import receipts as receipts_module
 from store.clock import wall_clock
+from store.contract.reads import ContextRequest
 from store.database import make_pool, scratch_database
 from store.migrate import migrate
 from store.receipts import Trace, leave_receipts

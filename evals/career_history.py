@@ -39,7 +39,7 @@ from evals.career_text import Paragraph, paragraphs
 from evals.careers import CAREER_SIZES, CAREERS, CareerKey, CareersSpec, build_careers
 from evals.gold_traces import GeneratedLines, encode_lines
 from evals.timelines import START
-from store.times import format_timestamp
+from store.contract.times import format_timestamp
 
 TENANT = "archive"
 """The family's tenant: a trace of its own, so no other family's subjects are among its names."""

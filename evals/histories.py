@@ -75,7 +75,7 @@ from evals.timelines import (
     day_of,
     noon,
 )
-from store.times import format_timestamp, parse_timestamp
+from store.contract.times import format_timestamp, parse_timestamp
 
 __all__ = ["SIZES", "GeneratedHistory", "RecordsSpec", "SizeSpec", "generate_history"]
 

@@ -21,9 +21,9 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from retrieval.embeddings import Embedder
-from retrieval.models import ContextRequest, SearchRequest
 from retrieval.reader import Reader
 from store.clock import wall_clock
+from store.contract.reads import ContextRequest, SearchRequest
 from store.database import scratch_database
 from store.errors import Conflict, InvalidInput, NotFound, StoreError
 from store.inputs import parse_input, parse_instant

@@ -27,9 +27,9 @@ from retrieval.embeddings import Embedder, Vectors
 from server.client import SGAMClient, SGAMError
 from server.settings import Settings
 from server.testing import app_client
+from store.contract.times import parse_timestamp
 from store.database import temporary_database
 from store.migrate import migrate_database
-from store.times import parse_timestamp
 
 Line = dict[str, Any]
 

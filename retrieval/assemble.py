@@ -48,12 +48,12 @@ from retrieval.block_inputs import EvidenceCandidate, KeyFacts
 from retrieval.budget import fit_to_budget
 from retrieval.citations import citation_times, citations
 from retrieval.evidence_lines import choose_evidence, with_keys
-from retrieval.models import Citation, ContextEvidence, Incumbent, Mode, UncertainKey
 from retrieval.snippets import one_line
 from retrieval.stale import NO_VALUES, SubjectValues, evidence_check
-from store.models import Fact
+from store.contract.facts import Fact
+from store.contract.reads import Citation, ContextEvidence, Incumbent, Mode, UncertainKey
+from store.contract.values import display
 from store.subject_reads import ValidRange
-from store.values import display
 
 __all__ = ["Assembled", "EvidenceCandidate", "KeyFacts", "StaleRule", "assemble_context"]
 

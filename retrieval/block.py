@@ -15,14 +15,13 @@ from datetime import datetime
 from typing import Any
 
 from retrieval.block_inputs import KeyFacts
-from retrieval.marks import UNVERIFIED
-from retrieval.models import Mode
 from retrieval.snippets import one_line
-from store.labels import version_label
-from store.models import Challenger, Fact
+from store.contract.facts import Challenger, Fact
+from store.contract.labels import UNVERIFIED, version_label
+from store.contract.reads import Mode
+from store.contract.times import format_timestamp
+from store.contract.values import display
 from store.subject_reads import ValidRange
-from store.times import format_timestamp
-from store.values import display
 
 UNVERIFIED_HEADING = "Evidence (unverified: no attribute matched the question):"
 
@@ -137,7 +136,7 @@ def evidence_heading(unverified: bool) -> str:
 
 def _trust(fact: Fact, challenger: Challenger | None = None) -> str:
     """What opens a side's parentheses: ``unverified; `` when its evidence was not found in its
-    episode, as ``store.labels`` names the fact, or the challenger disputing it."""
+    episode, as ``store.contract.labels`` names the fact, or the challenger disputing it."""
     if challenger is None:
         label = version_label(
             status=fact.status, disputed=fact.disputed, evidence_verified=fact.evidence_verified

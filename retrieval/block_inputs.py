@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from store.models import Fact
+from store.contract.facts import Fact
 
 
 @dataclass(frozen=True)

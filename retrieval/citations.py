@@ -12,8 +12,8 @@ from datetime import datetime
 
 from retrieval.block_inputs import EvidenceCandidate, KeyFacts
 from retrieval.evidence_lines import Shown
-from retrieval.models import Citation, CitationRole
-from store.times import parse_timestamp
+from store.contract.reads import Citation, CitationRole
+from store.contract.times import parse_timestamp
 
 _ROLE_RANK: dict[CitationRole, int] = {"fact": 0, "challenger": 1, "evidence": 2}
 

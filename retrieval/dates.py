@@ -36,7 +36,7 @@ from typing import Literal
 
 from dateparser.date import DateDataParser
 
-from store.times import format_timestamp, parse_timestamp
+from store.contract.times import format_timestamp, parse_timestamp
 
 Period = Literal["time", "day", "week", "month", "year"]
 

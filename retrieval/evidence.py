@@ -24,8 +24,8 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from retrieval.hnsw import halfvec
-from retrieval.models import SearchPlan, SearchRequest
 from retrieval.snippets import trim_snippet
+from store.contract.reads import SearchPlan, SearchRequest
 
 EXACT_SCAN_LIMIT = 10_000
 """Scopes up to this many vectors are scanned exactly.

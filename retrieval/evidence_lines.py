@@ -40,15 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from retrieval.block_inputs import EvidenceCandidate, KeyFacts
-from retrieval.marks import (
-    DISPUTED,
-    IN_CONFLICT,
-    NEWER,
-    OLDER,
-    SUPERSEDED,
-    UNCERTAIN,
-    older_than,
-)
+from retrieval.marks import NEWER, OLDER, UNCERTAIN, older_than
 from retrieval.snippets import (
     clause_around,
     cut_at_word,
@@ -57,8 +49,9 @@ from retrieval.snippets import (
     split_sentences,
 )
 from retrieval.stale import EvidenceCheck, SubjectValues, Verdict, Window, challengers
-from store.names import fold_name
-from store.values import display
+from store.contract.labels import DISPUTED, IN_CONFLICT, SUPERSEDED
+from store.contract.names import fold_name
+from store.contract.values import display
 
 _MAX_QUOTE = 280  # as ``trim_snippet``'s default
 _MAX_SENTENCES = 2

@@ -8,36 +8,18 @@ without an outcome, or whose outcome is ``unknown``, is listed for its similarit
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
-
 from retrieval.embeddings import Embedder
 from retrieval.evidence import EvidenceHit, cited_fields, request_scope, search_evidence
-from retrieval.models import EvidenceItem, SearchPlan, SearchRequest
-from store.outcomes import EpisodeOutcome, current_outcomes
+from store.contract.memory import EpisodeOutcome
+from store.contract.reads import (
+    ExperienceItem,
+    ExperienceRequest,
+    ExperienceResult,
+    SearchPlan,
+)
+from store.outcomes import current_outcomes
 from store.service import MemoryStore
 from store.snapshot import ReadSnapshot
-
-
-class ExperienceRequest(SearchRequest):
-    """``POST /v1/experiences/search``: the situation at hand, optionally narrowed."""
-
-
-class ExperienceItem(EvidenceItem):
-    """A similar past episode and its current outcome."""
-
-    outcome: EpisodeOutcome | None = Field(description="Null when no outcome was recorded.")
-    experience: bool = Field(
-        description="Whether the episode counts as experience: it has an observed outcome"
-        " (succeeded, failed or partial). Without one it is only a similar episode."
-    )
-
-
-class ExperienceResult(BaseModel):
-    """Similar episodes, best first, and how many of them are experience."""
-
-    results: list[ExperienceItem]
-    experience_count: int = Field(description="How many results have an observed outcome.")
-    search: SearchPlan
 
 
 def search_experiences(

@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import re
 
-SUPERSEDED = "superseded"
+from store.contract.labels import DISPUTED, IN_CONFLICT, SUPERSEDED
+
 OLDER = "older than"
 NEWER = "newer than memory"
-IN_CONFLICT = "in conflict"
-DISPUTED = "disputed"
 UNCERTAIN = "uncertain"
-UNVERIFIED = "unverified"
 
 LINE_MARKS = (SUPERSEDED, OLDER, NEWER, IN_CONFLICT, DISPUTED, UNCERTAIN)
 """Marks an evidence line may open with: a line carrying one is never read as current."""

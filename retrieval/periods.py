@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from retrieval.dates import DateMention
+from store.contract.times import format_timestamp
 from store.errors import InvalidInput
-from store.times import format_timestamp
 
 _JOIN = re.compile(r"^\s*(?:to|through|thru|till|until|-|\u2013)\s*$", re.IGNORECASE)
 _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)

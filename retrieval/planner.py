@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from retrieval.dates import find_dates
-from retrieval.models import Mode, QuestionPlan, SubjectCandidate
 from retrieval.periods import Period, check_period
 from retrieval.question import (
     KnownSubject,
@@ -27,7 +26,8 @@ from retrieval.question import (
     find_subject_mentions,
 )
 from retrieval.question_times import question_times
-from store.times import parse_timestamp
+from store.contract.reads import Mode, QuestionPlan, SubjectCandidate
+from store.contract.times import parse_timestamp
 
 _ONE_SECOND = timedelta(seconds=1)
 NOW_KNOWN = "Nothing asks about past belief, so known-at is now."

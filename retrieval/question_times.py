@@ -19,7 +19,7 @@ from datetime import datetime
 
 from retrieval.dates import DateMention
 from retrieval.periods import Period, find_range, range_text, whole_period
-from store.times import format_timestamp, parse_timestamp
+from store.contract.times import format_timestamp, parse_timestamp
 
 _BELIEF = re.compile(
     r"\bdid\s+(?:we|i|you|the\s+\w+)\s+"

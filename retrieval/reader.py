@@ -25,15 +25,6 @@ from retrieval.evidence import (
     request_scope,
     search_evidence,
 )
-from retrieval.models import (
-    ContextRequest,
-    ContextResult,
-    EvidenceItem,
-    QuestionPlan,
-    SearchPlan,
-    SearchRequest,
-    SearchResult,
-)
 from retrieval.planner import plan_question
 from retrieval.question import KnownSubject, routing_text
 from retrieval.receipts import context_receipts
@@ -43,7 +34,16 @@ from retrieval.routing import AttributeIndex, topics_of
 from retrieval.stale import subject_values
 from retrieval.subject_lookup import name_mentions, unsure_subject_line
 from retrieval.unnamed import unnamed_values
-from store.models import Episode
+from store.contract.episodes import Episode
+from store.contract.reads import (
+    ContextRequest,
+    ContextResult,
+    EvidenceItem,
+    QuestionPlan,
+    SearchPlan,
+    SearchRequest,
+    SearchResult,
+)
 from store.receipts import NO_TRACE, Trace, leave_receipts
 from store.service import MemoryStore
 from store.snapshot import ReadSnapshot

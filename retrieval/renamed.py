@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from retrieval.models import ContextRequest, RenamedAttribute
 from store.attribute_names import renamed_targets
+from store.contract.reads import ContextRequest, RenamedAttribute
 from store.snapshot import ReadSnapshot
 
 

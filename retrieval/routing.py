@@ -29,7 +29,7 @@ import numpy as np
 from retrieval.embeddings import Vectors
 from retrieval.question import KnownSubject, find_subject_mentions
 from retrieval.route import AttributeScore
-from store.models import Attribute
+from store.contract.facts import Attribute
 
 _NAME_SEPARATORS = re.compile(r"[_\-.:]+")
 

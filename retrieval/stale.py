@@ -45,9 +45,9 @@ from typing import Literal, NamedTuple
 
 from retrieval.folding import content_tokens, fold, value_needle
 from retrieval.snippets import value_pattern
-from store.models import Fact
+from store.contract.facts import Fact
+from store.contract.values import display
 from store.subject_reads import SubjectMemory
-from store.values import display
 
 Verdict = Literal["holds", "superseded", "in_conflict", "ambiguous", "disputed", "off_topic"]
 Window = tuple[datetime, datetime | None]

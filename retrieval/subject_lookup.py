@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from retrieval.models import QuestionPlan
 from retrieval.names import (
     asked_keys,
     question_grams,
@@ -20,7 +19,8 @@ from retrieval.names import (
     similar_texts,
 )
 from retrieval.question import MIN_SCORE, SubjectMention
-from store.names import fold_name
+from store.contract.names import fold_name
+from store.contract.reads import QuestionPlan
 from store.snapshot import ReadSnapshot
 
 _GOOD_ENOUGH = 0.75

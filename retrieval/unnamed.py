@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from retrieval.block_inputs import EvidenceCandidate
-from retrieval.models import QuestionPlan
 from retrieval.stale import NO_VALUES, SubjectValues, subject_values
+from store.contract.reads import QuestionPlan
 from store.snapshot import ReadSnapshot
 from store.subject_reads import ValidRange
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import psycopg
 
+from store.contract.results import ApiKeyIssued
 from store.database import check_app_role, make_pool
 from store.migrate import migrate, pending_migrations, refuse_schema_ahead
-from store.results import ApiKeyIssued
 from store.service import MemoryStore
 
 DEFAULT_TENANT = "default"

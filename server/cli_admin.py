@@ -13,7 +13,7 @@ import psycopg
 import typer
 
 from server.settings import Settings
-from store.results import ApiKeyIssued
+from store.contract.results import ApiKeyIssued
 from store.service import MemoryStore
 
 tenant_app = typer.Typer(

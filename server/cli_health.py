@@ -34,7 +34,7 @@ def classify_file(
     A malformed file exits with code 2 and names the first offending field.
     """
     from evals.health.classifier import classify_all  # noqa: PLC0415 - keep --help fast
-    from evals.health.expectations import HealthFile  # noqa: PLC0415
+    from store.contract.health import HealthFile  # noqa: PLC0415
 
     health = _parse(file, HealthFile.model_validate_json)
     verdicts = classify_all(health.expectations, health.evidence(), tenant_id=health.tenant_id)

@@ -9,7 +9,7 @@ import typer
 
 from server.cli_admin import configured_store
 from server.settings import Settings
-from store.purge import TenantPurge
+from store.contract.governance import TenantPurge
 
 
 def _line(counts: TenantPurge) -> str:

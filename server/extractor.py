@@ -20,7 +20,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
 from store.api.extraction import ExtractionInput
-from store.models import MemoryUpdate
+from store.contract.facts import MemoryUpdate
 
 PROMPT_VERSION = "extract-v1"
 

@@ -13,8 +13,8 @@ from typing import Any, Final
 from litestar import Request
 from litestar.exceptions import ClientException, ValidationException
 
-from server.wire import UNSUPPORTED_MEDIA_TYPE
-from store.values import MAX_QUOTE
+from store.contract.problems import ERRORS, ErrorCode
+from store.contract.values import MAX_QUOTE
 
 CONTENT_TYPE: Final = "Content-Type"
 
@@ -22,8 +22,8 @@ CONTENT_TYPE: Final = "Content-Type"
 class UnsupportedMediaType(ClientException):
     """A body sent as something other than JSON to a route that reads JSON."""
 
-    status_code = 415
-    code = UNSUPPORTED_MEDIA_TYPE
+    code = ErrorCode.UNSUPPORTED_MEDIA_TYPE
+    status_code = ERRORS[code].status
     field = CONTENT_TYPE
 
 

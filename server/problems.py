@@ -15,29 +15,18 @@ from litestar._signature.types import ExtendedMsgSpecValidationError
 from litestar.exceptions import HTTPException, InternalServerException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
-from server.wire import HTTP_STATUS_CODE, PROBLEM_MEDIA_TYPE, TITLES, Problem
-from store.errors import (
-    Conflict,
-    DatabaseUnavailable,
-    InvalidInput,
-    LegalHold,
-    NotFound,
-    StoreError,
-    UnconvertibleValues,
+from store.contract.problems import (
+    ERRORS,
+    HTTP_STATUS_CODE,
+    PROBLEM_MEDIA_TYPE,
+    ErrorCode,
+    ErrorKind,
+    Problem,
 )
+from store.errors import StoreError, UnconvertibleValues
 from store.inputs import user_reason
 
 log = logging.getLogger(__name__)
-
-
-STORE_ERROR_STATUS: Final[dict[type[StoreError], int]] = {
-    InvalidInput: 422,
-    NotFound: 404,
-    Conflict: 409,
-    LegalHold: 409,
-    DatabaseUnavailable: 503,
-}
-"""The store's errors and the HTTP status each answers with; its ``code`` passes through."""
 
 
 def problem_response(
@@ -52,10 +41,10 @@ def problem_response(
     """The problem+json response for one failure, with any headers its status calls for."""
     body = Problem(
         type=f"urn:sgam:problem:{code}",
-        title=TITLES.get(code, TITLES["internal"]),
+        title=_kind(code).title,
         status=status,
         detail=user_reason(detail),
-        code=code,
+        code=str(code),
         field=field,
         unconvertible=unconvertible,
     ).model_dump(mode="json", exclude_none=True)
@@ -64,17 +53,25 @@ def problem_response(
     return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=headers)
 
 
+def _kind(code: str) -> ErrorKind:
+    """The contract's entry for ``code``; ``internal``'s for a code it does not list."""
+    return ERRORS[ErrorCode(code)] if code in _CODES else ERRORS[ErrorCode.INTERNAL]
+
+
+_CODES: Final = frozenset(ErrorCode)
+
+
 def status_of(error: StoreError) -> int:
-    """The HTTP status of a store error (``STORE_ERROR_STATUS``; 500 for any other)."""
-    return next((code for kind, code in STORE_ERROR_STATUS.items() if isinstance(error, kind)), 500)
+    """The HTTP status of a store error: its code's in the contract (``ERRORS``)."""
+    return _kind(error.code).status
 
 
 def store_error_handler(_: Request[Any, Any, Any], error: StoreError) -> Response[Any]:
-    """A store error: its own code, detail and field; the status from ``STORE_ERROR_STATUS``."""
+    """A store error: its own code, detail and field; the status its code has in ``ERRORS``."""
     status = status_of(error)
     _log_refusal(error, status)
     if status == 500:
-        return problem_response("internal", 500, "the server failed to handle this request")
+        return problem_response(ErrorCode.INTERNAL, 500, "the server failed to handle this request")
     unconvertible = error.unconvertible if isinstance(error, UnconvertibleValues) else None
     return problem_response(
         error.code, status, error.detail, field=error.field, unconvertible=unconvertible
@@ -138,7 +135,10 @@ def validation_error_handler(
 ) -> Response[Any]:
     """A body, query or path value that does not validate: 422, naming the field."""
     return problem_response(
-        "invalid", 422, _validation_detail(error), field=_validation_field(error)
+        ErrorCode.INVALID,
+        ERRORS[ErrorCode.INVALID].status,
+        _validation_detail(error),
+        field=_validation_field(error),
     )
 
 
@@ -172,8 +172,10 @@ def http_error_handler(request: Request[Any, Any, Any], error: HTTPException) ->
     if (misfiled := _body_error_named_like_a_dependency(error)) is not None:
         return validation_error_handler(request, misfiled)
     # An error of this server's own (``server.json_bodies``) carries its code.
-    code = getattr(error, "code", None) or HTTP_STATUS_CODE.get(error.status_code, "internal")
-    status = error.status_code if code != "internal" else 500
+    code = getattr(error, "code", None) or HTTP_STATUS_CODE.get(
+        error.status_code, ErrorCode.INTERNAL
+    )
+    status = error.status_code if code != ErrorCode.INTERNAL else 500
     field = getattr(error, "field", None)
     if status == 413:
         limit = request.app.request_max_body_size
@@ -192,13 +194,13 @@ def nesting_error_handler(request: Request[Any, Any, Any], error: RecursionError
     """
     if "deserializing" not in str(error):
         return internal_error_handler(request, error)
-    return problem_response("invalid", 400, "the JSON body is nested too deeply")
+    return problem_response(ErrorCode.INVALID, 400, "the JSON body is nested too deeply")
 
 
 def internal_error_handler(_: Request[Any, Any, Any], error: Exception) -> Response[Any]:
     """Anything else is a bug: log it whole, answer a problem that reveals nothing."""
     log.exception("unhandled error", exc_info=error)
-    return problem_response("internal", 500, "the server failed to handle this request")
+    return problem_response(ErrorCode.INTERNAL, 500, "the server failed to handle this request")
 
 
 EXCEPTION_HANDLERS: Final[ExceptionHandlersMap] = {
@@ -210,11 +212,4 @@ EXCEPTION_HANDLERS: Final[ExceptionHandlersMap] = {
 }
 """Exception handlers for ``create_app``; pinned by a test."""
 
-__all__ = [
-    "EXCEPTION_HANDLERS",
-    "HTTP_STATUS_CODE",
-    "PROBLEM_MEDIA_TYPE",
-    "STORE_ERROR_STATUS",
-    "Problem",
-    "problem_response",
-]
+__all__ = ["EXCEPTION_HANDLERS", "problem_response", "status_of"]

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from server.background import BackgroundLoop
 from server.metrics import PURGE_RUNS
-from store.api.retention import PurgeReport
+from store.contract.governance import PurgeReport
 from store.errors import StoreError
 from store.service import MemoryStore
 

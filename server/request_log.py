@@ -24,7 +24,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.logs import REQUEST_ID
-from server.wire import PROBLEM_MEDIA_TYPE
+from store.contract.problems import PROBLEM_MEDIA_TYPE
 
 log = logging.getLogger("server.requests")
 

@@ -14,10 +14,10 @@ from litestar.di import NamedDependency
 from litestar.params import HeaderParameter, SkipValidation
 
 from server.routes.common import Store
-from server.wire import DECISION_HEADER, FRESHNESS_HEADER, SCOPE_HEADER
+from store.contract.common import IDENTIFIER_PATTERN
+from store.contract.problems import DECISION_HEADER, FRESHNESS_HEADER, SCOPE_HEADER
 from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_uuid
-from store.models import IDENTIFIER_PATTERN
 from store.receipts import Trace
 
 # The values are checked here, so that a bad one is named by its header (Litestar would name

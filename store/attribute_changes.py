@@ -27,16 +27,16 @@ from store.attributes import (
     get_attribute,
 )
 from store.clock import Clock
-from store.conversions import Unconvertible, convert_value
-from store.errors import Conflict, InvalidInput, UnconvertibleValues
-from store.locks import lock_tenants
-from store.migration_models import (
+from store.contract.facts import Attribute, Fact
+from store.contract.governance import (
     AttributeChange,
     ConvertedValue,
     MigrationResult,
     UnconvertibleValue,
 )
-from store.models import Attribute, Fact
+from store.conversions import Unconvertible, convert_value
+from store.errors import Conflict, InvalidInput, UnconvertibleValues
+from store.locks import lock_tenants
 from store.receipts import NO_TRACE
 from store.temporal import Plan
 from store.versions import IdFactory, as_version

@@ -12,8 +12,8 @@ from typing import Any
 
 import psycopg
 
+from store.contract.facts import Fact
 from store.errors import NotFound
-from store.models import Fact
 
 _MAX_HOPS = 20
 

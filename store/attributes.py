@@ -11,8 +11,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from store.contract.facts import Attribute, AttributeDeclaration, MemoryUpdate
 from store.errors import Conflict, NotFound, SchemaChangeRequiresMigration
-from store.models import Attribute, AttributeDeclaration, MemoryUpdate
 
 _COLUMNS = """
     attribute, description, value_type, enum_values, aliases, memory_type, on_equal_start,

@@ -17,11 +17,12 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from store.bulk_lines import BadLine, ImportLine, at_line, parse_lines
+from store.contract.common import UpdateStatus
+from store.contract.episodes import Episode
+from store.contract.results import UpdateResult
+from store.contract.values import JsonValue
 from store.facts import Accepted
-from store.models import Episode, UpdateStatus
-from store.results import UpdateResult
 from store.temporal import Version, plan_assert
-from store.values import JsonValue
 from store.versions import IdFactory, Key
 
 __all__ = [  # the file's lines are read in ``store.bulk_lines``; its names are used from here

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 
 from pydantic import Field, ValidationError
 
+from store.contract.common import Identifier
+from store.contract.episodes import EpisodeInput
+from store.contract.facts import MemoryUpdate
+from store.contract.results import UpdateResult
 from store.errors import InvalidInput, StoreError
 from store.facts import validate_candidate
 from store.inputs import check_identifier, parse_input
-from store.models import EpisodeInput, Identifier, MemoryUpdate
-from store.results import UpdateResult
 
 
 class BadLine(InvalidInput):

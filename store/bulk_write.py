@@ -31,14 +31,14 @@ from store.bulk import (
 )
 from store.bulk_copy import copy_versions
 from store.clock import Clock
+from store.contract.episodes import Episode
+from store.contract.results import UpdateResult
+from store.contract.values import JsonValue, canonical
 from store.errors import InvalidInput, StoreError
 from store.facts import Accepted, check_candidate
 from store.locks import lock_tenants
-from store.models import Episode
-from store.results import UpdateResult
 from store.retention import require_class
 from store.temporal import Version
-from store.values import JsonValue, canonical
 from store.versions import IdFactory, Key, as_version
 
 Recorded = tuple[str, str]

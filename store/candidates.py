@@ -29,12 +29,12 @@ from store import (
 from store.attribute_names import ask_renamed_targets
 from store.attributes import ask_attributes
 from store.clock import Clock
+from store.contract.facts import MemoryUpdate
+from store.contract.results import UpdateResult
 from store.episodes import CitedEpisode
 from store.facts import Accepted, check_candidate, invalid_result, resolve_candidate
 from store.locks import lock_keys
-from store.models import MemoryUpdate
 from store.receipts import NO_TRACE, Trace
-from store.results import UpdateResult
 from store.temporal import Plan
 from store.versions import IdFactory, Key
 

@@ -8,74 +8,20 @@ so the latest one, or any earlier one, reads back as written (continuity, design
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
 import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 from store import receipts
+from store.contract.memory import MAX_VERSION, Checkpoint, CheckpointWrite
+from store.contract.receipts import owner_key
+from store.contract.results import ErasureResult
 from store.episodes import content_hash
 from store.errors import Conflict, NotFound
-from store.models import MAX_METADATA_DEPTH, MAX_TEXT, Identifier, Integer, Timestamp
-from store.receipt_models import owner_key
-from store.results import ErasureResult
 from store.tombstones import write_tombstone
-from store.values import check_stored_object
 from store.versions import IdFactory
-
-MAX_VERSION = 2**31 - 1
-"""The last version a thread can reach (the column is a PostgreSQL integer)."""
-MAX_STATE_BYTES = 64 * 1024
-"""The most a checkpoint's state may take as compact JSON: working memory, not an archive."""
-
-ExpectedVersion = Annotated[
-    Integer,
-    Field(ge=0, le=MAX_VERSION),
-    # Bounds after a validator are written as pydantic's own keywords: state them as JSON Schema.
-    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_VERSION}),
-]
-
-
-class CheckpointWrite(BaseModel):
-    """A thread's next checkpoint; with ``expected_version``, written only over that version."""
-
-    model_config = ConfigDict(extra="forbid", str_max_length=MAX_TEXT)
-
-    active_goal_id: Identifier | None = Field(
-        default=None, description="The goal the thread is pursuing; null when none"
-    )
-    pending_dependency: Identifier | None = Field(
-        default=None, description="What the thread waits on before its next step; null when none"
-    )
-    state: dict[str, Any] = Field(
-        default_factory=dict,
-        description=f"Whatever else the next step needs: a JSON object of at most"
-        f" {MAX_STATE_BYTES} bytes, nested at most {MAX_METADATA_DEPTH} levels",
-    )
-    expected_version: ExpectedVersion | None = Field(
-        default=None,
-        description="Compare-and-set: the version this write follows (0 for a thread without"
-        " checkpoints); any other latest version answers 409 naming this field",
-    )
-
-    @field_validator("state")
-    @classmethod
-    def _state_fits(cls, state: dict[str, Any]) -> dict[str, Any]:
-        check_stored_object(state, "state", max_depth=MAX_METADATA_DEPTH, max_bytes=MAX_STATE_BYTES)
-        return state
-
-
-class Checkpoint(BaseModel):
-    """One version of a thread's checkpoint, as written."""
-
-    thread_id: str
-    version: int
-    active_goal_id: str | None
-    pending_dependency: str | None
-    state: dict[str, Any]
-    written_at: Timestamp
 
 
 def check_expected(expected: int | None, latest: int) -> None:

@@ -13,11 +13,11 @@ from uuid import UUID
 import psycopg
 from psycopg.rows import dict_row
 
+from store.contract.facts import Challenger, ConflictRecord, Fact
+from store.contract.values import canonical
 from store.errors import NotFound
-from store.models import Challenger, ConflictRecord, Fact
 from store.paging import check_limit, decode_cursor, encode_cursor
 from store.temporal import Version
-from store.values import canonical
 from store.versions import IdFactory
 
 _COLUMNS = """

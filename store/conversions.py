@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, time
 
-from store.values import JsonValue, ValueParseError, ValueType, display, parse_value, quote
+from store.contract.values import JsonValue, ValueParseError, ValueType, display, parse_value, quote
 
 _YEAR = re.compile(r"(?<!\d)[12]\d{3}(?!\d)")
 

@@ -13,8 +13,9 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from store import subject_names
+from store.contract.common import EpisodeKind
+from store.contract.episodes import Episode, EpisodeInput
 from store.errors import Conflict, NotFound
-from store.models import Episode, EpisodeInput, EpisodeKind
 from store.retention import require_class
 
 T = TypeVar("T")

@@ -16,6 +16,8 @@ from typing import Any, LiteralString
 import psycopg
 
 from store import receipts, subject_names
+from store.contract.receipts import owner_key
+from store.contract.results import ErasureResult
 
 # An erased id is named in its tombstone by the same one-way hash as content.
 from store.episodes import LINKED_TO_SUBJECT, content_hash
@@ -23,8 +25,6 @@ from store.errors import NotFound
 from store.legal_holds import refuse_if_episode_held, refuse_if_held
 from store.locks import lock_keys
 from store.merged_ids import merged_into, resolve_subject
-from store.receipt_models import owner_key
-from store.results import ErasureResult
 from store.retraction import retract_current
 from store.stubs import remove_episodes
 from store.tombstones import write_tombstone

@@ -1,6 +1,7 @@
 """The store's own errors: each carries a stable ``code`` and, where one is at fault, a ``field``.
 
-``server/`` maps these to problem+json in one table; replay writes ``code`` and ``detail``.
+Codes and their HTTP statuses are the contract's (``store.contract.problems.ERRORS``);
+``server/`` maps these to problem+json; replay writes ``code`` and ``detail``.
 """
 
 from __future__ import annotations
@@ -8,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from store.contract.problems import ErrorCode
+
 
 class StoreError(Exception):
     """Base class: a request the store refused, with a stable machine-readable code."""
 
-    code: ClassVar[str] = "internal"
+    code: ClassVar[str] = ErrorCode.INTERNAL
 
     def __init__(self, detail: str, *, field: str | None = None) -> None:
         super().__init__(detail)
@@ -33,32 +36,32 @@ class DatabaseRefusal:
 class InvalidInput(StoreError):
     """The input breaks a rule of the contract (bad id, naive timestamp, unknown attribute...)."""
 
-    code = "invalid"
+    code = ErrorCode.INVALID
 
 
 class NotFound(StoreError):
     """Nothing of that name exists for this tenant (or is known at that time)."""
 
-    code = "not_found"
+    code = ErrorCode.NOT_FOUND
 
 
 class Conflict(StoreError):
     """The request contradicts stored state (an episode id reused with other content...)."""
 
-    code = "conflict"
+    code = ErrorCode.CONFLICT
 
 
 class LegalHold(StoreError):
     """The request would erase data of a subject under legal hold."""
 
-    code = "legal_hold"
+    code = ErrorCode.LEGAL_HOLD
 
 
 class SchemaChangeRequiresMigration(Conflict):
     """A redeclaration that would change the value type or the name of an attribute: only a
     migration (``sgam attribute migrate``) converts the values it holds."""
 
-    code = "schema_change_requires_migration"
+    code = ErrorCode.SCHEMA_CHANGE_REQUIRES_MIGRATION
 
 
 class UnconvertibleValues(Conflict):
@@ -74,7 +77,7 @@ class UnconvertibleValues(Conflict):
 class DatabaseUnavailable(StoreError):
     """The configured database cannot be reached or lacks a required extension."""
 
-    code = "unavailable"
+    code = ErrorCode.UNAVAILABLE
 
 
 def translate(error: Exception) -> StoreError:

@@ -10,43 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
-from pydantic import BaseModel, Field
 
-from store.results import UpdateResult
-
-JobStatus = Literal["queued", "failed", "done", "dead"]
-
-
-class CandidateOutcome(BaseModel):
-    """What came of one extracted candidate: its result status and reason, never its values."""
-
-    index: int
-    status: str
-    reason: str | None = None
-
-
-class ExtractionState(BaseModel):
-    """An episode's extraction job, without content."""
-
-    status: JobStatus = Field(
-        description="queued (waiting), failed (an attempt failed; another is due at run_after),"
-        " done, or dead (attempts spent; POST .../extraction/retry requeues it)"
-    )
-    prompt_version: str
-    attempts: int
-    queued_at: datetime
-    run_after: datetime
-    finished_at: datetime | None
-    last_error: str | None = Field(description="The last failure's class, without content")
-    candidates: list[CandidateOutcome] = Field(
-        default_factory=list, description="Each extracted candidate's result (status, reason)"
-    )
+from store.contract.memory import CandidateOutcome, ExtractionState, JobStatus
+from store.contract.results import UpdateResult
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ from uuid import UUID
 import psycopg
 from psycopg.rows import class_row
 
-from store.models import Fact, FactStatus
+from store.contract.common import FactStatus
+from store.contract.facts import Fact
 from store.temporal import Version
 
 IdFactory = Callable[[], UUID]

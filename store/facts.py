@@ -18,15 +18,16 @@ from pydantic import ValidationError
 from store import conflicts, episodes, versions
 from store.attributes import get_attribute
 from store.clock import Clock
+from store.contract.common import UnverifiedEvidencePolicy
+from store.contract.facts import Attribute, Fact, MemoryUpdate
+from store.contract.results import ExpireResult, UpdateResult
+from store.contract.values import JsonValue, ValueParseError, parse_value
 from store.episodes import CitedEpisode
 from store.errors import InvalidInput
 from store.inputs import first_error
-from store.models import Attribute, Fact, MemoryUpdate, UnverifiedEvidencePolicy
 from store.policies import equal_start_outcome
-from store.results import ExpireResult, UpdateResult
 from store.temporal import Plan, Version, plan_assert, plan_expire, plan_replace
 from store.text import one_line
-from store.values import JsonValue, ValueParseError, parse_value
 from store.versions import IdFactory, as_version
 
 

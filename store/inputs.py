@@ -10,10 +10,10 @@ from uuid import UUID
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from store.contract.common import Identifier
+from store.contract.times import TimestampError, parse_timestamp
+from store.contract.values import MAX_QUOTE, quote
 from store.errors import InvalidInput
-from store.models import Identifier
-from store.times import TimestampError, parse_timestamp
-from store.values import MAX_QUOTE, quote
 
 M = TypeVar("M", bound=BaseModel)
 _IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)

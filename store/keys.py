@@ -25,8 +25,8 @@ from uuid import UUID, uuid4
 import psycopg
 from psycopg.rows import class_row
 
+from store.contract.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 from store.errors import InvalidInput, NotFound
-from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 from store.tenants import enter_tenant, require_tenant
 
 PREFIX = "sgam_"

@@ -7,22 +7,13 @@ it; erasing the subject, or an episode linked to it, is refused (``legal_hold``)
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
 from psycopg.rows import class_row
-from pydantic import BaseModel
 
+from store.contract.governance import Hold
 from store.errors import LegalHold, NotFound
-from store.models import Timestamp
-
-
-class Hold(BaseModel):
-    """A subject's legal hold, placed at ``placed_at``: ``held``, or just ``released``."""
-
-    subject: str
-    status: Literal["held", "released"] = "held"
-    placed_at: Timestamp
 
 
 def place_hold(

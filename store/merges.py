@@ -30,13 +30,13 @@ from store import (
     versions,
 )
 from store.clock import Clock
+from store.contract.facts import Fact, MemoryUpdate
+from store.contract.results import MergeResult, UpdateResult
+from store.contract.values import display, same_value
 from store.errors import Conflict, NotFound
 from store.locks import lock_keys, lock_tenants
 from store.merged_ids import resolve_subject
-from store.models import Fact, MemoryUpdate
 from store.receipts import NO_TRACE
-from store.results import MergeResult, UpdateResult
-from store.values import display, same_value
 from store.versions import IdFactory
 
 # The attributes a subject holds anything of: a version, an expiry, a retraction, a conflict.

@@ -9,65 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import psycopg
 from psycopg.rows import class_row
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
-from pydantic_core import PydanticCustomError
 
+from store.contract.memory import EpisodeOutcome, OutcomeInput
 from store.errors import Conflict, NotFound
-from store.models import Identifier, Timestamp
-
-OutcomeStatus = Literal["succeeded", "failed", "partial", "unknown"]
-
-
-def _bool_only(value: object) -> object:
-    if not isinstance(value, bool):
-        raise PydanticCustomError("bool_type", "Input should be a valid boolean")
-    return value
-
-
-Flag = Annotated[StrictBool, BeforeValidator(_bool_only)]
-"""true or false, never "true" or 1 (the HTTP layer validates bodies in lax mode)."""
-
-
-class OutcomeInput(BaseModel):
-    """What came of an episode, as the caller observed it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    status: OutcomeStatus
-    outcome_receipt_id: Identifier | None = Field(
-        default=None, description="The receipt that proves the outcome, when there is one"
-    )
-    verified: Flag = Field(
-        default=False, description="Whether the outcome was checked, not just reported"
-    )
-    human_intervened: Flag = Field(
-        default=False, description="Whether a person stepped in to reach it"
-    )
-    budget_exhausted: Flag = Field(
-        default=False, description="Whether the task ran out of its budget"
-    )
-
-
-class EpisodeOutcome(BaseModel):
-    """An episode's outcome as stored: ``revision`` counts the outcomes it was given."""
-
-    episode_id: str
-    revision: int
-    status: OutcomeStatus
-    outcome_receipt_id: str | None
-    verified: bool
-    human_intervened: bool
-    budget_exhausted: bool
-    recorded_at: Timestamp
-    observed: bool = Field(
-        description="Whether the outcome was observed (any status but unknown): only an"
-        " observed outcome makes the episode experience"
-    )
-
 
 _COLUMNS = """
     episode_id, revision, status, outcome_receipt_id, verified, human_intervened,

@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from store.contract.times import parse_timestamp
 from store.errors import InvalidInput
-from store.times import parse_timestamp
 
 MAX_LIMIT = 500
 

@@ -13,7 +13,12 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from store.procedure_models import ActiveProcedure, ApprovalInput, ProcedureInput, ProcedureVersion
+from store.contract.procedures import (
+    ActiveProcedure,
+    ApprovalInput,
+    ProcedureInput,
+    ProcedureVersion,
+)
 from store.procedure_rules import EMPTY, ScopeStack, VersionState
 
 _NUMBER = """

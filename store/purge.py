@@ -19,46 +19,21 @@ The purge leaves a content-free tombstone (target ``purge``) when it deleted any
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 import psycopg
-from pydantic import BaseModel
 
 from store import receipts
+from store.contract.governance import TenantPurge
+from store.contract.receipts import owner_key
 from store.episodes import content_hash
 from store.legal_holds import held_subjects
 from store.locks import lock_keys
-from store.models import Timestamp
-from store.receipt_models import owner_key
 from store.retention import list_classes
 from store.stubs import remove_episodes
 from store.tombstones import write_purge_tombstone
 from store.versions import IdFactory
-
-
-class PurgedFact(BaseModel):
-    """A fact every version of which a purge deleted: it existed, and was purged then."""
-
-    fact_id: UUID
-    status: Literal["purged"] = "purged"
-    purged_at: Timestamp
-
-
-class TenantPurge(BaseModel):
-    """What one tenant's purge deleted (or, dry, would delete), counted."""
-
-    tenant_id: str
-    episodes_stubbed: int = 0
-    episodes_deleted: int = 0
-    vectors_deleted: int = 0
-    fact_versions_deleted: int = 0
-    facts_purged: int = 0
-    receipts_deleted: int = 0
-    weak_signals_deleted: int = 0
-    extraction_jobs_deleted: int = 0
-    tombstone_id: UUID | None = None
-
 
 _CLASSES = """
 unnest(%(names)s::text[], %(cutoffs)s::timestamptz[], %(by_session)s::boolean[])

@@ -15,8 +15,8 @@ from typing import Any
 import psycopg
 
 from store.conflicts import mark_disputes
+from store.contract.facts import ConflictRecord, Fact
 from store.errors import NotFound
-from store.models import ConflictRecord, Fact
 from store.versions import COLUMNS, select_facts
 
 _KNOWN_AND_VALID = """

@@ -1,4 +1,4 @@
-"""Receipts written and read: the SQL behind ``store.receipt_models``.
+"""Receipts written and read: the SQL behind ``store.contract.receipts``.
 
 A call that reads for a decision, or writes, describes each memory it touched as a
 ``Touched`` and leaves their receipts with ``leave_receipts`` in its own transaction, so a
@@ -20,8 +20,8 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from store.models import MemoryType
-from store.receipt_models import (
+from store.contract.common import MemoryType
+from store.contract.receipts import (
     OWNER_KINDS,
     DecisionReceipts,
     Invalidation,

@@ -15,9 +15,9 @@ from store import versions
 from store.attributes import get_attribute
 from store.clock import Clock
 from store.conflicts import follow_replacement, get_conflict, with_disputes
+from store.contract.facts import Fact
+from store.contract.results import ResolveResult
 from store.errors import Conflict
-from store.models import Fact
-from store.results import ResolveResult
 from store.temporal import Version, plan_assert, plan_replace
 from store.versions import IdFactory, as_version
 

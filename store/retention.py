@@ -11,48 +11,13 @@ end of its windows (store/purge.py), whatever its class counts from for episodes
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
 from psycopg.rows import class_row
-from pydantic import BaseModel, ConfigDict, Field
 
+from store.contract.governance import DEFAULT_CLASSES, RetentionClass, RetentionClassDeclaration
 from store.errors import InvalidInput
-from store.models import Identifier, KeepDays, Timestamp
-
-CountsFrom = Literal["recorded", "session_end"]
-
-
-class RetentionClassDeclaration(BaseModel):
-    """What a tenant declares of a class: how long it keeps, counted from when."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    keep_days: KeepDays | None = Field(
-        description="Days kept before the purge deletes; null keeps for ever"
-    )
-    counts_from: CountsFrom = Field(
-        default="recorded",
-        description="For episodes: `recorded` counts from the episode's recorded_at,"
-        " `session_end` from that of the last episode of its session",
-    )
-
-
-class RetentionClass(RetentionClassDeclaration):
-    """A class as the tenant has it: a default (``declared_at`` null) or its declaration."""
-
-    name: Identifier
-    declared_at: Timestamp | None = None
-    updated_at: Timestamp | None = None
-
-
-DEFAULT_CLASSES: dict[str, RetentionClass] = {
-    "ephemeral": RetentionClass(name="ephemeral", keep_days=1),
-    "session": RetentionClass(name="session", keep_days=1, counts_from="session_end"),
-    "standard": RetentionClass(name="standard", keep_days=365),
-    "permanent": RetentionClass(name="permanent", keep_days=None),
-}
-"""The classes every tenant has unless it overrides them."""
 
 _COLUMNS = "name, keep_days, counts_from, declared_at, updated_at"
 

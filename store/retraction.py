@@ -18,9 +18,9 @@ import psycopg
 from store import versions
 from store.attribute_names import former_names
 from store.clock import Clock
+from store.contract.facts import Fact
+from store.contract.results import RetractResult
 from store.errors import NotFound
-from store.models import Fact
-from store.results import RetractResult
 from store.temporal import Expiry, Version, plan_rebuild, rebuild
 from store.versions import COLUMNS, IdFactory, as_version, select_facts
 

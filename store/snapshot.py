@@ -15,9 +15,10 @@ from typing import Any
 import psycopg
 
 from store.attributes import list_attributes
+from store.contract.episodes import Episode
+from store.contract.facts import Attribute
 from store.episodes import get_episodes
 from store.merged_ids import resolve_subject, resolve_subjects
-from store.models import Attribute, Episode
 from store.reads import find_subjects
 from store.subject_names import (
     AskedKeys,

@@ -19,9 +19,9 @@ import psycopg
 from psycopg.rows import args_row
 
 from store.conflicts import subject_conflicts
-from store.models import ConflictRecord, Fact
+from store.contract.facts import ConflictRecord, Fact
+from store.contract.values import JsonValue
 from store.reads import read_period, read_profile
-from store.values import JsonValue
 
 ValidRange = tuple[datetime | None, datetime | None]
 """A valid-time range ``[valid_from, valid_to)``; None: that end is open."""

@@ -13,10 +13,10 @@ from typing import Any
 import psycopg
 
 from store import conflicts, episodes, reads, subject_names
+from store.contract.results import SubjectExport
 from store.errors import NotFound
 from store.outcomes import outcome_history
 from store.paging import check_limit, decode_text_cursor, encode_text_cursor
-from store.results import SubjectExport
 from store.weak_signals import subject_signals
 
 # Byte order ("C"), not the database's locale: the same pages on every server, and the

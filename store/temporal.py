@@ -13,9 +13,8 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID
 
-from store.values import JsonValue, same_value
-
-EndedByKind = Literal["fact", "expiry"]
+from store.contract.facts import EndedByKind
+from store.contract.values import JsonValue, same_value
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ from typing import Any
 
 import psycopg
 
+from store.contract.common import UnverifiedEvidencePolicy
 from store.errors import Conflict, NotFound
-from store.models import UnverifiedEvidencePolicy
 
 
 def create_tenant(

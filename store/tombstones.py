@@ -8,7 +8,7 @@ from uuid import UUID
 
 import psycopg
 
-from store.results import ErasureResult
+from store.contract.results import ErasureResult
 from store.versions import IdFactory
 
 _PURGE_COUNTS = (

@@ -10,10 +10,12 @@ from dataclasses import replace
 from datetime import datetime
 from uuid import UUID
 
-from store.checkpoints import Checkpoint
-from store.models import Episode, Fact, MemoryType
-from store.procedure_models import ActiveProcedure, ProcedureVersion
-from store.receipt_models import Invalidation, procedure_owner
+from store.contract.common import MemoryType
+from store.contract.episodes import Episode
+from store.contract.facts import Fact
+from store.contract.memory import Checkpoint
+from store.contract.procedures import ActiveProcedure, ProcedureVersion
+from store.contract.receipts import Invalidation, procedure_owner
 from store.receipts import Touched
 
 

@@ -12,6 +12,7 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from store.clock import Clock
+from store.contract.facts import Fact
 from store.errors import InvalidInput
 from store.fact_rows import (
     COLUMNS,
@@ -26,7 +27,6 @@ from store.fact_rows import (
     status_at,
 )
 from store.locks import lock_keys
-from store.models import Fact
 from store.temporal import Plan
 
 __all__ = [  # the row shapes of ``store.fact_rows`` are used from here too

@@ -24,25 +24,16 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from pydantic import BaseModel
 
 from store import episodes, versions
 from store.clock import Clock
+from store.contract.memory import BufferedSignal, BufferPage
+from store.contract.results import UpdateResult
+from store.contract.values import same_value
 from store.episodes import CitedEpisode
 from store.facts import Accepted, evidence_occurs
 from store.paging import check_limit, decode_cursor, encode_cursor
-from store.results import UpdateResult
-from store.signal_models import BufferedSignal
-from store.values import same_value
 from store.versions import IdFactory, KeyState
-
-
-class BufferPage(BaseModel):
-    """One page of live buffered signals, oldest first, and the cursor of the next page."""
-
-    signals: list[BufferedSignal]
-    next_cursor: str | None
-
 
 # -- the rule (pure) ----------------------------------------------------------------------------
 

@@ -17,10 +17,10 @@ from retrieval.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
 from store.clock import ManualClock
+from store.contract.times import parse_timestamp
 from store.database import make_pool, scratch_database, temporary_database
 from store.migrate import migrate_database
 from store.service import MemoryStore
-from store.times import parse_timestamp
 from tests.receipt_audit import audit_receipts
 
 _tenant_numbers = itertools.count(1)

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, get_args
 from uuid import UUID
 
-from evals.health.expectations import (
+from store.contract.common import MemoryType
+from store.contract.health import (
     EpisodicMemory,
     Evidence,
     Expectation,
@@ -19,8 +20,7 @@ from evals.health.expectations import (
     VerdictCode,
     WorkingMemory,
 )
-from store.models import MemoryType
-from store.receipt_models import Receipt
+from store.contract.receipts import Receipt
 
 TENANT = "tenant-health"
 SCOPE = "project:acme"

@@ -10,9 +10,9 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from store.contract.facts import Challenger, Fact
+from store.contract.results import UpdateResult
 from store.database import connect
-from store.models import Challenger, Fact
-from store.results import UpdateResult
 from store.service import MemoryStore
 
 KEY = ("mira", "passport_deadline")

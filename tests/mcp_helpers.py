@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from server.client import SGAMClient
-from store.results import ApiKeyIssued
+from store.contract.results import ApiKeyIssued
 from tests.conftest import ADMIN_TOKEN
 from tests.test_process_ownership import _free_port as free_port
 

@@ -10,10 +10,10 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 
 from retrieval.embeddings import Embedder
-from retrieval.models import ContextRequest, ContextResult, SearchRequest, SearchResult
 from retrieval.reader import Reader
 from store.clock import ManualClock
-from store.results import UpdateResult
+from store.contract.reads import ContextRequest, ContextResult, SearchRequest, SearchResult
+from store.contract.results import UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 

@@ -14,7 +14,7 @@ from retrieval.assemble import Assembled, EvidenceCandidate, KeyFacts, assemble_
 from retrieval.block import compact_time
 from retrieval.snippets import ELLIPSIS, mentions_value, split_sentences, trim_snippet
 from retrieval.stale import SubjectValues, evidence_check
-from store.models import Challenger
+from store.contract.facts import Challenger
 from tests.helpers import fact
 
 E0_AT = datetime(2026, 5, 30, 8, tzinfo=UTC)

@@ -14,6 +14,7 @@ from psycopg_pool import ConnectionPool
 
 from store import attribute_changes
 from store.clock import ManualClock
+from store.contract.facts import Fact
 from store.errors import (
     Conflict,
     InvalidInput,
@@ -21,7 +22,6 @@ from store.errors import (
     SchemaChangeRequiresMigration,
     UnconvertibleValues,
 )
-from store.models import Fact
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, owner_connection, record

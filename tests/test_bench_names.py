@@ -12,7 +12,7 @@ from pathlib import Path
 from evals.bench_names import CASES, NAMED
 from evals.bench_names_data import measured_keys, people
 from evals.bench_names_report import FLOOR
-from store.names import fold_name
+from store.contract.names import fold_name
 
 ROOT = Path(__file__).resolve().parent.parent
 

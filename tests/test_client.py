@@ -16,19 +16,19 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from server.bodies import EpisodeBody, TenantCreated
 from server.client import (
     AsyncSGAMClient,
-    ConflictError,
-    InvalidRequest,
-    NotFoundError,
+    Conflict,
+    InvalidInput,
+    NotFound,
     SGAMClient,
     TooLarge,
     Unauthorized,
 )
 from server.settings import Settings
-from store.models import Attribute, Fact, MemoryUpdate
-from store.results import ApiKeyIssued, ApiKeyRevoked, ErasureResult
+from store.contract.bodies import EpisodeBody, TenantCreated
+from store.contract.facts import Attribute, Fact, MemoryUpdate
+from store.contract.results import ApiKeyIssued, ApiKeyRevoked, ErasureResult
 from tests.conftest import ADMIN_TOKEN, ts
 
 _tenants = itertools.count(1)
@@ -412,7 +412,7 @@ def test_expire_then_retract_reads_as_if_the_retracted_fact_never_was(seed: Seed
     )
     again = client.expire(*PASSPORT, at="2026-06-25T00:00:00Z", source_episode_id="e3")
     assert (again.status, again.fact) == ("unchanged", None)
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFound):
         client.fact(*PASSPORT, valid_at="2026-06-21T00:00:00Z")
 
     later = client.with_now("2026-06-06T00:00:00Z")
@@ -432,7 +432,7 @@ def test_expire_then_retract_reads_as_if_the_retracted_fact_never_was(seed: Seed
     )
     by_start = later.retract(*PASSPORT, valid_from="2026-06-01T11:00:00+02:00")
     assert (by_start.status, by_start.fact_id) == ("retracted", seed.e1.fact_id)
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFound):
         later.fact(*PASSPORT, valid_at="2026-06-10T00:00:00Z")
 
 
@@ -448,7 +448,7 @@ def test_erasing_an_episode_and_a_subject_leaves_tombstones_and_stubs(seed: Seed
         conflicts_deleted=0,
         expiries_deleted=0,
     )
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFound):
         client.episode("e2")
     assert client.fact(*PASSPORT).fact_id == seed.e1.fact_id
 
@@ -481,7 +481,7 @@ def test_erasing_an_episode_and_a_subject_leaves_tombstones_and_stubs(seed: Seed
     )
     assert client.fact("noor", "city").source_episode_id == "e4"
     assert list(client.iter_subjects()) == ["noor"]
-    with pytest.raises(NotFoundError) as raised:
+    with pytest.raises(NotFound) as raised:
         client.fact(*PASSPORT)
     assert (raised.value.status, raised.value.code) == (404, "not_found")
 
@@ -513,21 +513,21 @@ def test_an_unknown_fact_is_not_found_and_a_naive_timestamp_is_invalid_naming_it
     seed: Seed,
 ) -> None:
     reader = seed.reader
-    with pytest.raises(NotFoundError) as missing:
+    with pytest.raises(NotFound) as missing:
         reader.fact("nobody", "passport_deadline")
     assert (missing.value.status, missing.value.code) == (404, "not_found")
 
-    with pytest.raises(InvalidRequest) as naive_query:
+    with pytest.raises(InvalidInput) as naive_query:
         reader.fact(*PASSPORT, valid_at="2026-06-02T00:00:00")
     assert (naive_query.value.status, naive_query.value.code, naive_query.value.field) == (
         422,
         "invalid",
         "valid_at",
     )
-    with pytest.raises(InvalidRequest) as naive_body:
+    with pytest.raises(InvalidInput) as naive_body:
         reader.record_episode("no offset", datetime(2026, 6, 2), id="e9")  # noqa: DTZ001
     assert (naive_body.value.code, naive_body.value.field) == ("invalid", "occurred_at")
-    with pytest.raises(InvalidRequest) as naive_clock:
+    with pytest.raises(InvalidInput) as naive_clock:
         reader.with_now("2026-06-04T00:00:00").fact(*PASSPORT)
     assert naive_clock.value.field == "X-SGAM-Now"
 
@@ -535,7 +535,7 @@ def test_an_unknown_fact_is_not_found_and_a_naive_timestamp_is_invalid_naming_it
 def test_conflicting_oversized_and_unauthenticated_requests_raise_their_own_errors(
     tenant: Tenant, api_settings: Settings
 ) -> None:
-    with pytest.raises(ConflictError) as exists:
+    with pytest.raises(Conflict) as exists:
         tenant.admin.create_tenant(tenant.name)
     assert (exists.value.status, exists.value.code) == (409, "conflict")
 
@@ -622,7 +622,7 @@ async def test_the_async_client_records_and_reads_the_seed_trace(
             context = await reader.context("When is Mira's passport deadline?", subject="mira")
             assert [fact.fact_id for fact in context.facts] == [current.fact_id]
             assert [subject async for subject in reader.iter_subjects(page_size=1)] == ["mira"]
-            with pytest.raises(NotFoundError):
+            with pytest.raises(NotFound):
                 await reader.fact("nobody", "passport_deadline")
             assert (await reader.readyz()).status == "ready"
         assert not asgi.is_closed

@@ -17,11 +17,11 @@ from litestar.testing import TestClient
 
 from server.client import (
     Call,
-    ConflictError,
+    Conflict,
     Forbidden,
-    InvalidRequest,
-    LegalHoldError,
-    NotFoundError,
+    InvalidInput,
+    LegalHold,
+    NotFound,
     SGAMClient,
     SGAMError,
     TooLarge,
@@ -37,7 +37,8 @@ from server.client import (
     thread_calls,
 )
 from server.client.base import Route, Routes
-from server.problems import PROBLEM_MEDIA_TYPE, problem_response
+from server.problems import problem_response
+from store.contract.problems import PROBLEM_MEDIA_TYPE
 
 
 def test_a_call_names_method_path_query_and_body_and_sends_instants_as_rfc3339() -> None:
@@ -153,13 +154,13 @@ def test_every_api_route_has_exactly_one_client_method(http: TestClient[Litestar
 @pytest.mark.parametrize(
     ("status", "code", "error"),
     [
-        (422, "invalid", InvalidRequest),
-        (400, "invalid", InvalidRequest),
+        (422, "invalid", InvalidInput),
+        (400, "invalid", InvalidInput),
         (401, "unauthorized", Unauthorized),
         (403, "forbidden", Forbidden),
-        (404, "not_found", NotFoundError),
-        (409, "conflict", ConflictError),
-        (409, "legal_hold", LegalHoldError),
+        (404, "not_found", NotFound),
+        (409, "conflict", Conflict),
+        (409, "legal_hold", LegalHold),
         (413, "too_large", TooLarge),
         (503, "unavailable", Unavailable),
         (500, "internal", SGAMError),

@@ -18,8 +18,8 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from store.clock import ManualClock
+from store.contract.results import UpdateResult
 from store.locks import lock_keys, lock_tenants
-from store.results import UpdateResult
 from store.service import MemoryStore
 from store.vectors import SharedBatches
 from tests.conftest import ts

@@ -8,10 +8,10 @@ from uuid import UUID
 import pytest
 
 from store.clock import ManualClock
+from store.contract.facts import Challenger, ConflictRecord, Fact
+from store.contract.results import UpdateResult
 from store.errors import Conflict, InvalidInput, NotFound
-from store.models import Challenger, ConflictRecord, Fact
 from store.paging import encode_cursor
-from store.results import UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, record

@@ -27,9 +27,10 @@ import pytest
 from psycopg.rows import dict_row
 
 from store.clock import ManualClock
+from store.contract.episodes import Episode
+from store.contract.facts import ConflictRecord, Fact
+from store.contract.results import ErasureResult, UpdateResult
 from store.errors import NotFound
-from store.models import ConflictRecord, Episode, Fact
-from store.results import ErasureResult, UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.dbsearch import find_needles, tenant_rows

@@ -20,9 +20,10 @@ import pytest
 from psycopg.rows import dict_row
 
 from store.clock import ManualClock
+from store.contract.episodes import Episode
+from store.contract.facts import Fact
+from store.contract.results import ErasureResult, UpdateResult
 from store.errors import Conflict, NotFound
-from store.models import Episode, Fact
-from store.results import ErasureResult, UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.dbsearch import find_needles, tenant_rows

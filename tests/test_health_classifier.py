@@ -14,8 +14,8 @@ from pydantic import ValidationError
 
 from evals.health.cases import load_cases, run_cases
 from evals.health.classifier import GREEN_STATES, OPERATING_STATES, classify, operating_state
-from evals.health.expectations import Evidence, Expectation, Layer, TaskOutcome, VerdictCode
-from store.models import MemoryType
+from store.contract.common import MemoryType
+from store.contract.health import Evidence, Expectation, Layer, TaskOutcome, VerdictCode
 from tests.health_helpers import (
     BREAKABLE,
     DECIDED_AT,

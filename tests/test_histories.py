@@ -34,9 +34,9 @@ from evals.record_phrasings import PLACES
 from evals.replay import CountingIds, ReplayClock, replay_lines
 from evals.scoring import proportion
 from retrieval.embeddings import Embedder
+from store.contract.times import parse_timestamp
+from store.contract.values import display
 from store.service import open_store
-from store.times import parse_timestamp
-from store.values import display
 
 Line = dict[str, Any]
 Key = tuple[str, str, str]  # tenant, subject, attribute

@@ -25,8 +25,8 @@ from psycopg_pool import ConnectionPool
 from retrieval.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
-from store.models import MAX_METADATA_DEPTH
-from store.times import TimestampError, parse_timestamp
+from store.contract.common import MAX_METADATA_DEPTH
+from store.contract.times import TimestampError, parse_timestamp
 from tests.http_helpers import (
     ADMIN,
     DEPENDENCIES,

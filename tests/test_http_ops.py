@@ -24,9 +24,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from retrieval.embeddings import Embedder
 from server.app import create_app
-from server.problems import HTTP_STATUS_CODE, STORE_ERROR_STATUS, store_error_handler
+from server.problems import status_of, store_error_handler
 from server.resources import resources_of
 from server.settings import Settings
+from store.contract.problems import ERRORS, HTTP_STATUS_CODE, ErrorCode
+from store.contract.times import parse_timestamp
 from store.database import make_pool, temporary_database
 from store.errors import (
     Conflict,
@@ -34,11 +36,11 @@ from store.errors import (
     InvalidInput,
     LegalHold,
     NotFound,
+    SchemaChangeRequiresMigration,
     StoreError,
 )
 from store.migrate import available_migrations
 from store.service import MemoryStore
-from store.times import parse_timestamp
 from tests.conftest import ADMIN_TOKEN, ApiTenant
 from tests.http_helpers import DEPENDENCIES, dependency_names
 
@@ -493,14 +495,31 @@ def test_the_admin_api_is_forbidden_without_an_admin_token(
 # -- the problem table ----------------------------------------------------------------------
 
 
+STORE_ERRORS: tuple[type[StoreError], ...] = (
+    InvalidInput,
+    NotFound,
+    Conflict,
+    LegalHold,
+    SchemaChangeRequiresMigration,
+    DatabaseUnavailable,
+)
+"""The store's errors that reach a client with their own code."""
+
+
 def test_the_problem_tables_are_pinned() -> None:
-    assert {
-        InvalidInput: 422,
-        NotFound: 404,
-        Conflict: 409,
-        LegalHold: 409,
-        DatabaseUnavailable: 503,
-    } == STORE_ERROR_STATUS
+    assert {code.value: kind.status for code, kind in ERRORS.items()} == {
+        "invalid": 422,
+        "not_found": 404,
+        "conflict": 409,
+        "legal_hold": 409,
+        "schema_change_requires_migration": 409,
+        "unauthorized": 401,
+        "forbidden": 403,
+        "too_large": 413,
+        "unsupported_media_type": 415,
+        "unavailable": 503,
+        "internal": 500,
+    }
     assert HTTP_STATUS_CODE == {
         400: "invalid",
         401: "unauthorized",
@@ -509,15 +528,18 @@ def test_the_problem_tables_are_pinned() -> None:
         405: "invalid",
         409: "conflict",
         413: "too_large",
+        415: "unsupported_media_type",
         422: "invalid",
+        500: "internal",
         503: "unavailable",
     }
-    assert {kind.code for kind in STORE_ERROR_STATUS} == {
-        "invalid",
-        "not_found",
-        "conflict",
-        "legal_hold",
-        "unavailable",
+    assert {kind: status_of(kind("x")) for kind in STORE_ERRORS} == {
+        InvalidInput: 422,
+        NotFound: 404,
+        Conflict: 409,
+        LegalHold: 409,
+        SchemaChangeRequiresMigration: 409,
+        DatabaseUnavailable: 503,
     }
 
 
@@ -527,14 +549,14 @@ def test_store_errors_reach_the_client_as_problems_with_their_status_and_code(
     headers = api_tenant.headers
     # invalid: the store cannot read the instant
     invalid = http.get("/v1/facts/ada/home_city", params={"valid_at": "yesterday"}, headers=headers)
-    problem(invalid, STORE_ERROR_STATUS[InvalidInput], "invalid", field="valid_at")
+    problem(invalid, ERRORS[ErrorCode(InvalidInput.code)].status, "invalid", field="valid_at")
     # not_found: nothing known
     missing = http.get("/v1/episodes/nowhere", headers=headers)
-    problem(missing, STORE_ERROR_STATUS[NotFound], "not_found", field="episode_id")
+    problem(missing, ERRORS[ErrorCode(NotFound.code)].status, "not_found", field="episode_id")
     # conflict: an episode id reused with other content
     ok(http.post("/v1/episodes", json=episode("once", text="First."), headers=headers))
     reused = http.post("/v1/episodes", json=episode("once", text="Second."), headers=headers)
-    problem(reused, STORE_ERROR_STATUS[Conflict], "conflict", field="id")
+    problem(reused, ERRORS[ErrorCode(Conflict.code)].status, "conflict", field="id")
 
 
 def test_an_unreachable_database_is_503_unavailable(
@@ -543,12 +565,13 @@ def test_an_unreachable_database_is_503_unavailable(
     closed = make_pool(conninfo)  # never opened: every checkout fails
     with swapped(http.app, store=MemoryStore(closed, embedder=embedder)):
         down = http.get("/v1/attributes", headers=api_tenant.headers)
-    problem(down, STORE_ERROR_STATUS[DatabaseUnavailable], "unavailable")
+    problem(down, ERRORS[ErrorCode(DatabaseUnavailable.code)].status, "unavailable")
 
 
 def test_the_store_error_handler_maps_each_kind_and_hides_unmapped_ones(http: Client) -> None:
     request: Any = None  # the handler reads nothing from the request
-    for kind, status in STORE_ERROR_STATUS.items():
+    for kind in STORE_ERRORS:
+        status = ERRORS[ErrorCode(kind.code)].status
         response = store_error_handler(request, kind("what went wrong", field="somewhere"))
         assert (response.status_code, response.media_type) == (status, "application/problem+json")
         assert response.content == {

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from store.bulk import BadLine, ImportLine, parse_lines
 from store.bulk_lines import read_line
-from store.results import UpdateResult
+from store.contract.results import UpdateResult
 
 
 def _shown(line: ImportLine) -> list[Any]:

@@ -1,5 +1,6 @@
-"""One rule names every version and challenger (``store.labels``): the whole table of inputs,
-each combination's exact label, and the rules the issue states as properties over that table."""
+"""One rule names every version and challenger (``store.contract.labels``): the whole table of
+inputs, each combination's exact label, and the rules the issue states as properties over that
+table."""
 
 from __future__ import annotations
 
@@ -8,8 +9,18 @@ from typing import get_args
 
 import pytest
 
-from retrieval.marks import DISPUTED, IN_CONFLICT, SUPERSEDED, UNVERIFIED
-from store.labels import REJECTED, ConflictState, Label, ReadStatus, Role, version_label
+from store.contract.labels import (
+    DISPUTED,
+    IN_CONFLICT,
+    REJECTED,
+    SUPERSEDED,
+    UNVERIFIED,
+    ConflictState,
+    Label,
+    ReadStatus,
+    Role,
+    version_label,
+)
 
 STATUSES: tuple[ReadStatus, ...] = get_args(ReadStatus)
 ROLES: tuple[Role, ...] = get_args(Role)

@@ -20,8 +20,8 @@ from retrieval.embeddings import DEFAULT_MODEL_ID
 from retrieval.evidence import SearchScope, scope_condition
 from retrieval.hnsw import index_name
 from store import receipts
+from store.contract.receipts import memory_key, owner_key
 from store.reads import FIND_SUBJECTS, find_subjects
-from store.receipt_models import memory_key, owner_key
 from store.service import MemoryStore
 from tests.helpers import assert_value, declare, owner_connection, record
 from tests.test_import import candidate, episode_line, import_text

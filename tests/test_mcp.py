@@ -19,7 +19,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from server.client import AsyncSGAMClient, InvalidRequest, NotFoundError
+from server.client import AsyncSGAMClient, InvalidInput, NotFound
 from server.mcp.tools import TOOLS
 from tests.mcp_helpers import SGAM, Served, clean_env, readme_client_config, serve_seeded
 
@@ -89,7 +89,7 @@ async def _transcript(served: Served) -> Transcript:
                 result = await session.call_tool(name, arguments)
                 try:
                     expected = _json(await answer) if answer is not None else None
-                except (InvalidRequest, NotFoundError) as error:
+                except (InvalidInput, NotFound) as error:
                     expected = {"code": error.code, "detail": error.detail, "status": error.status}
                     expected |= {"field": error.field} if error.field else {}
                 calls[label] = Exchange(result, expected)

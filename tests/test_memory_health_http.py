@@ -17,12 +17,12 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from evals.health.classifier import classify_all
-from evals.health.expectations import Evidence, Expectation
 from retrieval.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
+from store.contract.health import Evidence, Expectation
+from store.contract.receipts import Receipt, memory_key
 from store.database import make_pool
-from store.receipt_models import Receipt, memory_key
 from store.service import MemoryStore
 from tests.conftest import ApiTenant
 from tests.http_helpers import candidate, declare, make_tenant, record

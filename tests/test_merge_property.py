@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from store.clock import ManualClock
-from store.models import Fact
+from store.contract.facts import Fact
 from store.service import MemoryStore
 
 ATTRIBUTE = "home_city"

@@ -12,9 +12,9 @@ from psycopg import sql
 
 from retrieval.embeddings import Embedder
 from retrieval.hnsw import hnsw_index
+from store.contract.common import IDENTIFIER_PATTERN
 from store.database import temporary_database
 from store.migrate import available_migrations, migrate
-from store.models import IDENTIFIER_PATTERN
 from store.reads import FIND_SUBJECTS, find_subjects
 
 

@@ -15,7 +15,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from store.models import IDENTIFIER_PATTERN
+from store.contract.common import IDENTIFIER_PATTERN
 from tests.conftest import ApiTenant
 
 ID_SCHEMA = {"type": "string", "maxLength": 100_000, "pattern": IDENTIFIER_PATTERN}

@@ -22,9 +22,9 @@ from schemathesis.checks import load_all_checks
 from schemathesis.core.failures import FailureGroup
 from schemathesis.generation import GenerationMode
 
-from store.names import fold_name
-from store.retention import DEFAULT_CLASSES
-from store.times import TimestampError, parse_timestamp
+from store.contract.governance import DEFAULT_CLASSES
+from store.contract.names import fold_name
+from store.contract.times import TimestampError, parse_timestamp
 from tests.conftest import ApiTenant
 from tests.openapi_helpers import (
     DESIGN_ROUTES,

@@ -13,7 +13,7 @@ import pytest
 from retrieval.dates import find_dates
 from retrieval.planner import plan_question
 from retrieval.question import KnownSubject, routing_text
-from store.times import TimestampError, parse_timestamp
+from store.contract.times import TimestampError, parse_timestamp
 
 NOW = parse_timestamp("2026-06-04T15:30:00Z")  # a Thursday
 MIRA = KnownSubject("mira", aliases=("Mira Lopez",))

@@ -9,8 +9,8 @@ from typing import overload
 import pytest
 
 from retrieval.planner import plan_question
+from store.contract.times import parse_timestamp
 from store.errors import InvalidInput
-from store.times import parse_timestamp
 
 NOW = parse_timestamp("2026-06-04T15:30:00Z")
 

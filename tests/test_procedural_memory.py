@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.client import ConflictError, NotFoundError, SGAMClient
+from server.client import Conflict, NotFound, SGAMClient
 from tests.conftest import ApiTenant
 from tests.http_helpers import assert_problem, make_tenant
 from tests.procedure_helpers import (
@@ -226,12 +226,12 @@ def test_the_client_drives_the_same_lifecycle(http: Client, api_tenant: ApiTenan
     sgam = SGAMClient(str(http.base_url), token, now=CREATED_AT, http=http)
     written = sgam.create_procedure("triage", definition={"tool": "pager"})
     assert (written.version, written.status, written.definition) == (1, "draft", {"tool": "pager"})
-    with pytest.raises(ConflictError):
+    with pytest.raises(Conflict):
         sgam.activate_procedure("triage", 1)
     assert sgam.approve_procedure("triage", 1, approver="a", policy="p").status == "approved"
     activated = sgam.activate_procedure("triage", 1, scope="eu")
     assert sgam.active_procedure("triage", scope="eu") == activated
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFound):
         sgam.active_procedure("triage")
-    with pytest.raises(ConflictError):
+    with pytest.raises(Conflict):
         sgam.roll_back_procedure("triage", scope="eu")

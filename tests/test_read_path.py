@@ -19,12 +19,12 @@ from pydantic import BaseModel
 from retrieval.block import UNVERIFIED_HEADING
 from retrieval.embeddings import Embedder
 from retrieval.evidence import EvidenceHit, SearchScope, scope_condition, search_evidence
-from retrieval.models import ContextResult, SearchPlan
 from retrieval.reader import Reader
 from store.clock import ManualClock
+from store.contract.reads import ContextResult, SearchPlan
+from store.contract.times import format_timestamp
 from store.errors import NotFound
 from store.service import MemoryStore
-from store.times import format_timestamp
 from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path
 

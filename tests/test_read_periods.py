@@ -15,8 +15,8 @@ from psycopg_pool import ConnectionPool
 
 from retrieval.embeddings import Embedder
 from store.clock import ManualClock
+from store.contract.times import format_timestamp
 from store.reads import read_period
-from store.times import format_timestamp
 from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path
 from tests.test_read_path import NORTHWIND, NOW, _northwind

@@ -20,13 +20,13 @@ from litestar.testing import TestClient
 from psycopg_pool import ConnectionPool
 
 from retrieval.embeddings import Embedder
-from retrieval.models import ContextRequest, SearchRequest
 from retrieval.reader import Reader
 from server.resources import resources_of
 from store.clock import ManualClock
+from store.contract.facts import Fact
+from store.contract.reads import ContextRequest, SearchRequest
 from store.database import make_pool
 from store.errors import DatabaseUnavailable
-from store.models import Fact
 from store.service import MemoryStore
 from store.snapshot import ReadSnapshot
 from store.subject_reads import SubjectMemory

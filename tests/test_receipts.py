@@ -17,8 +17,8 @@ from psycopg_pool import ConnectionPool
 from retrieval import reader as reader_module
 from store import receipts as receipts_module
 from store.clock import ManualClock
+from store.contract.receipts import memory_key, owner_key, scope_hash
 from store.errors import DatabaseUnavailable
-from store.receipt_models import memory_key, owner_key, scope_hash
 from store.receipts import Trace
 from store.service import MemoryStore
 from tests.conftest import ApiTenant, ts

@@ -17,9 +17,9 @@ from psycopg_pool import ConnectionPool
 from server.purger import Purger
 from store.api.retention import PURGE_LOCK
 from store.clock import ManualClock
+from store.contract.receipts import owner_key
 from store.episodes import content_hash
 from store.errors import Conflict, InvalidInput, LegalHold, NotFound
-from store.receipt_models import owner_key
 from store.service import MemoryStore
 from tests.helpers import owner_connection, record
 from tests.retention_helpers import PURGE_AT, LengthModel, World, build_world, snapshot, split

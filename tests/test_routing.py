@@ -13,8 +13,8 @@ from retrieval.embeddings import Embedder, Vectors
 from retrieval.question import KnownSubject, routing_text
 from retrieval.route import ROUTING_THRESHOLD, route_keys
 from retrieval.routing import AttributeIndex, attribute_texts, score_attributes
-from store.models import Attribute
-from store.values import ValueType
+from store.contract.facts import Attribute
+from store.contract.values import ValueType
 
 NOW = datetime(2026, 6, 4, 15, 30, tzinfo=UTC)
 KNOWN = [KnownSubject("mira", aliases=("Mira Lopez",)), KnownSubject("account:42")]

@@ -27,7 +27,7 @@ from evals.scoring import (
 from evals.summary import summarize
 from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
 from retrieval.stale import SubjectValues
-from store.models import Challenger, Fact
+from store.contract.facts import Challenger, Fact
 from tests.helpers import fact
 
 E1_AT = datetime(2026, 6, 1, 9, tzinfo=UTC)

@@ -11,13 +11,13 @@ import itertools
 import pytest
 
 from retrieval.embeddings import Embedder
-from server.bodies import EpisodeRead, TenantCreated
 from server.client import Forbidden, SGAMClient
 from server.settings import Settings
 from server.testing import app_client
 from store.clock import ManualClock
-from store.models import Attribute
-from store.results import UpdateResult
+from store.contract.bodies import EpisodeRead, TenantCreated
+from store.contract.facts import Attribute
+from store.contract.results import UpdateResult
 from tests.conftest import ts
 from tests.http_helpers import candidate
 

@@ -14,10 +14,10 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from store.clock import ManualClock
+from store.contract.facts import Fact
+from store.contract.receipts import owner_key
+from store.contract.results import MergeResult
 from store.errors import Conflict, InvalidInput, LegalHold, NotFound
-from store.models import Fact
-from store.receipt_models import owner_key
-from store.results import MergeResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.dbsearch import tenant_rows

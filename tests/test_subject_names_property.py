@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from psycopg_pool import ConnectionPool
 
 from retrieval.embeddings import Embedder
-from retrieval.models import ContextRequest
 from store.clock import ManualClock
-from store.names import fold_name
+from store.contract.names import fold_name
+from store.contract.reads import ContextRequest
 from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path
 

@@ -12,8 +12,8 @@ from uuid import uuid4
 import pytest
 
 from store.clock import ManualClock
+from store.contract.facts import Fact, MemoryUpdate
 from store.errors import InvalidInput, NotFound
-from store.models import Fact, MemoryUpdate
 from store.paging import encode_cursor
 from store.service import MemoryStore
 from tests.conftest import ts

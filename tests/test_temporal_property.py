@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from store.clock import ManualClock
+from store.contract.facts import Fact
 from store.errors import InvalidInput, NotFound
-from store.models import Fact
 from store.service import MemoryStore
 
 ATTRIBUTE = "deadline"

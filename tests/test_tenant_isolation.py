@@ -20,9 +20,9 @@ import pytest
 from pydantic import BaseModel
 
 from store.clock import ManualClock
+from store.contract.facts import Fact
+from store.contract.results import UpdateResult
 from store.errors import Conflict, NotFound
-from store.models import Fact
-from store.results import UpdateResult
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, record

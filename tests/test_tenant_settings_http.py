@@ -11,8 +11,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from server.bodies import TenantSettings
-from server.client import InvalidRequest, NotFoundError, SGAMClient
+from server.client import InvalidInput, NotFound, SGAMClient
+from store.contract.bodies import TenantSettings
 from tests.conftest import ADMIN_TOKEN
 from tests.http_helpers import ADMIN, assert_problem
 
@@ -166,9 +166,9 @@ def test_the_client_reads_and_changes_settings(http: Client) -> None:
     assert admin.change_tenant(name) == TenantSettings(
         tenant_id=name, on_unverified_evidence="refuse"
     )
-    with pytest.raises(InvalidRequest) as bad:
+    with pytest.raises(InvalidInput) as bad:
         admin.change_tenant(name, on_unverified_evidence="sometimes")
     assert bad.value.field == "on_unverified_evidence"
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFound):
         admin.tenant("no-such-tenant")
     assert admin.tenant(name).on_unverified_evidence == "refuse"

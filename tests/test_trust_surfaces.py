@@ -1,6 +1,7 @@
-"""The API, the context block and the timeline page name a version alike (``store.labels``):
-an unverified current fact, and a challenger refused under ``reject``, read on all three; the
-admin and attribute calls that declare unverified evidence refused, and their bad input."""
+"""The API, the context block and the timeline page name a version alike
+(``store.contract.labels``): an unverified current fact, and a challenger refused under
+``reject``, read on all three; the admin and attribute calls that declare unverified evidence
+refused, and their bad input."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from uuid import UUID
 
 from server.ui.timeline import BAR, ROW, WIDTH, Arrow, Challenge, Timeline, lay_out
-from store.models import Challenger, ConflictRecord, Fact
+from store.contract.facts import Challenger, ConflictRecord, Fact
 from tests.conftest import ts
 from tests.helpers import fact
 

@@ -20,11 +20,11 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from store.clock import ManualClock
+from store.contract.facts import Fact
+from store.contract.receipts import memory_key, owner_key, scope_hash
 from store.database import temporary_database
 from store.errors import NotFound
 from store.migrate import available_migrations, migrate
-from store.models import Fact
-from store.receipt_models import memory_key, owner_key, scope_hash
 from store.service import MemoryStore, open_store
 from tests.conftest import ts
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.times import TimestampError, format_timestamp, parse_timestamp
-from store.values import ValueParseError, ValueType, canonical, parse_value, same_value
+from store.contract.times import TimestampError, format_timestamp, parse_timestamp
+from store.contract.values import ValueParseError, ValueType, canonical, parse_value, same_value
 
 
 @pytest.mark.parametrize(

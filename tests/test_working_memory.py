@@ -14,7 +14,7 @@ from litestar.testing import TestClient
 
 from retrieval.embeddings import Embedder
 from server.app import create_app
-from server.client import ConflictError, NotFoundError, SGAMClient
+from server.client import Conflict, NotFound, SGAMClient
 from server.settings import Settings
 from tests.http_helpers import assert_problem, make_tenant
 
@@ -191,11 +191,11 @@ def test_a_bad_version_to_read_is_refused_naming_it(http: Client) -> None:
 def test_the_client_writes_and_reads_checkpoints(http: Client) -> None:
     api_key = make_tenant(http, "wm").headers["Authorization"].removeprefix("Bearer ")
     sgam = SGAMClient(str(http.base_url), api_key, http=http)
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFound):
         sgam.checkpoint("t-1")
     first = sgam.write_checkpoint("t-1", active_goal_id="g1", expected_version=0)
     second = sgam.write_checkpoint("t-1", pending_dependency="ep-1", state={"step": 2})
-    with pytest.raises(ConflictError) as refused:
+    with pytest.raises(Conflict) as refused:
         sgam.write_checkpoint("t-1", expected_version=1)
     assert refused.value.field == "expected_version"
     assert (first.version, second.version) == (1, 2)

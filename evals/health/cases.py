@@ -12,8 +12,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evals.health.classifier import classify_all
-from evals.health.expectations import HealthFile, OperatingState, Verdict, VerdictCode
-from store.models import Identifier
+from store.contract.common import Identifier
+from store.contract.health import HealthFile, OperatingState, Verdict, VerdictCode
 
 CASES_PATH = Path(__file__).with_name("cases.json")
 

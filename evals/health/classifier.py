@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from evals.health.expectations import (
+from store.contract.health import (
     Evidence,
     Expectation,
     Layer,
@@ -22,7 +22,7 @@ from evals.health.expectations import (
     VerdictCode,
     WorkingMemory,
 )
-from store.receipt_models import Receipt
+from store.contract.receipts import Receipt
 
 
 class OperatingRow(NamedTuple):

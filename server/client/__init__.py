@@ -3,23 +3,25 @@
     with SGAMClient("http://localhost:8000", api_key) as sgam:
         fact = sgam.fact("mira", "passport_deadline", valid_at="2026-06-02T00:00:00Z")
 
-Results are the server's own models (``store.models``, ``retrieval.models``,
-``server.bodies``); a problem+json answer raises an ``SGAMError`` subclass.
+Results are the contract's models (``store.contract``), which the server answers with; a
+problem+json answer raises the ``SGAMError`` subclass the contract names for its ``code``. The
+client loads the contract, httpx and pydantic only, never the server or the store.
 """
 
 from server.client.aio import AsyncSGAMClient
 from server.client.call import Call, Candidate, Instant
 from server.client.errors import (
-    ConflictError,
+    Conflict,
     Forbidden,
-    InvalidRequest,
-    LegalHoldError,
-    NotFoundError,
-    SchemaChangeRequired,
+    InvalidInput,
+    LegalHold,
+    NotFound,
+    SchemaChangeRequiresMigration,
     SGAMError,
     TooLarge,
     Unauthorized,
     Unavailable,
+    UnsupportedMediaType,
 )
 from server.client.sync import SGAMClient
 
@@ -27,16 +29,17 @@ __all__ = [
     "AsyncSGAMClient",
     "Call",
     "Candidate",
-    "ConflictError",
+    "Conflict",
     "Forbidden",
     "Instant",
-    "InvalidRequest",
-    "LegalHoldError",
-    "NotFoundError",
+    "InvalidInput",
+    "LegalHold",
+    "NotFound",
     "SGAMClient",
     "SGAMError",
-    "SchemaChangeRequired",
+    "SchemaChangeRequiresMigration",
     "TooLarge",
     "Unauthorized",
     "Unavailable",
+    "UnsupportedMediaType",
 ]

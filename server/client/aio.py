@@ -12,7 +12,7 @@ import httpx
 from server.client import read_calls
 from server.client.base import AsyncSender, ClientBase, Page, Routes, read
 from server.client.call import Call
-from store.models import ConflictRecord
+from store.contract.facts import ConflictRecord
 
 T = TypeVar("T")
 PageT = TypeVar("PageT", bound=Page)

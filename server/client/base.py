@@ -29,7 +29,7 @@ from server.client import (
 )
 from server.client.call import Call, Instant, instant
 from server.client.errors import error_from, is_problem
-from server.wire import (
+from store.contract.problems import (
     CLOCK_HEADER,
     DECISION_HEADER,
     FRESHNESS_HEADER,

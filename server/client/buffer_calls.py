@@ -6,7 +6,7 @@ Returns a ``server.client.call.Call``: nothing here touches the network.
 from __future__ import annotations
 
 from server.client.call import Call, query_params
-from store.weak_signals import BufferPage
+from store.contract.memory import BufferPage
 
 
 def buffer(

@@ -16,7 +16,7 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
-from store.models import MemoryUpdate
+from store.contract.facts import MemoryUpdate
 
 T = TypeVar("T")
 

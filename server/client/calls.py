@@ -11,7 +11,8 @@ from uuid import UUID
 
 from pydantic import TypeAdapter
 
-from server.bodies import (
+from server.client.call import Call, Candidate, Instant, json_body, jsonable, query_params, url_path
+from store.contract.bodies import (
     AttributeList,
     CandidateResults,
     EpisodeBatchRecorded,
@@ -21,23 +22,17 @@ from server.bodies import (
     TenantCreated,
     TenantSettings,
 )
-from server.client.call import Call, Candidate, Instant, json_body, jsonable, query_params, url_path
-from store.migration_models import MigrationResult
-from store.models import (
-    Attribute,
-    EpisodeKind,
-    EqualStartPolicy,
-    Fact,
-    MemoryType,
-)
-from store.results import (
+from store.contract.common import EpisodeKind, EqualStartPolicy, MemoryType
+from store.contract.facts import Attribute, Fact
+from store.contract.governance import MigrationResult
+from store.contract.results import (
     ApiKeyIssued,
     ApiKeyRevoked,
     ErasureResult,
     ExpireResult,
     RetractResult,
 )
-from store.values import ValueType
+from store.contract.values import ValueType
 
 _FACTS: Final = TypeAdapter(list[Fact])
 _JSON_OBJECT: Final = TypeAdapter(dict[str, Any])
@@ -49,7 +44,7 @@ _JSON_OBJECT: Final = TypeAdapter(dict[str, Any])
 def create_tenant(
     tenant_id: str, *, on_unverified_evidence: str | None = None
 ) -> Call[TenantCreated]:
-    """Create a tenant (admin; ConflictError if it exists), optionally refusing candidates
+    """Create a tenant (admin; Conflict if it exists), optionally refusing candidates
     whose evidence is not in their episode (``on_unverified_evidence="refuse"``)."""
     body = {"tenant_id": tenant_id}
     if on_unverified_evidence is not None:
@@ -60,7 +55,7 @@ def create_tenant(
 
 
 def tenant(tenant_id: str) -> Call[TenantSettings]:
-    """A tenant's settings (admin; NotFoundError if it does not exist)."""
+    """A tenant's settings (admin; NotFound if it does not exist)."""
     path = url_path("/v1/admin/tenants/{}", tenant_id)
     return Call("GET", path, TenantSettings.model_validate_json, admin=True)
 
@@ -219,7 +214,7 @@ def fact(
     valid_at: Instant | None = None,
     known_at: Instant | None = None,
 ) -> Call[Fact]:
-    """The value valid at ``valid_at`` as believed at ``known_at``; NotFoundError: not known.
+    """The value valid at ``valid_at`` as believed at ``known_at``; NotFound: not known.
 
     Both default to the server's now; given only ``known_at``, ``valid_at`` defaults to it.
     """

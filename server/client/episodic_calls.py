@@ -6,10 +6,9 @@ Each returns a ``server.client.call.Call``: nothing here touches the network.
 
 from __future__ import annotations
 
-from retrieval.experiences import ExperienceResult
 from server.client.call import Call, Instant, json_body, url_path
-from store.extraction import ExtractionState
-from store.outcomes import EpisodeOutcome, OutcomeStatus
+from store.contract.memory import EpisodeOutcome, ExtractionState, OutcomeStatus
+from store.contract.reads import ExperienceResult
 
 
 def record_outcome(
@@ -21,7 +20,7 @@ def record_outcome(
     human_intervened: bool = False,
     budget_exhausted: bool = False,
 ) -> Call[EpisodeOutcome]:
-    """Record what came of an episode; it supersedes the current outcome (ConflictError if
+    """Record what came of an episode; it supersedes the current outcome (Conflict if
     the episode was erased)."""
     body = {
         **json_body(status=status, outcome_receipt_id=outcome_receipt_id),
@@ -34,13 +33,13 @@ def record_outcome(
 
 
 def outcome(episode_id: str) -> Call[EpisodeOutcome]:
-    """What came of an episode: its current outcome (NotFoundError when none was recorded)."""
+    """What came of an episode: its current outcome (NotFound when none was recorded)."""
     path = url_path("/v1/episodes/{}/outcome", episode_id)
     return Call("GET", path, EpisodeOutcome.model_validate_json)
 
 
 def retry_extraction(episode_id: str) -> Call[ExtractionState]:
-    """Requeue an episode's dead extraction (ConflictError when it is not dead)."""
+    """Requeue an episode's dead extraction (Conflict when it is not dead)."""
     path = url_path("/v1/episodes/{}/extraction/retry", episode_id)
     return Call("POST", path, ExtractionState.model_validate_json)
 

@@ -1,4 +1,5 @@
-"""The API's problem+json failures as exceptions, one class per stable ``code``."""
+"""The API's problem+json failures as exceptions, one class per stable ``code``, each named
+as the contract names it (``store.contract.problems.ERRORS``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Final
 import httpx
 from pydantic import ValidationError
 
-from server.wire import HTTP_STATUS_CODE, PROBLEM_MEDIA_TYPE, Problem
+from store.contract.problems import ERRORS as CODES
+from store.contract.problems import HTTP_STATUS_CODE, PROBLEM_MEDIA_TYPE, ErrorCode, Problem
 
 
 class SGAMError(Exception):
@@ -25,23 +27,23 @@ class SGAMError(Exception):
         return f"{self.status} {self.code}: {self.detail}{at}"
 
 
-class InvalidRequest(SGAMError):
+class InvalidInput(SGAMError):
     """``invalid``: a body, parameter or header breaks the contract; ``field`` names it."""
 
 
-class NotFoundError(SGAMError):
+class NotFound(SGAMError):
     """``not_found``: nothing of that name for this tenant, or nothing known at that time."""
 
 
-class ConflictError(SGAMError):
+class Conflict(SGAMError):
     """``conflict``: the request contradicts stored state."""
 
 
-class LegalHoldError(ConflictError):
+class LegalHold(Conflict):
     """``legal_hold``: the data is under legal hold (erasing a held subject or its episodes)."""
 
 
-class SchemaChangeRequired(ConflictError):
+class SchemaChangeRequiresMigration(Conflict):
     """``schema_change_requires_migration``: a redeclaration that only a migration can make."""
 
 
@@ -57,22 +59,36 @@ class TooLarge(SGAMError):
     """``too_large``: the body is over the server's size limit."""
 
 
+class UnsupportedMediaType(SGAMError):
+    """``unsupported_media_type``: a body sent to a JSON route as something else."""
+
+
 class Unavailable(SGAMError):
     """``unavailable``: the server's database cannot be reached."""
 
 
-ERRORS: Final[dict[str, type[SGAMError]]] = {
-    "invalid": InvalidRequest,
-    "not_found": NotFoundError,
-    "conflict": ConflictError,
-    "legal_hold": LegalHoldError,
-    "schema_change_requires_migration": SchemaChangeRequired,
-    "unauthorized": Unauthorized,
-    "forbidden": Forbidden,
-    "too_large": TooLarge,
-    "unavailable": Unavailable,
+_CLASSES: Final[dict[str, type[SGAMError]]] = {
+    kind.__name__: kind
+    for kind in (
+        SGAMError,
+        InvalidInput,
+        NotFound,
+        Conflict,
+        LegalHold,
+        SchemaChangeRequiresMigration,
+        Unauthorized,
+        Forbidden,
+        TooLarge,
+        UnsupportedMediaType,
+        Unavailable,
+    )
 }
-"""The exception for each ``code``; any other code (``internal``) is a plain SGAMError."""
+
+ERRORS: Final[dict[str, type[SGAMError]]] = {
+    code: _CLASSES[kind.name] for code, kind in CODES.items()
+}
+"""The exception for each ``code``, by the name the contract gives it (``internal``: a plain
+SGAMError, as for any code the contract does not list)."""
 
 
 def is_problem(response: httpx.Response) -> bool:
@@ -92,7 +108,7 @@ def error_from(response: httpx.Response) -> SGAMError:
             problem = None
     if problem is None:
         # Not from SGAM itself (a proxy, a load balancer): the status is all there is.
-        code = HTTP_STATUS_CODE.get(status, "internal")
+        code = str(HTTP_STATUS_CODE.get(status, ErrorCode.INTERNAL))
         detail = response.text.strip()[:500] or response.reason_phrase
         return ERRORS.get(code, SGAMError)(detail, status=status, code=code)
     return ERRORS.get(problem.code, SGAMError)(

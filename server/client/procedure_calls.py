@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from server.client.call import Call, json_body, query_params, url_path
-from store.procedure_models import ActiveProcedure, ProcedureVersion
+from store.contract.procedures import ActiveProcedure, ProcedureVersion
 
 
 def create_procedure(
@@ -22,7 +22,7 @@ def create_procedure(
 def approve_procedure(
     name: str, version: int, *, approver: str, policy: str, evaluation_ref: str | None = None
 ) -> Call[ProcedureVersion]:
-    """Approve a draft version (ConflictError if it is already approved)."""
+    """Approve a draft version (Conflict if it is already approved)."""
     path = url_path("/v1/procedures/{}/versions/{}/approve", name, str(version))
     body = {"approver": approver, "policy": policy, "evaluation_ref": evaluation_ref}
     return Call("POST", path, ProcedureVersion.model_validate_json, body=body)
@@ -31,19 +31,19 @@ def approve_procedure(
 def activate_procedure(
     name: str, version: int, *, scope: str | None = None
 ) -> Call[ActiveProcedure]:
-    """Make an approved version active in a scope (ConflictError if it is not approved)."""
+    """Make an approved version active in a scope (Conflict if it is not approved)."""
     path = url_path("/v1/procedures/{}/versions/{}/activate", name, str(version))
     return Call("POST", path, ActiveProcedure.model_validate_json, body=json_body(scope=scope))
 
 
 def roll_back_procedure(name: str, *, scope: str | None = None) -> Call[ActiveProcedure]:
-    """Make the version active before the current one active again (ConflictError if none)."""
+    """Make the version active before the current one active again (Conflict if none)."""
     path = url_path("/v1/procedures/{}/rollback", name)
     return Call("POST", path, ActiveProcedure.model_validate_json, body=json_body(scope=scope))
 
 
 def active_procedure(name: str, *, scope: str | None = None) -> Call[ActiveProcedure]:
-    """The approved version active in a scope (NotFoundError when none is)."""
+    """The approved version active in a scope (NotFound when none is)."""
     path = url_path("/v1/procedures/{}/active", name)
     params = query_params(scope=scope)
     return Call("GET", path, ActiveProcedure.model_validate_json, params=params)

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from typing import Literal
 from uuid import UUID
 
-from retrieval.models import ContextResult, SearchResult
 from server.client.call import Call, Instant, json_body, query_params, url_path
-from server.wire import Health, Readiness
-from store.results import (
+from store.contract.problems import Health, Readiness
+from store.contract.reads import ContextResult, SearchResult
+from store.contract.results import (
     ConflictPage,
     ErasureResult,
     MergeResult,

@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
-from evals.health.expectations import ClassifyResult, Expectation
 from server.client.call import Call, jsonable, url_path
-from store.receipt_models import DecisionReceipts
+from store.contract.health import ClassifyResult, Expectation
+from store.contract.receipts import DecisionReceipts
 
 
 def decision_receipts(decision_id: UUID | str) -> Call[DecisionReceipts]:
-    """The decision's content-free receipts, oldest first (NotFoundError: no such decision)."""
+    """The decision's content-free receipts, oldest first (NotFound: no such decision)."""
     path = url_path("/v1/decisions/{}/receipts", decision_id)
     return Call("GET", path, DecisionReceipts.model_validate_json)
 

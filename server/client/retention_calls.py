@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from server.bodies import RetentionClassList
 from server.client.call import Call, url_path
-from store.legal_holds import Hold
-from store.purge import PurgedFact
-from store.retention import CountsFrom, RetentionClass
+from store.contract.bodies import RetentionClassList
+from store.contract.governance import CountsFrom, Hold, PurgedFact, RetentionClass
 
 
 def declare_retention_class(

@@ -12,7 +12,7 @@ import httpx
 from server.client import read_calls
 from server.client.base import ClientBase, Page, Routes, SyncSender, read
 from server.client.call import Call
-from store.models import ConflictRecord
+from store.contract.facts import ConflictRecord
 
 T = TypeVar("T")
 PageT = TypeVar("PageT", bound=Page)
@@ -22,7 +22,7 @@ class SGAMClient(ClientBase[httpx.Client], SyncSender, Routes):
     """The SGAM HTTP API, one method per route, each returning the server's model.
 
     ``SGAMClient(base_url, api_key, admin_token=..., now=..., http=...)``; a problem answer
-    raises ``SGAMError`` (``NotFoundError``, ``InvalidRequest``...). Close it, or use ``with``.
+    raises ``SGAMError`` (``NotFound``, ``InvalidInput``...). Close it, or use ``with``.
     """
 
     def _open_http(self) -> httpx.Client:

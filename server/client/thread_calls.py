@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from server.client.call import Call, query_params, url_path
-from store.checkpoints import Checkpoint
-from store.results import ErasureResult
+from store.contract.memory import Checkpoint
+from store.contract.results import ErasureResult
 
 
 def write_checkpoint(
@@ -21,7 +21,7 @@ def write_checkpoint(
     expected_version: int | None = None,
 ) -> Call[Checkpoint]:
     """Write the thread's next checkpoint; with ``expected_version``, only over that version
-    (ConflictError naming expected_version otherwise)."""
+    (Conflict naming expected_version otherwise)."""
     body: dict[str, Any] = {
         "active_goal_id": active_goal_id,
         "pending_dependency": pending_dependency,
@@ -34,11 +34,11 @@ def write_checkpoint(
 
 
 def erase_thread(thread_id: str) -> Call[ErasureResult]:
-    """Erase the thread's checkpoints and their receipts (NotFoundError when it has none)."""
+    """Erase the thread's checkpoints and their receipts (NotFound when it has none)."""
     return Call("DELETE", url_path("/v1/threads/{}", thread_id), ErasureResult.model_validate_json)
 
 
 def checkpoint(thread_id: str, *, version: int | None = None) -> Call[Checkpoint]:
-    """The thread's latest checkpoint, or ``version`` (NotFoundError when there is none)."""
+    """The thread's latest checkpoint, or ``version`` (NotFound when there is none)."""
     path = url_path("/v1/threads/{}/checkpoint", thread_id)
     return Call("GET", path, Checkpoint.model_validate_json, params=query_params(version=version))

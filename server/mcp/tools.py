@@ -2,8 +2,8 @@
 
 A tool's input schema is its model's JSON Schema, and its arguments are validated by that
 model before anything is sent, so a tool refuses exactly what the route would refuse, naming
-the same field. Routes that take no body (a fact read, a history) get a model here, built
-from the same field types as the bodies.
+the same field. Routes that take no body (a fact read, a history) get a model of the
+contract's (``store.contract.tools``), built from the same field types as the bodies.
 """
 
 from __future__ import annotations
@@ -12,49 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-from retrieval.models import ContextRequest, SearchRequest
-from server.bodies import EpisodeBody
 from server.client import Call
 from server.client import calls as routes
 from server.client import read_calls as read_routes
-from store.models import AttributeDeclaration, Identifier, Timestamp
-
-
-class KeyInput(BaseModel):
-    """One key: a subject and one of its attributes."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    subject: Identifier = Field(description="The subject, e.g. mira")
-    attribute: Identifier = Field(description="A declared attribute, e.g. passport_deadline")
-
-
-class FactInput(KeyInput):
-    """A key, and the valid time and knowledge time to read it at (both default to now)."""
-
-    valid_at: Timestamp | None = Field(
-        default=None,
-        description="When the value must hold (RFC 3339 with an offset); default now, or"
-        " known_at when only that is given",
-    )
-    known_at: Timestamp | None = Field(
-        default=None,
-        description="What was believed at this system time (RFC 3339 with an offset); default now",
-    )
-
-
-class AttributeInput(AttributeDeclaration):
-    """An attribute to declare or redeclare, by name."""
-
-    attribute: Identifier = Field(description="The attribute's id, e.g. passport_deadline")
-
-
-class NoInput(BaseModel):
-    """A tool that takes no arguments."""
-
-    model_config = ConfigDict(extra="forbid")
+from store.contract.bodies import EpisodeBody
+from store.contract.reads import ContextRequest, SearchRequest
+from store.contract.tools import AttributeInput, FactInput, KeyInput, NoInput
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import json
 from typing import Any, Final
 
 from server.client import AsyncSGAMClient
-from server.wire import PROBLEM_MEDIA_TYPE, TITLES
+from store.contract.problems import ERRORS, PROBLEM_MEDIA_TYPE, ErrorCode
 
 MCP_PATH: Final = "/mcp"
 """Where the streamable HTTP endpoint is served."""
@@ -49,20 +49,23 @@ class BearerKey:
         return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.key)
 
 
+_UNAUTHORIZED = ErrorCode.UNAUTHORIZED
+
+
 async def _unauthorized(send: Send) -> None:
     body = json.dumps(
         {
-            "type": "urn:sgam:problem:unauthorized",
-            "title": TITLES["unauthorized"],
-            "status": 401,
+            "type": f"urn:sgam:problem:{_UNAUTHORIZED}",
+            "title": ERRORS[_UNAUTHORIZED].title,
+            "status": ERRORS[_UNAUTHORIZED].status,
             "detail": "send the SGAM API key as Authorization: Bearer <key>",
-            "code": "unauthorized",
+            "code": _UNAUTHORIZED.value,
         }
     ).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 401,
+            "status": ERRORS[_UNAUTHORIZED].status,
             "headers": [
                 (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
                 (b"content-length", str(len(body)).encode()),

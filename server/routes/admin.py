@@ -8,10 +8,10 @@ from contextlib import contextmanager
 from litestar import delete, get, patch, post
 from litestar.params import JSONBody
 
-from server.bodies import TenantChange, TenantCreate, TenantCreated, TenantSettings
 from server.routes.common import PROBLEM_RESPONSES, PathId, PathUuid, Store
+from store.contract.bodies import TenantChange, TenantCreate, TenantCreated, TenantSettings
+from store.contract.results import ApiKeyIssued, ApiKeyRevoked
 from store.errors import StoreError
-from store.results import ApiKeyIssued, ApiKeyRevoked
 
 
 @post("/tenants", status_code=201, sync_to_thread=True, responses=PROBLEM_RESPONSES)

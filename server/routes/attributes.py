@@ -8,11 +8,11 @@ from typing import Any
 from litestar import get, post, put
 from litestar.params import JSONBody
 
-from server.bodies import AttributeList
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from server.routes.extraction import Shared
-from store.migration_models import MigrationRequest, MigrationResult
-from store.models import Attribute, AttributeDeclaration
+from store.contract.bodies import AttributeList
+from store.contract.facts import Attribute, AttributeDeclaration
+from store.contract.governance import MigrationRequest, MigrationResult
 
 
 @put("/v1/attributes/{attribute:str}", sync_to_thread=True, responses=PROBLEM_RESPONSES)

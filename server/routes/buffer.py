@@ -6,7 +6,7 @@ from litestar import get
 
 from server.routes.common import PROBLEM_RESPONSES, QueryId, Store, TenantId
 from server.routes.subjects import Cursor, Limit
-from store.weak_signals import BufferPage
+from store.contract.memory import BufferPage
 
 
 @get("/v1/buffer", sync_to_thread=True, responses=PROBLEM_RESPONSES)

@@ -12,10 +12,10 @@ from litestar.openapi import ResponseSpec
 from litestar.params import PathParameter, QueryParameter, SkipValidation
 
 from retrieval.reader import Reader
-from server.problems import PROBLEM_MEDIA_TYPE, Problem
+from store.contract.common import IDENTIFIER_PATTERN
+from store.contract.problems import PROBLEM_MEDIA_TYPE, Problem
 from store.errors import InvalidInput
 from store.inputs import parse_instant
-from store.models import IDENTIFIER_PATTERN
 from store.service import MemoryStore
 
 # Injected values are the server's own, so they skip validation: every value Litestar validates

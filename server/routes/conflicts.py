@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 from litestar import get, post
 from litestar.params import JSONBody, QueryParameter
 
-from server.bodies import ResolveBody
 from server.routes.common import PROBLEM_RESPONSES, PathUuid, QueryId, Store, TenantId
 from server.routes.subjects import Cursor, Limit
-from store.results import ConflictPage, ResolveResult
+from store.contract.bodies import ResolveBody
+from store.contract.results import ConflictPage, ResolveResult
 
 
 @get("/v1/conflicts", sync_to_thread=True, responses=PROBLEM_RESPONSES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from litestar import get
 
 from server.routes.common import PROBLEM_RESPONSES, PathUuid, Store, TenantId
-from store.receipt_models import DecisionReceipts
+from store.contract.receipts import DecisionReceipts
 
 
 @get(

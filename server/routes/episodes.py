@@ -8,7 +8,11 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import JSONBody
 from litestar.types import ControllerRouterHandler
 
-from server.bodies import (
+from server.metrics import count_results
+from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
+from server.routes.extraction import Shared, answer, queued_for, retry_extraction
+from server.trace import RequestTrace
+from store.contract.bodies import (
     CandidateResults,
     CandidatesBody,
     EpisodeBatch,
@@ -17,12 +21,8 @@ from server.bodies import (
     EpisodeRead,
     EpisodeRecorded,
 )
-from server.metrics import count_results
-from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
-from server.routes.extraction import Shared, answer, queued_for, retry_extraction
-from server.trace import RequestTrace
-from store.outcomes import EpisodeOutcome, OutcomeInput
-from store.results import ErasureResult
+from store.contract.memory import EpisodeOutcome, OutcomeInput
+from store.contract.results import ErasureResult
 
 
 @post("/v1/episodes", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)

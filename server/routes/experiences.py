@@ -5,8 +5,9 @@ from __future__ import annotations
 from litestar import post
 from litestar.params import JSONBody
 
-from retrieval.experiences import ExperienceRequest, ExperienceResult, search_experiences
+from retrieval.experiences import search_experiences
 from server.routes.common import PROBLEM_RESPONSES, StoreReader, TenantId
+from store.contract.reads import ExperienceRequest, ExperienceResult
 
 
 @post("/v1/experiences/search", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)

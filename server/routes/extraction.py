@@ -16,16 +16,17 @@ from litestar import post
 from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 
-from server.bodies import EpisodeBody, EpisodeRecorded
 from server.extractor import PROMPT_VERSION
 from server.metrics import count_results
 from server.resources import Resources
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from server.worker import run_job
+from store.contract.bodies import EpisodeBody, EpisodeRecorded
+from store.contract.episodes import Episode
+from store.contract.memory import ExtractionState
+from store.contract.results import UpdateResult
 from store.errors import Conflict
-from store.extraction import Claim, ExtractionState, Queued
-from store.models import Episode
-from store.results import UpdateResult
+from store.extraction import Claim, Queued
 
 Shared = NamedDependency[SkipValidation[Resources]]
 """The running app's resources (the extractor and the worker policy among them)."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 from litestar import Router, get, post
 from litestar.params import JSONBody
 
-from server.bodies import ExpireBody, RetractBody
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
 from server.trace import RequestTrace
-from store.models import Fact
-from store.results import ExpireResult, RetractResult
+from store.contract.bodies import ExpireBody, RetractBody
+from store.contract.facts import Fact
+from store.contract.results import ExpireResult, RetractResult
 
 
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)

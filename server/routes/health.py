@@ -11,7 +11,7 @@ from litestar.plugins.prometheus import PrometheusController
 from litestar.types import ControllerRouterHandler
 
 from server.resources import Resources
-from server.wire import Health, Readiness
+from store.contract.problems import Health, Readiness
 
 
 @get("/healthz", sync_to_thread=False, tags=["health"])

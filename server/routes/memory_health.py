@@ -13,8 +13,8 @@ from litestar import post
 from litestar.params import JSONBody
 
 from evals.health.classifier import classify_all
-from evals.health.expectations import ClassifyRequest, ClassifyResult, Evidence
 from server.routes.common import PROBLEM_RESPONSES, Store, TenantId
+from store.contract.health import ClassifyRequest, ClassifyResult, Evidence
 from store.errors import DatabaseUnavailable
 
 _log = logging.getLogger(__name__)

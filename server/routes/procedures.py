@@ -9,8 +9,8 @@ from litestar.params import JSONBody, PathParameter, QueryParameter, SkipValidat
 
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from server.trace import RequestTrace
-from store.models import IDENTIFIER_PATTERN
-from store.procedure_models import (
+from store.contract.common import IDENTIFIER_PATTERN
+from store.contract.procedures import (
     DEFAULT_SCOPE,
     MAX_VERSION,
     ActivationInput,

@@ -5,11 +5,9 @@ from __future__ import annotations
 from litestar import delete, get, post, put
 from litestar.params import JSONBody
 
-from server.bodies import RetentionClassList
 from server.routes.common import PROBLEM_RESPONSES, PathId, PathUuid, Store, TenantId
-from store.legal_holds import Hold
-from store.purge import PurgedFact
-from store.retention import RetentionClass, RetentionClassDeclaration
+from store.contract.bodies import RetentionClassList
+from store.contract.governance import Hold, PurgedFact, RetentionClass, RetentionClassDeclaration
 
 
 @put("/v1/retention-classes/{name:str}", sync_to_thread=True, responses=PROBLEM_RESPONSES)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from litestar import post
 from litestar.params import JSONBody
 
-from retrieval.models import ContextRequest, ContextResult, SearchRequest, SearchResult
 from server.metrics import CONTEXT_ASSEMBLIES, EVIDENCE_SEARCHES
 from server.routes.common import PROBLEM_RESPONSES, StoreReader, TenantId
 from server.trace import RequestTrace
+from store.contract.reads import ContextRequest, ContextResult, SearchRequest, SearchResult
 
 
 @post("/v1/evidence/search", status_code=200, sync_to_thread=True, responses=PROBLEM_RESPONSES)

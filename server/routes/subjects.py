@@ -10,11 +10,11 @@ from litestar.enums import HttpMethod
 from litestar.params import JSONBody, QueryParameter
 from litestar.types import ControllerRouterHandler
 
-from server.bodies import MergeBody
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
 from server.trace import RequestTrace
-from store.models import SubjectNamesDeclaration
-from store.results import (
+from store.contract.bodies import MergeBody
+from store.contract.facts import SubjectNamesDeclaration
+from store.contract.results import (
     ErasureResult,
     MergeResult,
     Profile,

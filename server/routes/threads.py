@@ -11,8 +11,8 @@ from litestar.types import ControllerRouterHandler
 
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from server.trace import RequestTrace
-from store.checkpoints import MAX_VERSION, Checkpoint, CheckpointWrite
-from store.results import ErasureResult
+from store.contract.memory import MAX_VERSION, Checkpoint, CheckpointWrite
+from store.contract.results import ErasureResult
 
 CheckpointVersion = Annotated[
     int | None,

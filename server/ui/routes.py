@@ -37,8 +37,8 @@ from server.ui.sessions import (
     signed_in_of,
 )
 from server.ui.timeline import WIDTH, lay_out
+from store.contract.times import TimestampError, format_timestamp, parse_timestamp
 from store.keys import parse_token
-from store.times import TimestampError, format_timestamp, parse_timestamp
 
 SUBJECTS_PER_PAGE = 100
 _MAX_FIELD = 400

@@ -7,8 +7,8 @@ recorded then is left out; one believed then is ``current`` (valid at S), ``futu
 fact); one no longer believed then is ``retired`` and keeps its system window. Arrows go from
 a superseded fact to the fact that superseded it; a fact facing an open equal-start conflict
 at S carries its challengers. What a bar or a challenger is called (``current · disputed``,
-``in conflict``, ``past · unverified``) is ``store.labels``' rule, as the API and the context
-block name it.
+``in conflict``, ``past · unverified``) is ``store.contract.labels``' rule, as the API and the
+context block name it.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 from typing import Literal, cast
 from uuid import UUID
 
-from store.labels import Label, ReadStatus, version_label
-from store.models import ConflictRecord, Fact
+from store.contract.facts import ConflictRecord, Fact
+from store.contract.labels import Label, ReadStatus, version_label
 
 WIDTH = 960.0
 """The drawing's width in SVG user units; a bar's ``x`` and ``width`` are within it."""

@@ -12,12 +12,13 @@ import psycopg
 
 from store import attribute_changes, attributes, keys, tenants
 from store.api.transactions import Transactions
+from store.contract.common import UnverifiedEvidencePolicy
+from store.contract.facts import Attribute, AttributeDeclaration
+from store.contract.governance import AttributeChange, MigrationResult
+from store.contract.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_input, parse_uuid
 from store.keys import ActiveKey
-from store.migration_models import AttributeChange, MigrationResult
-from store.models import Attribute, AttributeDeclaration, UnverifiedEvidencePolicy
-from store.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
 from store.retention import require_class
 
 DUAL_READ = timedelta(days=30)

@@ -9,9 +9,9 @@ import psycopg
 
 from store import weak_signals
 from store.api.transactions import Transactions
+from store.contract.memory import BufferPage
 from store.inputs import check_identifier
 from store.paging import check_limit
-from store.weak_signals import BufferPage
 
 
 class BufferCalls:

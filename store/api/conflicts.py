@@ -10,9 +10,9 @@ import psycopg
 
 from store import conflicts, merged_ids, resolution
 from store.api.transactions import Transactions
+from store.contract.results import ConflictPage, ResolveResult
 from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_instant, parse_uuid
-from store.results import ConflictPage, ResolveResult
 
 
 class ConflictCalls:

@@ -16,13 +16,14 @@ from store import bulk, bulk_write, episodes, extraction, receipts, tenants, tou
 from store.api.transactions import Transactions
 from store.bulk import ImportResult
 from store.candidates import send_candidates
+from store.contract.episodes import Episode, EpisodeInput
+from store.contract.facts import MemoryUpdate
+from store.contract.results import UpdateResult
 from store.errors import InvalidInput, StoreError
 from store.extraction import Queued
 from store.facts import validate_candidate
 from store.inputs import check_identifier, parse_input
-from store.models import Episode, EpisodeInput, MemoryUpdate
 from store.receipts import NO_TRACE, Trace
-from store.results import UpdateResult
 from store.vectors import EpisodeEmbedder, SharedBatches, insert_vectors
 
 

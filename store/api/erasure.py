@@ -9,8 +9,8 @@ import psycopg
 
 from store import erasure, tenants
 from store.api.transactions import Transactions
+from store.contract.results import ErasureResult
 from store.inputs import check_identifier
-from store.results import ErasureResult
 
 
 class ErasureCalls:

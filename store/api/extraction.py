@@ -19,12 +19,14 @@ import psycopg
 from store import attributes, episodes, extraction, reads
 from store.api.transactions import Transactions
 from store.candidates import send_candidates
+from store.contract.episodes import Episode
+from store.contract.facts import Attribute, Fact
+from store.contract.memory import ExtractionState, JobStatus
+from store.contract.results import UpdateResult
 from store.errors import Conflict, NotFound
-from store.extraction import Claim, ExtractionState, JobStatus
+from store.extraction import Claim
 from store.facts import validate_candidate
 from store.inputs import check_identifier
-from store.models import Attribute, Episode, Fact
-from store.results import UpdateResult
 
 Backoff = Callable[[int], timedelta]
 """The wait before the next try, given the attempts made so far."""

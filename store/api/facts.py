@@ -14,11 +14,11 @@ from store import episodes, facts, merged_ids, reads, retraction, touched
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
 from store.attribute_names import former_names, refuse_retired_name, renamed_targets
+from store.contract.facts import Fact
+from store.contract.results import ExpireResult, RetractResult, UpdateResult
 from store.errors import InvalidInput, NotFound
 from store.inputs import check_identifier, parse_instant, parse_uuid, read_times
-from store.models import Fact
 from store.receipts import NO_TRACE, Trace
-from store.results import ExpireResult, RetractResult, UpdateResult
 
 
 class FactCalls:

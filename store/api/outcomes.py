@@ -11,9 +11,9 @@ import psycopg
 from store import episodes, outcomes, touched
 from store.api.receipts import traced_write
 from store.api.transactions import Transactions
+from store.contract.memory import EpisodeOutcome, OutcomeInput
 from store.errors import NotFound
 from store.inputs import check_identifier, parse_input
-from store.outcomes import EpisodeOutcome, OutcomeInput
 from store.receipts import NO_TRACE, Trace
 
 

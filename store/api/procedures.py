@@ -16,9 +16,7 @@ import psycopg
 from store import procedure_rules, procedures, touched
 from store.api.receipts import traced_read, traced_write
 from store.api.transactions import Transactions
-from store.errors import InvalidInput, NotFound
-from store.inputs import check_identifier, parse_input
-from store.procedure_models import (
+from store.contract.procedures import (
     DEFAULT_SCOPE,
     MAX_VERSION,
     ActiveProcedure,
@@ -26,6 +24,8 @@ from store.procedure_models import (
     ProcedureInput,
     ProcedureVersion,
 )
+from store.errors import InvalidInput, NotFound
+from store.inputs import check_identifier, parse_input
 from store.receipts import NO_TRACE, Touched, Trace
 
 

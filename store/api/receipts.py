@@ -11,10 +11,10 @@ import psycopg
 
 from store import receipts
 from store.api.transactions import Transactions
+from store.contract.common import MemoryType
+from store.contract.receipts import DecisionReceipts, Receipt
 from store.errors import NotFound
 from store.inputs import parse_uuid
-from store.models import MemoryType
-from store.receipt_models import DecisionReceipts, Receipt
 from store.receipts import Touched, Trace
 
 T = TypeVar("T")

@@ -9,26 +9,23 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from pydantic import BaseModel
 
 from store import legal_holds, purge, retention, tenants
 from store.api.transactions import Transactions, restore_session
+from store.contract.governance import (
+    Hold,
+    PurgedFact,
+    PurgeReport,
+    RetentionClass,
+    RetentionClassDeclaration,
+    TenantPurge,
+)
 from store.errors import NotFound, translate
 from store.inputs import check_identifier, parse_input, parse_uuid
-from store.legal_holds import Hold
-from store.purge import PurgedFact, TenantPurge
-from store.retention import RetentionClass, RetentionClassDeclaration
 
 PURGE_LOCK = (0x5350, 0)
 """The advisory lock one purge holds at a time, across every server process: a key space of
 its own beside the tenant locks' (store/locks.py)."""
-
-
-class PurgeReport(BaseModel):
-    """What a purge of every tenant deleted (or, ``dry_run``, would delete), tenant by tenant."""
-
-    dry_run: bool
-    tenants: list[TenantPurge]
 
 
 class RetentionCalls:

@@ -12,12 +12,12 @@ from store import merged_ids, merges, reads, subject_names, subjects, tenants, t
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
 from store.attribute_names import mark_renamed
+from store.contract.facts import SubjectNamesDeclaration
+from store.contract.results import MergeResult, Profile, SubjectExport, SubjectNames, SubjectPage
 from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_input, read_times
 from store.locks import lock_keys
-from store.models import SubjectNamesDeclaration
 from store.receipts import NO_TRACE, Trace
-from store.results import MergeResult, Profile, SubjectExport, SubjectNames, SubjectPage
 
 
 class SubjectCalls:

@@ -11,11 +11,11 @@ import psycopg
 from store import checkpoints, touched
 from store.api.receipts import traced_read, traced_write
 from store.api.transactions import Transactions
-from store.checkpoints import Checkpoint, CheckpointWrite
+from store.contract.memory import MAX_VERSION, Checkpoint, CheckpointWrite
+from store.contract.results import ErasureResult
 from store.errors import InvalidInput
 from store.inputs import check_identifier, parse_input
 from store.receipts import NO_TRACE, Touched, Trace
-from store.results import ErasureResult
 
 
 class ThreadCalls:
@@ -73,10 +73,8 @@ class ThreadCalls:
         than the one read existed.
         """
         check_identifier(thread_id, "thread_id")
-        if version is not None and not 1 <= version <= checkpoints.MAX_VERSION:
-            raise InvalidInput(
-                f"version must be from 1 to {checkpoints.MAX_VERSION}", field="version"
-            )
+        if version is not None and not 1 <= version <= MAX_VERSION:
+            raise InvalidInput(f"version must be from 1 to {MAX_VERSION}", field="version")
 
         def read(conn: psycopg.Connection[Any], _: datetime) -> Checkpoint:
             return checkpoints.read_checkpoint(conn, tenant_id, thread_id, version=version)

@@ -1,4 +1,4 @@
-"""Request and response bodies of the HTTP API that are not already store or retrieval models."""
+"""Request and response bodies of the HTTP API that are not already another contract model."""
 
 from __future__ import annotations
 
@@ -7,17 +7,12 @@ from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from store.extraction import ExtractionState
-from store.models import (
-    Attribute,
-    Episode,
-    EpisodeInput,
-    Identifier,
-    Timestamp,
-    UnverifiedEvidencePolicy,
-)
-from store.results import UpdateResult
-from store.retention import RetentionClass
+from store.contract.common import Identifier, Timestamp, UnverifiedEvidencePolicy
+from store.contract.episodes import Episode, EpisodeInput
+from store.contract.facts import Attribute
+from store.contract.governance import RetentionClass
+from store.contract.memory import ExtractionState
+from store.contract.results import UpdateResult
 
 MAX_CANDIDATES = 100
 MAX_BATCH = 100

@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any
 
-from store.times import TimestampError, format_timestamp, parse_timestamp
+from store.contract.times import TimestampError, format_timestamp, parse_timestamp
 
 JsonValue = Any  # str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]
 

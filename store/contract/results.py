@@ -7,15 +7,10 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
-from store.models import (
-    ConflictRecord,
-    Episode,
-    Fact,
-    Timestamp,
-    UpdateStatus,
-)
-from store.outcomes import EpisodeOutcome
-from store.signal_models import BufferedSignal
+from store.contract.common import Timestamp, UpdateStatus
+from store.contract.episodes import Episode
+from store.contract.facts import ConflictRecord, Fact
+from store.contract.memory import BufferedSignal, EpisodeOutcome
 
 
 class UpdateResult(BaseModel):

@@ -21,8 +21,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.models import MemoryType, Timestamp
-from store.outcomes import OutcomeStatus
+from store.contract.common import MemoryType, Timestamp
+from store.contract.memory import OutcomeStatus
 
 ReceiptAction = Literal["read", "write"]
 Invalidation = Literal["current", "superseded"]

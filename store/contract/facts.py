@@ -1,118 +1,41 @@
-"""The store's vocabulary as pydantic models: what goes in, what comes back, in JSON's words."""
+"""Attributes, candidates and facts: what a tenant declares, proposes and reads back."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
-    PlainSerializer,
-    StrictInt,
     StringConstraints,
     computed_field,
-    field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
-from store.labels import version_label
-from store.names import MAX_NAME, fold_name
-from store.temporal import EndedByKind
-from store.times import format_timestamp, parse_timestamp
-from store.values import MAX_JSON_DEPTH, JsonValue, ValueType, has_nul, json_depth
-
-IDENTIFIER_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
-
-Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
-"""Tenant, subject, attribute, episode and session ids: 1-200 of ``A-Z a-z 0-9 _ . : @ -``."""
-
-Timestamp = Annotated[
-    datetime,
-    BeforeValidator(parse_timestamp),
-    PlainSerializer(format_timestamp, return_type=str),
-]
-"""An instant: RFC 3339 with an offset in, UTC with ``Z`` out."""
-
-EpisodeKind = Literal[
-    "message", "tool_result", "event", "file", "ticket", "user_confirmation", "inference"
-]
-MemoryType = Literal["working", "semantic", "episodic", "procedural"]
-EqualStartPolicy = Literal["reject", "source_precedence", "confirmed_wins"]
-UnverifiedEvidencePolicy = Literal["accept", "refuse"]
-"""What becomes of a candidate whose evidence is not in its episode's text: stored and labelled
-unverified (``accept``), or refused as ``invalid`` (``refuse``)."""
-FactStatus = Literal["current", "past", "future", "retired"]
-UpdateStatus = Literal["written", "unchanged", "ignored", "conflict", "invalid", "buffered"]
-
-MAX_TEXT = 100_000
-MAX_DESCRIPTION = 2_000
-
-
-def _refuse_nul(text: str) -> str:
-    if "\x00" in text:
-        raise ValueError("text must not contain NUL characters")
-    return text
-
-
-def _integer_only(value: object) -> object:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise PydanticCustomError("int_type", "Input should be a valid integer")
-    return value
-
-
-Integer = Annotated[StrictInt, BeforeValidator(_integer_only)]
-"""An integer as JSON Schema counts one (5 or 5.0), never true or "5". The HTTP layer
-validates bodies in lax mode, which overrides ``StrictInt`` alone."""
-
-SourceRank = Annotated[StrictInt, Field(ge=0, le=100), BeforeValidator(_integer_only)]
-"""A rank ``source_precedence`` compares (its bounds inside, so the JSON Schema states them)."""
-
-WeakQuorum = Annotated[StrictInt, Field(ge=1, le=100), BeforeValidator(_integer_only)]
-"""How many independent episodes make a weak signal a fact."""
-
-WeakWindowDays = Annotated[StrictInt, Field(ge=1, le=3650), BeforeValidator(_integer_only)]
-"""How many days a buffered weak signal waits for support."""
-RETENTION_CLASS_RULE = (
-    "A retention class the tenant has: ephemeral, session, standard, permanent, or one declared"
-    " with PUT /v1/retention-classes/{name}; any other is refused (422, field retention_class)"
-)
-"""The rule no schema can state: which classes exist depends on what the tenant declared."""
-KeepDays = Annotated[StrictInt, Field(ge=0, le=36500), BeforeValidator(_integer_only)]
-"""How many days a retention class keeps what it covers (store/retention.py)."""
-
-MAX_METADATA_DEPTH = MAX_JSON_DEPTH
-"""How deep episode metadata may nest: what is stored must also serialize when read back."""
-
-NoNul = AfterValidator(_refuse_nul)
-"""PostgreSQL text cannot hold NUL: refuse it where it arrives, naming the field."""
-
-
-def _has_a_word(name: str) -> str:
-    if not fold_name(name):
-        raise ValueError("a name needs a letter or a digit")
-    return name
-
-
-NAME_RULE = "A name needs a letter or a digit; one of punctuation alone is refused (422)"
-"""The rule no schema states portably: which characters Unicode counts as letters."""
-
-SubjectName = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_NAME),
+from store.contract.common import (
+    MAX_DESCRIPTION,
+    MAX_TEXT,
+    RETENTION_CLASS_RULE,
+    EpisodeKind,
+    EqualStartPolicy,
+    FactStatus,
+    Identifier,
+    MemoryType,
     NoNul,
-    AfterValidator(_has_a_word),
-    Field(description=NAME_RULE),
-]
-"""A name a subject is called by: 1-200 characters with a letter or digit (folded for lookup,
-``store.names``)."""
+    SourceRank,
+    SubjectName,
+    Timestamp,
+    UnverifiedEvidencePolicy,
+    WeakQuorum,
+    WeakWindowDays,
+)
+from store.contract.labels import version_label
+from store.contract.values import JsonValue, ValueType
+
+EndedByKind = Literal["fact", "expiry"]
+"""What ended a version: a later fact, or an expiry."""
 
 
 class _Input(BaseModel):
@@ -204,67 +127,6 @@ class Attribute(AttributeDeclaration):
     schema_version: int
     created_at: Timestamp
     updated_at: Timestamp
-
-
-class EpisodeInput(_Input):
-    """A raw input to remember: the source that facts cite."""
-
-    id: Identifier | None = None
-    occurred_at: Timestamp
-    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT), NoNul]
-    kind: EpisodeKind = "message"
-    session_id: Identifier | None = None
-    subjects: list[Identifier] = Field(default_factory=list, max_length=100)
-    retention_class: Identifier = Field(default="standard", description=RETENTION_CLASS_RULE)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    subject_names: dict[Identifier, SubjectName] = Field(
-        default_factory=dict,
-        max_length=100,
-        json_schema_extra={"propertyNames": {"pattern": IDENTIFIER_PATTERN}},
-        description="Names the text writes for subjects, by subject id (each id is added to"
-        " subjects); learned as their names when the text contains them",
-    )
-
-    def all_subjects(self) -> list[str]:
-        """The subjects it names: ``subjects`` and the ids of ``subject_names``, sorted."""
-        return sorted({*self.subjects, *self.subject_names})
-
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_fits(cls, metadata: dict[str, Any]) -> dict[str, Any]:
-        # Deeper metadata would be stored, then fail to serialize on every read.
-        if json_depth(metadata) > MAX_METADATA_DEPTH:
-            raise ValueError(f"metadata may nest at most {MAX_METADATA_DEPTH} levels deep")
-        if has_nul(metadata):
-            raise ValueError("metadata must not contain NUL characters")
-        return metadata
-
-
-class Episode(BaseModel):
-    """A recorded episode; after an erasure or a purge only its stub (id, hash, times, kind)
-    remains."""
-
-    id: str
-    occurred_at: Timestamp
-    recorded_at: Timestamp
-    kind: EpisodeKind
-    session_id: str | None
-    subjects: list[str]
-    text: str | None
-    content_hash: str
-    retention_class: str
-    metadata: dict[str, Any]
-    erased_at: Timestamp | None
-    purged_at: Timestamp | None = Field(
-        default=None,
-        description="When the retention purge removed its content (text, embeddings); a"
-        " purged episode that facts still cite stays as this stub",
-    )
-    embedding_truncated: bool = Field(
-        default=False,
-        description="Whether the text ran past the embedding model's input (256 tokens for"
-        " all-MiniLM-L6-v2) and its vector stands for its beginning only",
-    )
 
 
 class MemoryUpdate(_Input):
@@ -368,7 +230,7 @@ class Fact(BaseModel):
     )
     @property
     def label(self) -> str:
-        """The version's label (``store.labels``), from its status, dispute and evidence."""
+        """The version's label (``store.contract.labels``): status, dispute and evidence."""
         return version_label(
             status=self.status, disputed=self.disputed, evidence_verified=self.evidence_verified
         ).words

@@ -2,7 +2,7 @@
 
 Every object a client reads has a model here, so the OpenAPI document describes it field by
 field; the read path builds these models directly. Where an answer repeats a store object (a
-conflict's challenger), it is the store's own model.
+conflict's challenger), it is that object's own model.
 """
 
 from __future__ import annotations
@@ -13,17 +13,10 @@ from uuid import UUID
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SkipValidation
 from typing_extensions import TypedDict
 
-from store.models import (
-    MAX_TEXT,
-    Challenger,
-    EpisodeKind,
-    Fact,
-    Identifier,
-    Integer,
-    NoNul,
-    Timestamp,
-)
-from store.values import JsonValue
+from store.contract.common import MAX_TEXT, EpisodeKind, Identifier, Integer, NoNul, Timestamp
+from store.contract.facts import Challenger, Fact
+from store.contract.memory import EpisodeOutcome
+from store.contract.values import JsonValue
 
 MAX_QUESTION = 4_000
 
@@ -242,3 +235,25 @@ class ContextResult(BaseModel):
     decision_id: UUID
     over_budget: bool
     tokens: int
+
+
+class ExperienceRequest(SearchRequest):
+    """``POST /v1/experiences/search``: the situation at hand, optionally narrowed."""
+
+
+class ExperienceItem(EvidenceItem):
+    """A similar past episode and its current outcome."""
+
+    outcome: EpisodeOutcome | None = Field(description="Null when no outcome was recorded.")
+    experience: bool = Field(
+        description="Whether the episode counts as experience: it has an observed outcome"
+        " (succeeded, failed or partial). Without one it is only a similar episode."
+    )
+
+
+class ExperienceResult(BaseModel):
+    """Similar episodes, best first, and how many of them are experience."""
+
+    results: list[ExperienceItem]
+    experience_count: int = Field(description="How many results have an observed outcome.")
+    search: SearchPlan

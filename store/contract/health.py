@@ -2,7 +2,7 @@
 
 An expectation names one memory by its own words (a subject and attribute, a thread, an
 episode, a procedure); the classifier turns them into the hashes receipts carry with
-``store.receipt_models`` and never prints them back.
+``store.contract.receipts`` and never prints them back.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.models import Identifier, MemoryType
-from store.receipt_models import OWNER_KINDS, Receipt, memory_key, procedure_owner, scope_hash
+from store.contract.common import Identifier, MemoryType
+from store.contract.receipts import OWNER_KINDS, Receipt, memory_key, procedure_owner, scope_hash
 
 VerdictCode = Literal[
     "UNKNOWN",

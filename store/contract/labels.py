@@ -14,7 +14,8 @@ Pure. A label is a state word and the marks after it, joined by `` · ``: ``curr
 3. Whatever else holds, a version or challenger whose evidence was not found in its episode
    is marked ``unverified``.
 
-The words are ``retrieval.marks``' (which ``evals.scoring`` reads too) and the read statuses.
+The mark words are defined here, beside the read statuses; ``retrieval.marks`` (which
+``evals.scoring`` reads too) adds the marks only evidence lines carry.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from retrieval.marks import DISPUTED, IN_CONFLICT, SUPERSEDED, UNVERIFIED
+SUPERSEDED = "superseded"
+IN_CONFLICT = "in conflict"
+DISPUTED = "disputed"
+UNVERIFIED = "unverified"
 
 ReadStatus = Literal["current", "past", "future", "retired"]
 Role = Literal["incumbent", "challenger"]

@@ -14,8 +14,8 @@ from pydantic import (
     model_validator,
 )
 
-from store.models import MAX_METADATA_DEPTH, Identifier, NoNul, Timestamp
-from store.values import check_stored_object
+from store.contract.common import MAX_METADATA_DEPTH, Identifier, NoNul, Timestamp
+from store.contract.values import check_stored_object
 
 MAX_VERSION = 2**31 - 1
 """The last version a procedure can reach (the column is a PostgreSQL integer)."""

@@ -1,0 +1,107 @@
+"""The contract's shared value types: identifiers, instants, integers, names and their rules."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    StrictInt,
+    StringConstraints,
+)
+from pydantic_core import PydanticCustomError
+
+from store.contract.names import MAX_NAME, fold_name
+from store.contract.times import format_timestamp, parse_timestamp
+from store.contract.values import MAX_JSON_DEPTH
+
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
+
+Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
+"""Tenant, subject, attribute, episode and session ids: 1-200 of ``A-Z a-z 0-9 _ . : @ -``."""
+
+Timestamp = Annotated[
+    datetime,
+    BeforeValidator(parse_timestamp),
+    PlainSerializer(format_timestamp, return_type=str),
+]
+"""An instant: RFC 3339 with an offset in, UTC with ``Z`` out."""
+
+EpisodeKind = Literal[
+    "message", "tool_result", "event", "file", "ticket", "user_confirmation", "inference"
+]
+MemoryType = Literal["working", "semantic", "episodic", "procedural"]
+EqualStartPolicy = Literal["reject", "source_precedence", "confirmed_wins"]
+UnverifiedEvidencePolicy = Literal["accept", "refuse"]
+"""What becomes of a candidate whose evidence is not in its episode's text: stored and labelled
+unverified (``accept``), or refused as ``invalid`` (``refuse``)."""
+FactStatus = Literal["current", "past", "future", "retired"]
+UpdateStatus = Literal["written", "unchanged", "ignored", "conflict", "invalid", "buffered"]
+
+MAX_TEXT = 100_000
+MAX_DESCRIPTION = 2_000
+
+
+def _refuse_nul(text: str) -> str:
+    if "\x00" in text:
+        raise ValueError("text must not contain NUL characters")
+    return text
+
+
+def _integer_only(value: object) -> object:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+Integer = Annotated[StrictInt, BeforeValidator(_integer_only)]
+"""An integer as JSON Schema counts one (5 or 5.0), never true or "5". The HTTP layer
+validates bodies in lax mode, which overrides ``StrictInt`` alone."""
+
+SourceRank = Annotated[StrictInt, Field(ge=0, le=100), BeforeValidator(_integer_only)]
+"""A rank ``source_precedence`` compares (its bounds inside, so the JSON Schema states them)."""
+
+WeakQuorum = Annotated[StrictInt, Field(ge=1, le=100), BeforeValidator(_integer_only)]
+"""How many independent episodes make a weak signal a fact."""
+
+WeakWindowDays = Annotated[StrictInt, Field(ge=1, le=3650), BeforeValidator(_integer_only)]
+"""How many days a buffered weak signal waits for support."""
+RETENTION_CLASS_RULE = (
+    "A retention class the tenant has: ephemeral, session, standard, permanent, or one declared"
+    " with PUT /v1/retention-classes/{name}; any other is refused (422, field retention_class)"
+)
+"""The rule no schema can state: which classes exist depends on what the tenant declared."""
+KeepDays = Annotated[StrictInt, Field(ge=0, le=36500), BeforeValidator(_integer_only)]
+"""How many days a retention class keeps what it covers (store/retention.py)."""
+
+MAX_METADATA_DEPTH = MAX_JSON_DEPTH
+"""How deep episode metadata may nest: what is stored must also serialize when read back."""
+
+NoNul = AfterValidator(_refuse_nul)
+"""PostgreSQL text cannot hold NUL: refuse it where it arrives, naming the field."""
+
+
+def _has_a_word(name: str) -> str:
+    if not fold_name(name):
+        raise ValueError("a name needs a letter or a digit")
+    return name
+
+
+NAME_RULE = "A name needs a letter or a digit; one of punctuation alone is refused (422)"
+"""The rule no schema states portably: which characters Unicode counts as letters."""
+
+SubjectName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_NAME),
+    NoNul,
+    AfterValidator(_has_a_word),
+    Field(description=NAME_RULE),
+]
+"""A name a subject is called by: 1-200 characters with a letter or digit (folded for lookup,
+``store.contract.names``)."""
