@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated
 
@@ -13,8 +14,6 @@ import typer
 
 from evals.compare import TOLERANCE, result_differences
 from server.cli_admin import attribute_app, key_app, receipts_app, subjects_app, tenant_app
-from server.cli_bench import bench
-from server.cli_eval import eval_app
 from server.cli_health import health_app
 from server.cli_import import import_episodes
 from server.cli_retention import purge
@@ -36,13 +35,28 @@ app.add_typer(key_app, name="key")
 app.add_typer(receipts_app, name="receipts")
 app.add_typer(attribute_app, name="attribute")
 app.add_typer(subjects_app, name="subjects")
-app.add_typer(eval_app, name="eval")
 app.add_typer(health_app, name="health")
 app.command("import")(import_episodes)
-app.command()(bench)
 app.command()(worker)
 app.command()(mcp)
 app.command()(purge)
+
+PLUGINS = "sgam.commands"
+"""The entry point group other packages add ``sgam`` commands through: a typer app becomes a
+group of commands, a function one command. ``sgam eval`` and ``sgam bench`` come this way from
+evals/, which the server never imports."""
+
+
+def _add_plugins(app: typer.Typer) -> None:
+    for entry in sorted(entry_points(group=PLUGINS), key=lambda entry: entry.name):
+        command = entry.load()
+        if isinstance(command, typer.Typer):
+            app.add_typer(command, name=entry.name)
+        else:
+            app.command(entry.name)(command)
+
+
+_add_plugins(app)
 
 
 @app.command()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from evals.extra import require_extra
 from server.settings import Settings
 
 if TYPE_CHECKING:
@@ -23,6 +24,13 @@ eval_app = typer.Typer(
     " systems.",
     no_args_is_help=True,
 )
+"""Registered as ``sgam eval`` through the ``sgam.commands`` entry point (pyproject.toml)."""
+
+
+@eval_app.callback()
+def _needs_the_extra() -> None:
+    require_extra("eval")
+
 
 ALL_SYSTEMS = ("sgam", "sgam_noisy", "dm", "dm_recency")
 PEER_SYSTEMS = ("langgraph", "mem0")  # evals.peers: with pip install 'sgam[peers]'

@@ -1,4 +1,7 @@
-"""``sgam bench``: the served API timed against its floor and the plain baseline."""
+"""``sgam bench``: the served API timed against its floor and the plain baseline.
+
+Registered as a command of ``sgam`` through the ``sgam.commands`` entry point (pyproject.toml).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from evals.extra import require_extra
 
 
 class Part(StrEnum):
@@ -86,6 +91,7 @@ def bench(
     subject by its full name, surname and a near spelling in a tenant of 100,000 people
     instead (evals.bench_names).
     """
+    require_extra("bench")
     if only is Part.names:
         from evals.bench_names import RESULTS, bench_names  # noqa: PLC0415
         from evals.bench_names import Options as NameOptions  # noqa: PLC0415
