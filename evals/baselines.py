@@ -18,11 +18,11 @@ from time import perf_counter
 from typing import Any
 
 from evals.leakage import baseline_context
-from evals.replay import ReplayClock
 from evals.systems import Context, Line, Question, body_fields
 from retrieval.embeddings import Embedder
 from retrieval.evidence import EvidenceHit, SearchScope, search_evidence
 from retrieval.snippets import one_line
+from server.replay.runner import ReplayClock
 from store.contract.times import parse_timestamp
 from store.database import temporary_database
 from store.errors import StoreError

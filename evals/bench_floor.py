@@ -23,11 +23,11 @@ from evals.baselines import BaselineOptions, EpisodeMemory
 from evals.bench_data import TENANT, MeasuredKey
 from evals.bench_runner import Call, Timing, run_clients
 from evals.evidence_load import connect_to
-from evals.replay import ReplayClock
 from evals.systems import Question
 from retrieval.embeddings import Embedder
 from retrieval.evidence import HNSW_EF_SEARCH
 from retrieval.hnsw import halfvec
+from server.replay.runner import ReplayClock
 from store.service import open_store
 
 K = 3

@@ -12,13 +12,13 @@ from typing import Annotated
 
 import typer
 
-from evals.compare import TOLERANCE, result_differences
 from server.cli_admin import attribute_app, key_app, receipts_app, subjects_app, tenant_app
 from server.cli_health import health_app
 from server.cli_import import import_episodes
 from server.cli_retention import purge
 from server.cli_worker import worker
 from server.mcp.cli import mcp
+from server.replay.compare import TOLERANCE, result_differences
 from server.settings import Settings
 
 app = typer.Typer(
@@ -255,7 +255,7 @@ def replay(
     expire, retract, resolve, erase, search, context) for a tenant; the format is in
     docs/guides/import-replay.md.
     """
-    from evals.replay import dumps, replay_file  # noqa: PLC0415 - keep --help fast
+    from server.replay.runner import dumps, replay_file  # noqa: PLC0415 - keep --help fast
 
     wanted = None if expected is None else _expected_lines(expected)
     settings = Settings()

@@ -33,7 +33,7 @@ def classify_file(
 
     A malformed file exits with code 2 and names the first offending field.
     """
-    from evals.health.classifier import classify_all  # noqa: PLC0415 - keep --help fast
+    from retrieval.memory_health.classifier import classify_all  # noqa: PLC0415 - keep --help fast
     from store.contract.health import HealthFile  # noqa: PLC0415
 
     health = _parse(file, HealthFile.model_validate_json)
@@ -48,12 +48,13 @@ def run_fixture(
         typer.Argument(
             exists=True,
             dir_okay=False,
-            help="A cases file (default: the nine built-in cases, evals/health/cases.json).",
+            help="A cases file (default: the nine built-in cases,"
+            " retrieval/memory_health/cases.json).",
         ),
     ] = None,
 ) -> None:
     """Run the fixture cases and print a table; exit 1 when any verdict differs from its case."""
-    from evals.health.cases import CASES_PATH, HealthCases, run_cases  # noqa: PLC0415
+    from retrieval.memory_health.cases import CASES_PATH, HealthCases, run_cases  # noqa: PLC0415
 
     path = file or CASES_PATH
     cases = _parse(path, HealthCases.model_validate_json).cases

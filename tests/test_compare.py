@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.compare import differences, result_differences, same_printed_numbers
+from server.replay.compare import differences, result_differences, same_printed_numbers
 
 REASON = "Routed by similarity at or above 0.40, best first: passport_deadline (0.71)."
 

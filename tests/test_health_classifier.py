@@ -12,8 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from evals.health.cases import load_cases, run_cases
-from evals.health.classifier import GREEN_STATES, OPERATING_STATES, classify, operating_state
+from retrieval.memory_health.cases import load_cases, run_cases
+from retrieval.memory_health.classifier import (
+    GREEN_STATES,
+    OPERATING_STATES,
+    classify,
+    operating_state,
+)
 from store.contract.common import MemoryType
 from store.contract.health import Evidence, Expectation, Layer, TaskOutcome, VerdictCode
 from tests.health_helpers import (

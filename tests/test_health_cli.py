@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evals.health.cases import CASES_PATH, load_cases
+from retrieval.memory_health.cases import CASES_PATH, load_cases
 from server.cli import app
 
 runner = CliRunner()

@@ -31,9 +31,9 @@ from evals.histories import SIZES, GeneratedHistory, SizeSpec, generate_history
 from evals.leakage import baseline_context, leaked_values
 from evals.phrasings import ATTRIBUTES
 from evals.record_phrasings import PLACES
-from evals.replay import CountingIds, ReplayClock, replay_lines
 from evals.scoring import proportion
 from retrieval.embeddings import Embedder
+from server.replay.runner import CountingIds, ReplayClock, replay_lines
 from store.contract.times import parse_timestamp
 from store.contract.values import display
 from store.service import open_store

@@ -22,7 +22,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from evals.compare import differences
+from server.replay.compare import differences
 from tests.conftest import ADMIN_TOKEN, ApiTenant
 
 Client = TestClient[Litestar]

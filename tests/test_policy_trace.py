@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from evals.replay import replay_file
+from server.replay.runner import replay_file
 
 TRACES = Path(__file__).resolve().parent.parent / "evals" / "traces"
 TRACE = TRACES / "policies.jsonl"

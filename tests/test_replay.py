@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evals.replay import CountingIds, ReplayClock, replay_lines
+from server.replay.runner import CountingIds, ReplayClock, replay_lines
 from store.service import open_store
 
 DEFINE = {

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from evals.compare import result_differences
-from evals.replay import replay_file
 from retrieval.embeddings import Embedder
 from server.cli import app
+from server.replay.compare import result_differences
+from server.replay.runner import replay_file
 
 TRACES = Path(__file__).resolve().parent.parent / "evals" / "traces"
 SEED = TRACES / "seed_mira.jsonl"

@@ -1,8 +1,8 @@
 """``/v1/health/classify``: memory health, judged from the tenant's own receipts.
 
 Expectations go in (the decision, the memory it needed, its scope and freshness budget, the
-task's outcome); one verdict each comes out, from ``evals.health``'s classifier. Evidence the
-server cannot read (the database is down) is UNKNOWN, never healthy.
+task's outcome); one verdict each comes out, from ``retrieval.memory_health``'s classifier.
+Evidence the server cannot read (the database is down) is UNKNOWN, never healthy.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import logging
 from litestar import post
 from litestar.params import JSONBody
 
-from evals.health.classifier import classify_all
+from retrieval.memory_health.classifier import classify_all
 from server.routes.common import PROBLEM_RESPONSES, Store, TenantId
 from store.contract.health import ClassifyRequest, ClassifyResult, Evidence
 from store.errors import DatabaseUnavailable

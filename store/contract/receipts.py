@@ -3,7 +3,7 @@
 A receipt says which memory was touched, in which scope, when it was written and read, where
 it came from, whether it reached the decision, and whether it was still valid: only ids,
 hashes, times, enums, booleans and counts (design, section 6). What the memory *says* is
-never in it. The health classifier (``evals/health``) reads receipts and nothing else.
+never in it. The health classifier (``retrieval/memory_health``) reads receipts and nothing else.
 
 Keys and scopes are hashes, so equal ones compare equal without being stored: the memory's
 own key (``memory_key``: an attribute, a thread, an episode, a procedure) and its scope

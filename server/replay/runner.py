@@ -1,7 +1,7 @@
 """Replay files: a fixed sequence of memory operations, one JSON result line per input line.
 
 A ``context`` line may carry a ``gold`` field (its expected answer, for scoring, as
-``evals.histories`` writes them); replay ignores it.
+the leakage evaluation writes them); replay ignores it.
 
 The clock: a line may set ``now``; a line without one keeps the previous line's clock; before
 the first ``now`` the clock is the wall clock. A write takes ``now`` as its system time and may
@@ -11,7 +11,7 @@ not go back in system time. A read takes ``now`` as its valid instant and defaul
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,15 +22,12 @@ from pydantic import BaseModel
 
 from retrieval.embeddings import Embedder
 from retrieval.reader import Reader
+from server.replay.ops import COMMON, OPS, JsonObject, Op
 from store.clock import wall_clock
-from store.contract.reads import ContextRequest, SearchRequest
 from store.database import scratch_database
-from store.errors import Conflict, InvalidInput, NotFound, StoreError
-from store.inputs import parse_input, parse_instant
+from store.errors import InvalidInput, StoreError
+from store.inputs import parse_instant
 from store.service import MemoryStore, open_store
-
-JsonObject = dict[str, Any]
-_COMMON = frozenset({"op", "tenant", "now"})
 
 
 class ReplayClock:
@@ -52,146 +49,6 @@ class CountingIds:
     def __call__(self) -> UUID:
         self.issued += 1
         return UUID(int=self.issued)
-
-
-@dataclass(frozen=True, slots=True)
-class Op:
-    """One replay operation: its fields and whether it writes."""
-
-    run: Callable[[Replay, str, JsonObject], Any]
-    required: frozenset[str]
-    optional: frozenset[str] = frozenset()
-    writes: bool = False
-    passthrough: bool = False  # remaining fields form the body (define, episode)
-
-
-def _body(line: JsonObject, *, drop: Iterable[str]) -> JsonObject:
-    dropped = _COMMON | set(drop)
-    return {key: value for key, value in line.items() if key not in dropped}
-
-
-def _define(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.admin.declare_attribute(
-        tenant, line["attribute"], _body(line, drop={"attribute"})
-    )
-
-
-def _subject(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.subjects.declare_names(
-        tenant, line["subject"], _body(line, drop={"subject"})
-    )
-
-
-def _episode(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.episodes.record(tenant, _body(line, drop=()))
-
-
-def _update(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    [result] = replay.store.facts.apply_updates(tenant, line["episode"], [line["candidate"]])
-    return result
-
-
-def _at(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.facts.at(
-        tenant,
-        line["subject"],
-        line["attribute"],
-        valid_at=line.get("valid_at"),
-        known_at=line.get("known_at"),
-    )
-
-
-def _history(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    versions = replay.store.facts.history(tenant, line["subject"], line["attribute"])
-    return {"subject": line["subject"], "attribute": line["attribute"], "versions": versions}
-
-
-def _profile(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.subjects.profile(
-        tenant, line["subject"], valid_at=line.get("valid_at"), known_at=line.get("known_at")
-    )
-
-
-def _expire(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.facts.expire(
-        tenant,
-        line["subject"],
-        line["attribute"],
-        at=line["at"],
-        source_episode_id=line["source_episode_id"],
-    )
-
-
-def _erase(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    if ("subject" in line) == ("episode" in line):
-        raise InvalidInput("erase takes exactly one of subject or episode", field="subject")
-    if "episode" in line:
-        return replay.store.erasure.erase_episode(tenant, line["episode"])
-    return replay.store.erasure.erase_subject(tenant, line["subject"])
-
-
-def _retract(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    return replay.store.facts.retract(
-        tenant,
-        line["subject"],
-        line["attribute"],
-        valid_from=line.get("valid_from"),
-        fact_id=line.get("fact_id"),
-    )
-
-
-def _resolve(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    page = replay.store.conflicts.list(
-        tenant,
-        status="open",
-        subject=line["subject"],
-        attribute=line["attribute"],
-        valid_from=line["valid_from"],
-    )
-    if not page.conflicts:
-        raise NotFound("no open conflict of that key starts at that instant", field="valid_from")
-    if len(page.conflicts) > 1:
-        raise Conflict(
-            f"{len(page.conflicts)} open conflicts start at that instant; resolve them by id",
-            field="valid_from",
-        )
-    return replay.store.conflicts.resolve(
-        tenant, page.conflicts[0].conflict_id, choose=line["choose"]
-    )
-
-
-def _search(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    request = parse_input(SearchRequest, _body(line, drop=()))
-    return replay.reader().search(tenant, request)
-
-
-def _context(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    request = parse_input(ContextRequest, _body(line, drop={"gold"}))
-    return replay.reader().context(tenant, request)
-
-
-_KEY = frozenset({"subject", "attribute"})
-OPS: Mapping[str, Op] = {
-    "define": Op(_define, frozenset({"attribute"}), writes=True, passthrough=True),
-    "subject": Op(_subject, frozenset({"subject"}), writes=True, passthrough=True),
-    "episode": Op(_episode, frozenset(), writes=True, passthrough=True),
-    "update": Op(_update, frozenset({"episode", "candidate"}), writes=True),
-    "current": Op(
-        lambda replay, tenant, line: replay.store.facts.current(
-            tenant, line["subject"], line["attribute"]
-        ),
-        _KEY,
-    ),
-    "at": Op(_at, _KEY, frozenset({"valid_at", "known_at"})),
-    "history": Op(_history, _KEY),
-    "profile": Op(_profile, frozenset({"subject"}), frozenset({"valid_at", "known_at"})),
-    "expire": Op(_expire, _KEY | {"at", "source_episode_id"}, writes=True),
-    "erase": Op(_erase, frozenset(), frozenset({"subject", "episode"}), writes=True),
-    "retract": Op(_retract, _KEY, frozenset({"valid_from", "fact_id"}), writes=True),
-    "resolve": Op(_resolve, _KEY | {"valid_from", "choose"}, writes=True),
-    "search": Op(_search, frozenset({"query"}), passthrough=True),
-    "context": Op(_context, frozenset({"question"}), passthrough=True),
-}
 
 
 @dataclass
@@ -261,7 +118,7 @@ def _check_fields(line: JsonObject, op: Op) -> None:
         raise InvalidInput(f"{line['op']} needs {', '.join(missing)}", field=missing[0])
     if op.passthrough:
         return
-    unknown = sorted(line.keys() - _COMMON - op.required - op.optional)
+    unknown = sorted(line.keys() - COMMON - op.required - op.optional)
     if unknown:
         raise InvalidInput(f"{line['op']} does not take {', '.join(unknown)}", field=unknown[0])
 

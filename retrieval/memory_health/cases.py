@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evals.health.classifier import classify_all
+from retrieval.memory_health.classifier import classify_all
 from store.contract.common import Identifier
 from store.contract.health import HealthFile, OperatingState, Verdict, VerdictCode
 
