@@ -2,7 +2,7 @@
 
 The raw episodes go into a ``MemoryStore`` of their own database (the store's own vectors of
 the same model on the same PostgreSQL; no candidate is applied, so no fact exists there) and
-are searched exactly by ``retrieval.evidence.search_evidence``, filtered to the question's
+are searched exactly by ``retrieval.search.evidence.search_evidence``, filtered to the question's
 tenant and subject and to the episodes recorded by its known-at. ``dm`` hands over the top k
 episodes by similarity, ``dm_recency`` the newest k of the top k' most similar; both read one
 load.
@@ -19,9 +19,9 @@ from typing import Any
 
 from evals.leakage import baseline_context
 from evals.systems import Context, Line, Question, body_fields
-from retrieval.embeddings import Embedder
-from retrieval.evidence import EvidenceHit, SearchScope, search_evidence
-from retrieval.snippets import one_line
+from retrieval.context.snippets import one_line
+from retrieval.search.embeddings import Embedder
+from retrieval.search.evidence import EvidenceHit, SearchScope, search_evidence
 from server.replay.runner import ReplayClock
 from store.contract.times import parse_timestamp
 from store.database import temporary_database

@@ -66,8 +66,8 @@ from evals.evidence_sweeps import (
     hnsw_sweep,
     index_build_sweep,
 )
-from retrieval.embeddings import Embedder
-from retrieval.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH
+from retrieval.search.embeddings import Embedder
+from retrieval.search.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH
 from store.database import scratch_database
 
 SINGLE_TENANT = "single_tenant"

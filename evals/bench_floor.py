@@ -24,9 +24,9 @@ from evals.bench_data import TENANT, MeasuredKey
 from evals.bench_runner import Call, Timing, run_clients
 from evals.evidence_load import connect_to
 from evals.systems import Question
-from retrieval.embeddings import Embedder
-from retrieval.evidence import HNSW_EF_SEARCH
-from retrieval.hnsw import halfvec
+from retrieval.search.embeddings import Embedder
+from retrieval.search.evidence import HNSW_EF_SEARCH
+from retrieval.search.hnsw import halfvec
 from server.replay.runner import ReplayClock
 from store.service import open_store
 

@@ -40,7 +40,7 @@ from evals.bench_runner import Timing
 from evals.bench_server import Served, declare_attributes, rss_mib, serve
 from evals.bench_writes import measure_writes
 from evals.report import run_environment
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.settings import Settings
 from store.database import scratch_database
 

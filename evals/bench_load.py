@@ -16,7 +16,7 @@ import psycopg
 from evals.bench_data import COPY_COLUMNS, TENANT, slug
 from evals.corpus import Episode, generate_corpus
 from evals.evidence_load import Vectors16, connect_to, embed_corpus, load_store
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 
 _CHUNK = 1 << 20
 

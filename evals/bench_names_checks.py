@@ -19,8 +19,8 @@ from psycopg import sql
 from evals.bench_data import TENANT
 from evals.bench_names_data import NamedKey, name_rows
 from evals.bench_server import Served
-from retrieval.names import asked_keys, question_grams, similar_texts
-from retrieval.subject_lookup import BEST_SIMILAR, WEIGHED_SIMILARITY
+from retrieval.question.names import asked_keys, question_grams, similar_texts
+from retrieval.question.subjects import BEST_SIMILAR, WEIGHED_SIMILARITY
 from store.database import APP_ROLE
 from store.subject_names import find_by_keys, find_similar
 

@@ -44,8 +44,8 @@ from evals.bench_row_security import (
     save,
 )
 from retrieval import reader as reader_module
-from retrieval.embeddings import Embedder
 from retrieval.reader import Reader
+from retrieval.search.embeddings import Embedder
 from store import receipts as receipts_module
 from store.clock import wall_clock
 from store.contract.reads import ContextRequest

@@ -29,7 +29,7 @@ import numpy as np
 import typer
 from psycopg_pool import ConnectionPool
 
-from retrieval.evidence import SearchScope, search_evidence
+from retrieval.search.evidence import SearchScope, search_evidence
 from store.clock import wall_clock
 from store.database import APP_ROLE, make_pool, scratch_database
 from store.migrate import migrate

@@ -209,7 +209,7 @@ def _import_line(tenant: str, i: int, *, history: int) -> dict[str, Any]:
 
 def bulk_import(conninfo: str, *, episodes: int, embedded: int) -> dict[str, Any]:
     """Facts written per second by the import, then its embedding against the raw encoder."""
-    from retrieval.embeddings import Embedder  # noqa: PLC0415 - the model loads only if asked
+    from retrieval.search.embeddings import Embedder  # noqa: PLC0415 - the model loads only if asked
 
     embedder, found = Embedder(), {}
     with open_store(conninfo, embedder=embedder) as store:

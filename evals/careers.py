@@ -5,7 +5,7 @@ three with diacritics in their names), each holding two or three roles of its li
 kind (``evals.career_roles``). A key has three to six values, each starting on a day or at a
 month (its precision: what the text can say), at least 400 days apart, over decades between
 1890 and 2024. A subject's values are distinct across its keys, and none is written inside
-another or inside the subject's name (after ``retrieval.folding``'s folding), so a sentence
+another or inside the subject's name (after ``retrieval.context.folding``'s folding), so a sentence
 stating one value never states another by accident.
 """
 
@@ -32,8 +32,8 @@ from evals.career_names import (
     spelled,
 )
 from evals.career_roles import BY_ATTRIBUTE, GROUPS, PERSON_GROUPS, Role
-from retrieval.folding import content_tokens, value_needle
-from retrieval.snippets import value_pattern
+from retrieval.context.folding import content_tokens, value_needle
+from retrieval.context.snippets import value_pattern
 
 CAREERS = "careers"
 """The family's name in gold answers and reports."""

@@ -17,7 +17,7 @@ from server.settings import Settings
 
 if TYPE_CHECKING:
     from evals.run_leakage import Options, Run
-    from retrieval.embeddings import Embedder
+    from retrieval.search.embeddings import Embedder
 
 eval_app = typer.Typer(
     help="Measure stale-fact leakage: SGAM against descriptive-memory baselines and other memory"

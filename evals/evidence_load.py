@@ -20,8 +20,8 @@ from tqdm.auto import tqdm
 from evals.corpus import (
     Episode,
 )
-from retrieval.embeddings import DEFAULT_MODEL_ID, Embedder
-from retrieval.hnsw import index_name
+from retrieval.search.embeddings import DEFAULT_MODEL_ID, Embedder
+from retrieval.search.hnsw import index_name
 from store.episodes import content_hash
 from store.migrate import migrate_database
 

@@ -24,8 +24,8 @@ from evals.evidence_load import (
     Vectors32,
     episode_index,
 )
-from retrieval.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, search_evidence
-from retrieval.hnsw import halfvec
+from retrieval.search.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, search_evidence
+from retrieval.search.hnsw import halfvec
 
 K = 10
 

@@ -27,7 +27,7 @@ from evals.evidence_measure import (
     session_settings,
     without_method,
 )
-from retrieval.evidence import HNSW_EF_SEARCH
+from retrieval.search.evidence import HNSW_EF_SEARCH
 
 # The optional HNSW investigation (--sweep): on the first SWEEP_QUERIES queries of each scope.
 SWEEP_QUERIES = 50

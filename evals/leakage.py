@@ -5,7 +5,7 @@ Two measures, one matcher:
 - **stale leakage** (the headline): a line states one of the key's other values and the block
   presents that line as current. A line is not presented as current when it says
   "superseded", when it opens with one of the block's marks after its citation
-  (``retrieval.marks``: "older than …", "newer than memory", "in conflict", "disputed"), or
+  (``retrieval.context.marks``: "older than …", "newer than memory", "in conflict", "disputed"), or
   when it sits under the block's "Uncertain:" heading. That is the read path's own promise
   (design section 5): a value of another period, or one memory may have missed, is shown only
   with a mark that says so.
@@ -15,7 +15,7 @@ Two measures, one matcher:
 
 The same rules score every system. A plain similarity baseline writes no marks and no
 headings, so both measures are equal for it. A value is stated where its text occurs as whole
-tokens after both are folded alike (``retrieval.folding``: case, diacritics, spacing before
+tokens after both are folded alike (``retrieval.context.folding``: case, diacritics, spacing before
 punctuation, a value's leading article), so "University of Oslo , Blindern" states "University
 of Oslo, Blindern" and "Malaga" states "Málaga".
 """
@@ -24,18 +24,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from retrieval.folding import fold_text, value_needle
-from retrieval.marks import is_marked
-from retrieval.snippets import value_pattern
+from retrieval.context.folding import fold_text, value_needle
+from retrieval.context.marks import is_marked
+from retrieval.context.snippets import value_pattern
 
 SUPERSEDED = "superseded"
 UNCERTAIN_HEADING = "Uncertain:"
-"""The block's heading over keys it does not state as settled (``retrieval.assemble``)."""
+"""The block's heading over keys it does not state as settled (``retrieval.context.assemble``)."""
 
 
 def states_value(text: str, value: str) -> bool:
     """Whether the text states the value: its folded needle as whole tokens of the folded
-    text (the assembler's own matching, ``retrieval.stale``, without the distinctive words)."""
+    text (the assembler's own matching, ``retrieval.context.stale``, without the distinctive
+    words)."""
     pattern = value_pattern(value_needle(value))
     return pattern is not None and pattern.search(fold_text(text)) is not None
 

@@ -20,7 +20,7 @@ from evals.peers.episodes import PeerMemory
 from evals.peers.langgraph_arm import open_langgraph
 from evals.peers.mem0_arm import open_mem0
 from evals.systems import SYSTEM_NAMES, Context, Line, Question, open_sgam
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.settings import Settings
 
 LoadName = Literal["sgam", "sgam_noisy", "episodes", "langgraph", "mem0"]

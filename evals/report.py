@@ -19,7 +19,7 @@ from typing import Any
 from evals.leakage_chart import KIND_LABELS, draw_chart
 from evals.report_sections import breakdown_sections, markdown_table, share_cell
 from evals.scoring import KINDS, NOT_KNOWN, QUESTION_KINDS, UNCERTAIN, QuestionResult, proportion
-from retrieval.snippets import cut_at_word
+from retrieval.context.snippets import cut_at_word
 
 SUMMARY = "summary.json"
 QUESTIONS = "questions.jsonl"

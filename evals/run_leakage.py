@@ -45,7 +45,7 @@ from evals.systems import (
     SharedVectors,
     is_question,
 )
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.settings import Settings
 
 Progress = Callable[[str, int, int], None]

@@ -59,8 +59,8 @@ from evals.leakage import (
     uncertain_items,
 )
 from evals.masking import key_name, masked_lines
-from retrieval.folding import fold_text, value_needle
-from retrieval.snippets import one_line, value_pattern
+from retrieval.context.folding import fold_text, value_needle
+from retrieval.context.snippets import one_line, value_pattern
 
 Kind = Literal["current", "point_in_time", "known_at"]
 KINDS: tuple[Kind, ...] = get_args(Kind)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval.embeddings import Embedder, Vectors
+from retrieval.search.embeddings import Embedder, Vectors
 from server.client import SGAMClient, SGAMError
 from server.settings import Settings
 from server.testing import app_client

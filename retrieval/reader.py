@@ -14,9 +14,18 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
-from retrieval.embeddings import Embedder
-from retrieval.evidence import (
+from retrieval.context.assemble import EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.context.stale import subject_values
+from retrieval.context.unnamed import unnamed_values
+from retrieval.question.planner import plan_question
+from retrieval.question.renamed import read_old_names_as_new
+from retrieval.question.subjects import name_mentions, unsure_subject_line
+from retrieval.question.words import KnownSubject, routing_text
+from retrieval.receipts import context_receipts
+from retrieval.routing.route import route_keys
+from retrieval.routing.similarity import AttributeIndex, topics_of
+from retrieval.search.embeddings import Embedder
+from retrieval.search.evidence import (
     EvidenceHit,
     SearchScope,
     cited_fields,
@@ -25,15 +34,6 @@ from retrieval.evidence import (
     request_scope,
     search_evidence,
 )
-from retrieval.planner import plan_question
-from retrieval.question import KnownSubject, routing_text
-from retrieval.receipts import context_receipts
-from retrieval.renamed import read_old_names_as_new
-from retrieval.route import route_keys
-from retrieval.routing import AttributeIndex, topics_of
-from retrieval.stale import subject_values
-from retrieval.subject_lookup import name_mentions, unsure_subject_line
-from retrieval.unnamed import unnamed_values
 from store.contract.episodes import Episode
 from store.contract.reads import (
     ContextRequest,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from retrieval.assemble import Assembled, EvidenceCandidate, KeyFacts
+from retrieval.context.assemble import Assembled, EvidenceCandidate, KeyFacts
 from store import touched
 from store.receipts import Touched
 

@@ -11,7 +11,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.prometheus import PrometheusConfig
 from pydantic import BaseModel
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.auth import (
     CLOCK_HEADER_PARAMETER,
     admin_guard,

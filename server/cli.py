@@ -203,7 +203,7 @@ def reembed(
     import psycopg  # noqa: PLC0415 - keep --help fast
     from tqdm import tqdm  # noqa: PLC0415
 
-    from retrieval.reembed import reembed_tenant  # noqa: PLC0415
+    from retrieval.search.reembed import reembed_tenant  # noqa: PLC0415
     from store.clock import wall_clock  # noqa: PLC0415
     from store.database import connect, resolve_conninfo  # noqa: PLC0415
     from store.migrate import SchemaNotCurrent, require_current_schema  # noqa: PLC0415

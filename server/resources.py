@@ -24,9 +24,9 @@ from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
 from retrieval.reader import Reader
-from retrieval.routing import AttributeIndex
+from retrieval.routing.similarity import AttributeIndex
+from retrieval.search.embeddings import Embedder
 from server.extractor import Extract
 from server.keycache import KeyCache
 from server.keylistener import KeyChangeListener

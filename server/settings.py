@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.extractor import Extractor
 from store.database import default_data_dir
 

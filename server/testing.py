@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from litestar.testing import TestClient
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.client import SGAMClient
 from server.settings import Settings

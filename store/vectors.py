@@ -1,7 +1,7 @@
 """Episode vectors: written beside the episode they embed, one row per (episode, model).
 
 The store never loads a model: it takes any object with a ``model_id`` and an ``embed``
-method (``retrieval.embeddings.Embedder`` in the server), so the write path stays testable
+method (``retrieval.search.embeddings.Embedder`` in the server), so the write path stays testable
 without one.
 """
 

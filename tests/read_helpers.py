@@ -9,8 +9,8 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
 from retrieval.reader import Reader
+from retrieval.search.embeddings import Embedder
 from store.clock import ManualClock
 from store.contract.reads import ContextRequest, ContextResult, SearchRequest, SearchResult
 from store.contract.results import UpdateResult

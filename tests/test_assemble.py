@@ -10,10 +10,10 @@ from uuid import uuid4
 import pytest
 from pydantic import BaseModel
 
-from retrieval.assemble import Assembled, EvidenceCandidate, KeyFacts, assemble_context
-from retrieval.block import compact_time
-from retrieval.snippets import ELLIPSIS, mentions_value, split_sentences, trim_snippet
-from retrieval.stale import SubjectValues, evidence_check
+from retrieval.context.assemble import Assembled, EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.context.block import compact_time
+from retrieval.context.snippets import ELLIPSIS, mentions_value, split_sentences, trim_snippet
+from retrieval.context.stale import SubjectValues, evidence_check
 from store.contract.facts import Challenger
 from tests.helpers import fact
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
-from retrieval.stale import SubjectValues
+from retrieval.context.assemble import EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.context.stale import SubjectValues
 from tests.helpers import fact
 
 START = datetime(2004, 1, 1, tzinfo=UTC)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from store.clock import ManualClock
 from store.service import MemoryStore
 from tests.conftest import ts

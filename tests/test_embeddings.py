@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import DEFAULT_MODEL_ID, Embedder, Vectors, _packaged_model_path
-from retrieval.evidence import search_evidence
-from retrieval.hnsw import index_name
-from retrieval.reembed import reembed_tenant
+from retrieval.search.embeddings import DEFAULT_MODEL_ID, Embedder, Vectors, _packaged_model_path
+from retrieval.search.evidence import search_evidence
+from retrieval.search.hnsw import index_name
+from retrieval.search.reembed import reembed_tenant
 from store.clock import ManualClock
 from store.database import connect
 from store.service import MemoryStore

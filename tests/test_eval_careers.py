@@ -26,8 +26,8 @@ from evals.leakage import states_value
 from evals.run_leakage import Options, Run, run_traces
 from evals.scoring import score_question
 from evals.summary import summarize
-from retrieval.embeddings import Embedder
-from retrieval.snippets import split_sentences
+from retrieval.context.snippets import split_sentences
+from retrieval.search.embeddings import Embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = CareersSpec(subjects=4, questions=10)

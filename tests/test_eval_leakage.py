@@ -23,7 +23,7 @@ from evals.noise import Noise, noisy_lines
 from evals.run_leakage import Options, Run, run_leakage
 from evals.scoring import QuestionResult
 from evals.systems import DROPPED, SYSTEM_NAMES, Question, is_question
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLD = ROOT / "evals" / "traces" / "gold"

@@ -26,7 +26,7 @@ from evals.peers.langgraph_arm import open_langgraph
 from evals.peers.mem0_arm import open_mem0
 from evals.run_leakage import Options, Run, run_leakage
 from evals.systems import Question, is_question
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 
 if missing_peers(PEER_NAMES) and os.environ.get("CI") != "true":
     pytest.skip(f"the peer arms need the peers extra: {INSTALL}", allow_module_level=True)

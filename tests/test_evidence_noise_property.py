@@ -7,7 +7,8 @@ the versions' own sources (one sentence each) and paragraphs mixing sentences of
 each value written in a random variant (case, an article, diacritics, spacing before a comma).
 Every key is asked; an episode is about the keys whose values it states.
 
-The check is written from the truth, not from ``retrieval.stale``: every line shown without a
+The check is written from the truth, not from ``retrieval.context.stale``: every line shown without
+a
 mark states, of the subject's true values, only those holding at the asked time, the values
 the block's own key lines show (a missed or wrong extraction may cost an answer), or is the
 shown fact's own source (quoted as the store's source, whatever it learned from it).
@@ -23,8 +24,8 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
-from retrieval.stale import SubjectValues
+from retrieval.context.assemble import EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.context.stale import SubjectValues
 from tests.helpers import fact
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)

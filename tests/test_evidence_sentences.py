@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from retrieval.assemble import Assembled, EvidenceCandidate, KeyFacts, assemble_context
-from retrieval.folding import content_tokens, fold, value_needle
-from retrieval.marks import LINE_MARKS, is_marked
-from retrieval.stale import SubjectValues, Window, evidence_check
+from retrieval.context.assemble import Assembled, EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.context.folding import content_tokens, fold, value_needle
+from retrieval.context.marks import LINE_MARKS, is_marked
+from retrieval.context.stale import SubjectValues, Window, evidence_check
 from tests.helpers import fact
 
 NOW = datetime(2026, 6, 10, tzinfo=UTC)

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from evals.histories import generate_history
 from evals.run_leakage import Options, run_leakage
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.cli import app
 from server.settings import Settings
 from tests.extraction_helpers import Reply, stand_in, updates

@@ -16,7 +16,7 @@ from httpx import Response
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
 from tests.conftest import ADMIN_TOKEN, ApiTenant

@@ -32,7 +32,7 @@ from evals.leakage import baseline_context, leaked_values
 from evals.phrasings import ATTRIBUTES
 from evals.record_phrasings import PLACES
 from evals.scoring import proportion
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.replay.runner import CountingIds, ReplayClock, replay_lines
 from store.contract.times import parse_timestamp
 from store.contract.values import display

@@ -22,7 +22,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
 from store.contract.common import MAX_METADATA_DEPTH

@@ -22,7 +22,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.problems import status_of, store_error_handler
 from server.resources import resources_of

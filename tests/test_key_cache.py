@@ -20,7 +20,7 @@ import pytest
 from litestar.testing import TestClient
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.keycache import KeyCache, authenticate
 from server.keylistener import APPLICATION_NAME, KeyChangeListener

@@ -16,9 +16,9 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import DEFAULT_MODEL_ID
-from retrieval.evidence import SearchScope, scope_condition
-from retrieval.hnsw import index_name
+from retrieval.search.embeddings import DEFAULT_MODEL_ID
+from retrieval.search.evidence import SearchScope, scope_condition
+from retrieval.search.hnsw import index_name
 from store import receipts
 from store.contract.receipts import memory_key, owner_key
 from store.reads import FIND_SUBJECTS, find_subjects

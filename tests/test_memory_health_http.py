@@ -16,8 +16,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from retrieval.embeddings import Embedder
 from retrieval.memory_health.classifier import classify_all
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
 from store.contract.health import Evidence, Expectation

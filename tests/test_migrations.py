@@ -10,8 +10,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from retrieval.embeddings import Embedder
-from retrieval.hnsw import hnsw_index
+from retrieval.search.embeddings import Embedder
+from retrieval.search.hnsw import hnsw_index
 from store.contract.common import IDENTIFIER_PATTERN
 from store.database import temporary_database
 from store.migrate import available_migrations, migrate
@@ -341,7 +341,8 @@ def test_the_default_model_has_a_partial_hnsw_index_on_halfvec(
 def test_the_code_defines_the_default_models_index_as_the_migrations_built_it(
     blank: psycopg.Connection[tuple[object, ...]], embedder: Embedder
 ) -> None:
-    """Re-embedding builds a model's index from ``retrieval.hnsw``; for the default model that
+    """Re-embedding builds a model's index from ``retrieval.search.hnsw``; for the default model
+    that
     definition is the one the migrations applied, as PostgreSQL prints it back."""
     migrate(blank)
     index = hnsw_index(embedder.model_id, embedder.dimensions)

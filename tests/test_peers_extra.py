@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from evals.peers import INSTALL, PeersMissing, installed_peers, missing_peers
 from evals.run_leakage import Options, run_leakage
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.cli import app
 
 

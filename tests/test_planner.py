@@ -1,6 +1,6 @@
 """Question planning: mode, instants, subject and named attributes, each with its reason (no DB).
 
-Routing a question to attributes by score is ``retrieval.route``'s, tested in test_route.py.
+Routing a question to attributes by score is ``retrieval.routing.route``'s, tested in test_route.py.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from retrieval.dates import find_dates
-from retrieval.planner import plan_question
-from retrieval.question import KnownSubject, routing_text
+from retrieval.question.dates import find_dates
+from retrieval.question.planner import plan_question
+from retrieval.question.words import KnownSubject, routing_text
 from store.contract.times import TimestampError, parse_timestamp
 
 NOW = parse_timestamp("2026-06-04T15:30:00Z")  # a Thursday

@@ -8,7 +8,7 @@ from typing import overload
 
 import pytest
 
-from retrieval.planner import plan_question
+from retrieval.question.planner import plan_question
 from store.contract.times import parse_timestamp
 from store.errors import InvalidInput
 

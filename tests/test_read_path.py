@@ -16,10 +16,10 @@ import pytest
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel
 
-from retrieval.block import UNVERIFIED_HEADING
-from retrieval.embeddings import Embedder
-from retrieval.evidence import EvidenceHit, SearchScope, scope_condition, search_evidence
+from retrieval.context.block import UNVERIFIED_HEADING
 from retrieval.reader import Reader
+from retrieval.search.embeddings import Embedder
+from retrieval.search.evidence import EvidenceHit, SearchScope, scope_condition, search_evidence
 from store.clock import ManualClock
 from store.contract.reads import ContextResult, SearchPlan
 from store.contract.times import format_timestamp

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from store.clock import ManualClock
 from store.contract.times import format_timestamp
 from store.reads import read_period

@@ -19,8 +19,8 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
 from retrieval.reader import Reader
+from retrieval.search.embeddings import Embedder
 from server.resources import resources_of
 from store.clock import ManualClock
 from store.contract.facts import Fact

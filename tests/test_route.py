@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.route import ROUTING_THRESHOLD, AttributeScore, route_keys
+from retrieval.routing.route import ROUTING_THRESHOLD, AttributeScore, route_keys
 
 
 def scores(**values: float) -> list[AttributeScore]:

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from retrieval.embeddings import Embedder, Vectors
-from retrieval.question import KnownSubject, routing_text
-from retrieval.route import ROUTING_THRESHOLD, route_keys
-from retrieval.routing import AttributeIndex, attribute_texts, score_attributes
+from retrieval.question.words import KnownSubject, routing_text
+from retrieval.routing.route import ROUTING_THRESHOLD, route_keys
+from retrieval.routing.similarity import AttributeIndex, attribute_texts, score_attributes
+from retrieval.search.embeddings import Embedder, Vectors
 from store.contract.facts import Attribute
 from store.contract.values import ValueType
 

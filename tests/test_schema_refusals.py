@@ -15,7 +15,7 @@ import pytest
 from litestar.testing import TestClient
 from typer.testing import CliRunner
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.cli import app
 from server.settings import Settings

@@ -25,8 +25,8 @@ from evals.scoring import (
     wilson,
 )
 from evals.summary import summarize
-from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
-from retrieval.stale import SubjectValues
+from retrieval.context.assemble import EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.context.stale import SubjectValues
 from store.contract.facts import Challenger, Fact
 from tests.helpers import fact
 

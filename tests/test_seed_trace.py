@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.cli import app
 from server.replay.compare import result_differences
 from server.replay.runner import replay_file

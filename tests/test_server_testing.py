@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.client import Forbidden, SGAMClient
 from server.settings import Settings
 from server.testing import app_client

@@ -3,7 +3,7 @@
 Random subjects whose keys share values (a holder of one role later holds another), random
 evidence sentences, and deliberately wrong routing (the right key, another key, a key the
 subject never held, several, none). The check below is written from the definition (design
-section 5, read path step 4), not from ``retrieval.stale``: on every line shown without
+section 5, read path step 4), not from ``retrieval.context.stale``: on every line shown without
 "superseded", every value some key of the subject ever held that no key holds at the asked
 instant occurs only inside a longer value that does hold.
 """
@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.assemble import EvidenceCandidate, KeyFacts, assemble_context
-from retrieval.stale import SubjectValues
+from retrieval.context.assemble import EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.context.stale import SubjectValues
 from tests.helpers import fact
 
 AT = datetime(2026, 6, 1, 9, tzinfo=UTC)

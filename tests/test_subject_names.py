@@ -16,7 +16,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 from typer.testing import CliRunner
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.cli import app
 from store.clock import ManualClock
 from store.errors import InvalidInput

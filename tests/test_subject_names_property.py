@@ -19,7 +19,7 @@ from hypothesis import given as for_all
 from hypothesis import strategies as st
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from store.clock import ManualClock
 from store.contract.names import fold_name
 from store.contract.reads import ContextRequest

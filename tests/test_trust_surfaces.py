@@ -14,8 +14,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from retrieval.embeddings import Embedder
-from retrieval.marks import is_marked
+from retrieval.context.marks import is_marked
+from retrieval.search.embeddings import Embedder
 from server.settings import Settings
 from tests.http_helpers import ADMIN, assert_problem
 from tests.ui_helpers import Key, make_key, page_client, sign_in, version_rows

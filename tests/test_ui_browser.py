@@ -27,7 +27,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
 from store.clock import ManualClock

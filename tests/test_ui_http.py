@@ -12,7 +12,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.settings import Settings
 from server.ui.sessions import csrf_token_for
 from tests.helpers import owner_connection

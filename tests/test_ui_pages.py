@@ -11,7 +11,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.settings import Settings
 from server.ui.pages import CONTENT_SECURITY_POLICY
 from tests.ui_helpers import Key, make_key, page_client, seed_mira, sign_in, version_rows

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from psycopg_pool import ConnectionPool
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from store.clock import ManualClock
 from tests.read_helpers import read_path
 

@@ -12,7 +12,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.client import Conflict, NotFound, SGAMClient
 from server.settings import Settings

@@ -13,7 +13,7 @@ import httpx
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
 from store.clock import ManualClock

@@ -19,7 +19,7 @@ from typing import Any
 
 from evals.leakage import baseline_context
 from evals.systems import Context, Question, body_fields
-from retrieval.snippets import one_line
+from retrieval.context.snippets import one_line
 
 WIDEN_UNSCOPED = 4
 """A question without a subject asks for this many times k hits, so copies do not crowd out

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from evals.peers.episodes import PeerMemory, Placed
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from store.database import temporary_database
 
 FIELD = "text"

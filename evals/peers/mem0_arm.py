@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.peers.episodes import PeerMemory, Placed
-from retrieval.embeddings import Embedder
+from retrieval.search.embeddings import Embedder
 from store.database import temporary_database
 
 UNREACHABLE = "http://127.0.0.1:9/v1"

@@ -20,8 +20,8 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
-from retrieval.embeddings import Embedder
 from retrieval.reader import Reader
+from retrieval.search.embeddings import Embedder
 from server.replay.ops import COMMON, OPS, JsonObject, Op
 from store.clock import wall_clock
 from store.database import scratch_database

@@ -5,7 +5,7 @@ from __future__ import annotations
 from litestar import post
 from litestar.params import JSONBody
 
-from retrieval.experiences import search_experiences
+from retrieval.search.experiences import search_experiences
 from server.routes.common import PROBLEM_RESPONSES, StoreReader, TenantId
 from store.contract.reads import ExperienceRequest, ExperienceResult
 

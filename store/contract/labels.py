@@ -14,7 +14,7 @@ Pure. A label is a state word and the marks after it, joined by `` · ``: ``curr
 3. Whatever else holds, a version or challenger whose evidence was not found in its episode
    is marked ``unverified``.
 
-The mark words are defined here, beside the read statuses; ``retrieval.marks`` (which
+The mark words are defined here, beside the read statuses; ``retrieval.context.marks`` (which
 ``evals.scoring`` reads too) adds the marks only evidence lines carry.
 """
 

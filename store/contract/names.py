@@ -6,7 +6,7 @@ the Latin letters NFKD keeps whole written as ASCII text writes them: Å‚ as l, Ã
 run of anything but letters and digits read as one space, a leading article left out. The keys
 a folded name is looked up by (whole, first and last word, last word, initials) are derived in
 SQL by ``sgam_name_keys`` (migration 0024), which both the writes and the migration's backfill
-use; ``question_names`` in ``retrieval.names`` asks for the same shapes.
+use; ``question_names`` in ``retrieval.question.names`` asks for the same shapes.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the date nearest the belief words is the known-at date and the other one the val
 Explicit parameters win, each on its own axis: an explicit ``valid_at`` (or period) ignores the
 question's dates for valid time but belief wording may still set known-at, and vice versa.
 
-A range the question states ("from 2004 to 2005", "in 1985": ``retrieval.periods``) sets a
+A range the question states ("from 2004 to 2005", "in 1985": ``retrieval.question.periods``) sets a
 valid-time period, found before belief wording looks for its date: a range is never known-at.
 """
 
@@ -17,8 +17,8 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from retrieval.dates import DateMention
-from retrieval.periods import Period, find_range, range_text, whole_period
+from retrieval.question.dates import DateMention
+from retrieval.question.periods import Period, find_range, range_text, whole_period
 from store.contract.times import format_timestamp, parse_timestamp
 
 _BELIEF = re.compile(

@@ -23,8 +23,8 @@ from pgvector import HalfVector
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from retrieval.hnsw import halfvec
-from retrieval.snippets import trim_snippet
+from retrieval.context.snippets import trim_snippet
+from retrieval.search.hnsw import halfvec
 from store.contract.reads import SearchPlan, SearchRequest
 
 EXACT_SCAN_LIMIT = 10_000

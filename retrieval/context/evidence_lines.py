@@ -2,7 +2,7 @@
 
 The chosen facts' own sources come first, in the order of their keys; then the other episodes,
 most similar first. Each line quotes sentences of its episode, judged one by one
-(``retrieval.stale``):
+(``retrieval.context.stale``):
 
 1. **Supporting sentences**: those stating a value a routed key holds at the asked instant
    (any key's, when none was routed), at most two, in the episode's order; a long one is cut
@@ -39,16 +39,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval.block_inputs import EvidenceCandidate, KeyFacts
-from retrieval.marks import NEWER, OLDER, UNCERTAIN, older_than
-from retrieval.snippets import (
+from retrieval.context.block_inputs import EvidenceCandidate, KeyFacts
+from retrieval.context.marks import NEWER, OLDER, UNCERTAIN, older_than
+from retrieval.context.snippets import (
     clause_around,
     cut_at_word,
     overlap,
     query_terms,
     split_sentences,
 )
-from retrieval.stale import EvidenceCheck, SubjectValues, Verdict, Window, challengers
+from retrieval.context.stale import EvidenceCheck, SubjectValues, Verdict, Window, challengers
 from store.contract.labels import DISPUTED, IN_CONFLICT, SUPERSEDED
 from store.contract.names import fold_name
 from store.contract.values import display

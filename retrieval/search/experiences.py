@@ -8,8 +8,8 @@ without an outcome, or whose outcome is ``unknown``, is listed for its similarit
 
 from __future__ import annotations
 
-from retrieval.embeddings import Embedder
-from retrieval.evidence import EvidenceHit, cited_fields, request_scope, search_evidence
+from retrieval.search.embeddings import Embedder
+from retrieval.search.evidence import EvidenceHit, cited_fields, request_scope, search_evidence
 from store.contract.memory import EpisodeOutcome
 from store.contract.reads import (
     ExperienceItem,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from retrieval.block_inputs import EvidenceCandidate, KeyFacts
-from retrieval.evidence_lines import Shown
+from retrieval.context.block_inputs import EvidenceCandidate, KeyFacts
+from retrieval.context.evidence_lines import Shown
 from store.contract.reads import Citation, CitationRole
 from store.contract.times import parse_timestamp
 

@@ -5,7 +5,7 @@ Pure: no database and no model. Words are resolved against ``now`` (the decision
 - A date without a time of day ("on June 2", "2026-06-02") means noon UTC of that day, so a
   fact that started that morning (in UTC or in most offsets) counts as valid on that day.
 - A month ("in March 2025") or a year ("in 1980") names a whole period: its ``span`` is the
-  half-open range it covers (``retrieval.periods`` reads it as a valid-time range). Its
+  half-open range it covers (``retrieval.question.periods`` reads it as a valid-time range). Its
   ``instant``, the middle of the period (noon UTC on the 15th, or on July 1), is what a
   belief date ("what did we know in March 2025") resolves to, known-at being an instant.
 - A date with a time of day ("at 2026-06-02T10:00:00Z") is that instant.

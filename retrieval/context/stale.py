@@ -14,11 +14,11 @@ the question and is dropped.
 When keys were routed, a line that states values of the subject's other keys only, none of a
 routed key's, is **off topic** and is left out: it answers another question.
 
-Where a value is stated (``retrieval.folding`` folds both sides first):
+Where a value is stated (``retrieval.context.folding`` folds both sides first):
 
 - **as written**: its folded text (less a leading article) occurs as a whole token run;
 - **by its distinctive words**: a value of two or more distinctive words
-  (``retrieval.folding.content_tokens``) is stated by a sentence holding all of them, in any
+  (``retrieval.context.folding.content_tokens``) is stated by a sentence holding all of them, in any
   order ("Blindern campus of the University of Oslo" states "University of Oslo, Blindern"),
   except words that are part of another value written out whose words are not all the
   value's ("Ana Ferri met Luca Rossi" does not state "Ana Rossi" when Ana Ferri is a value),
@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, NamedTuple
 
-from retrieval.folding import content_tokens, fold, value_needle
-from retrieval.snippets import value_pattern
+from retrieval.context.folding import content_tokens, fold, value_needle
+from retrieval.context.snippets import value_pattern
 from store.contract.facts import Fact
 from store.contract.values import display
 from store.subject_reads import SubjectMemory
@@ -150,7 +150,7 @@ _Found = Mapping[str, Sequence[_Match]]
 @dataclass(frozen=True)
 class EvidenceCheck:
     """The values one read judges evidence lines by, each as its folded needle
-    (``retrieval.folding.value_needle``)."""
+    (``retrieval.context.folding.value_needle``)."""
 
     holding: tuple[str, ...]
     superseded: tuple[str, ...]

@@ -1,7 +1,7 @@
 """Re-embedding: after a change of model, give a tenant's episodes vectors of the new model.
 
 Vectors are keyed by model, so the old ones stay until dropped and searches use the model
-the server runs. Each model gets its own partial HNSW index (``retrieval.hnsw``), sized to
+the server runs. Each model gets its own partial HNSW index (``retrieval.search.hnsw``), sized to
 its dimensions.
 """
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import psycopg
 
-from retrieval.embeddings import Embedder
-from retrieval.hnsw import hnsw_index
+from retrieval.search.embeddings import Embedder
+from retrieval.search.hnsw import hnsw_index
 from store.clock import Clock
 from store.vectors import insert_vectors, truncated_ids
 

@@ -3,10 +3,10 @@
 Pure: the chosen facts, the subject's value texts and the ranked evidence arrive from the read
 path; here live only the block's rules (design section 5, read path steps 4-5). Facts decide
 values; evidence only supports them, and a snippet stating a value no key of the subject holds
-at the asked instant is never shown on a line without a mark (``retrieval.marks``):
+at the asked instant is never shown on a line without a mark (``retrieval.context.marks``):
 ``superseded`` with the period the value held, or ``in conflict`` for a challenger that did
-not win (``retrieval.stale`` has the rule, which holds whatever was routed). A key that an
-episode newer than its value puts in doubt (``retrieval.evidence_lines``) goes under
+not win (``retrieval.context.stale`` has the rule, which holds whatever was routed). A key that an
+episode newer than its value puts in doubt (``retrieval.context.evidence_lines``) goes under
 "Uncertain:" with the episodes named.
 
 The block spends tokens on content, not format::
@@ -22,10 +22,11 @@ The block spends tokens on content, not format::
     [e0] superseded (from 2026-05-01 until 2026-06-01): Back in May she said 2026-08-01.
     [e9] newer than memory: In June she moved to a new job.
 
-The lines themselves are ``retrieval.block``'s; which evidence is shown and what it quotes,
-``retrieval.evidence_lines``'; the cut to the token budget, ``retrieval.budget``'s; the
+The lines themselves are ``retrieval.context.block``'s; which evidence is shown and what it quotes,
+``retrieval.context.evidence_lines``'; the cut to the token budget, ``retrieval.context.budget``'s;
+the
 citations (each evidence line's citation is its episode id, ``citations`` has the episode's
-time), ``retrieval.citations``'.
+time), ``retrieval.context.citations``'.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from retrieval.block import (
+from retrieval.context.block import (
     Instants,
     evidence_heading,
     header,
@@ -44,12 +45,12 @@ from retrieval.block import (
     uncertain_line,
     utc_text,
 )
-from retrieval.block_inputs import EvidenceCandidate, KeyFacts
-from retrieval.budget import fit_to_budget
-from retrieval.citations import citation_times, citations
-from retrieval.evidence_lines import choose_evidence, with_keys
-from retrieval.snippets import one_line
-from retrieval.stale import NO_VALUES, SubjectValues, evidence_check
+from retrieval.context.block_inputs import EvidenceCandidate, KeyFacts
+from retrieval.context.budget import fit_to_budget
+from retrieval.context.citations import citation_times, citations
+from retrieval.context.evidence_lines import choose_evidence, with_keys
+from retrieval.context.snippets import one_line
+from retrieval.context.stale import NO_VALUES, SubjectValues, evidence_check
 from store.contract.facts import Fact
 from store.contract.reads import Citation, ContextEvidence, Incumbent, Mode, UncertainKey
 from store.contract.values import display
@@ -96,7 +97,8 @@ def assemble_context(
 ) -> Assembled:
     """Assemble the cited block: key lines, uncertain keys, then evidence cut to the budget.
 
-    ``values`` are the subject's value texts (``retrieval.stale.subject_values``); keys' facts
+    ``values`` are the subject's value texts (``retrieval.context.stale.subject_values``); keys'
+    facts
     count among them too, so a caller that passes none still gets the asked keys checked.
     There is a header only when a time was asked that differs from ``now`` (when given): it
     names the subject and the asked instants. A current read's block is its key lines alone.

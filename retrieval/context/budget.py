@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from retrieval.evidence_lines import Shown
+from retrieval.context.evidence_lines import Shown
 
 
 @dataclass(frozen=True)

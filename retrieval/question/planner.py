@@ -1,14 +1,15 @@
 """Question planning (read path steps 1-3): which mode, which instants, subject and attributes.
 
 Pure: no database and no model. This module only decides, and says why in
-``QuestionPlan.reasons``: the subject from ``retrieval.question``, the instants and any period
-from ``retrieval.question_times`` (dates themselves from ``retrieval.dates``, ranges from
-``retrieval.periods``), the mode from which were set. A period read ("from 2004 to 2005", "in
+``QuestionPlan.reasons``: the subject from ``retrieval.question.words``, the instants and any period
+from ``retrieval.question.times`` (dates themselves from ``retrieval.question.dates``, ranges from
+``retrieval.question.periods``), the mode from which were set. A period read ("from 2004 to 2005",
+"in
 1985") has mode ``period`` and names its range in ``valid_from`` / ``valid_to`` (an open end is
 left out); its ``valid_at`` is the range's start (or, with an open start, the second before
 its end). Attributes the caller names are read as named; ``attributes`` that is
 empty counts as naming none, and the reader then routes the question among the subject's
-keys (``retrieval.route``).
+keys (``retrieval.routing.route``).
 """
 
 from __future__ import annotations
@@ -16,16 +17,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from retrieval.dates import find_dates
-from retrieval.periods import Period, check_period
-from retrieval.question import (
+from retrieval.question.dates import find_dates
+from retrieval.question.periods import Period, check_period
+from retrieval.question.times import question_times
+from retrieval.question.words import (
     KnownSubject,
     SubjectMention,
     blank_mentions,
     choose_subject,
     find_subject_mentions,
 )
-from retrieval.question_times import question_times
 from store.contract.reads import Mode, QuestionPlan, SubjectCandidate
 from store.contract.times import parse_timestamp
 

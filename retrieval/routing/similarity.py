@@ -3,9 +3,9 @@
 Similarity only chooses which keys to read; the value always comes from an exact filter. An
 attribute is scored by its best text: the description, each alias, and its name in words
 (``passport_deadline`` -> "passport deadline"), each compared with the question by cosine
-similarity of unit vectors. ``retrieval.route`` keeps those at or above its threshold.
+similarity of unit vectors. ``retrieval.routing.route`` keeps those at or above its threshold.
 
-Score ``retrieval.question.routing_text(question, ...)``, not the raw question: subject names
+Score ``retrieval.question.words.routing_text(question, ...)``, not the raw question: subject names
 and dates carry no topic and pull the right attribute's score down ("Where did Mira work in
 2024?" scores 0.18 for employer as asked, 0.53 as "Where did work?"); the threshold was
 measured on routing text. The subject's name is taken out of the attribute texts as well
@@ -26,9 +26,9 @@ from typing import Protocol
 
 import numpy as np
 
-from retrieval.embeddings import Vectors
-from retrieval.question import KnownSubject, find_subject_mentions
-from retrieval.route import AttributeScore
+from retrieval.question.words import KnownSubject, find_subject_mentions
+from retrieval.routing.route import AttributeScore
+from retrieval.search.embeddings import Vectors
 from store.contract.facts import Attribute
 
 _NAME_SEPARATORS = re.compile(r"[_\-.:]+")
@@ -212,7 +212,8 @@ class RoutingBatch:
 
 ABOUT_THRESHOLD = 0.25
 """Least cosine similarity of an episode's stored vector to a key's texts for the episode to be
-about the key (``topics_of``), lower than a question's (``retrieval.route.ROUTING_THRESHOLD``):
+about the key (``topics_of``), lower than a question's
+(``retrieval.routing.route.ROUTING_THRESHOLD``):
 an episode's vector is of its whole text, and a sentence about the key among others scores
 less.
 
@@ -223,7 +224,7 @@ unrelated ones 0.15-0.19; 0.25 keeps clear of the unrelated and catches most of 
 of blocks instead of 36.4%, and exact SGAM stayed at 0.0% stale leakage. An episode's vector
 also lands near a key for what it says of the subject in general ("Zofia prefers concise
 answers."); such an episode puts no key in doubt unless one of its sentences could state a
-value (``retrieval.evidence_lines``).
+value (``retrieval.context.evidence_lines``).
 """
 
 

@@ -3,7 +3,7 @@
 Without a subject no key is read, and the block's evidence is unverified; still, a line must
 never state another period's value unmarked. Each evidence episode names the subjects it is
 about (its ``subjects``), so the values those subjects held, hold and ever held are read as
-for a named subject (``retrieval.stale``) and merged: a line stating a value no such subject
+for a named subject (``retrieval.context.stale``) and merged: a line stating a value no such subject
 holds at the asked time is marked with its period, or dropped, like any other.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from retrieval.block_inputs import EvidenceCandidate
-from retrieval.stale import NO_VALUES, SubjectValues, subject_values
+from retrieval.context.block_inputs import EvidenceCandidate
+from retrieval.context.stale import NO_VALUES, SubjectValues, subject_values
 from store.contract.reads import QuestionPlan
 from store.snapshot import ReadSnapshot
 from store.subject_reads import ValidRange

@@ -1,6 +1,7 @@
 """The subjects a question's names may mean, looked up in one read snapshot.
 
-The rules are ``retrieval.names``'s; this module only asks the store. Names are looked up by
+The rules are ``retrieval.question.names``'s; this module only asks the store. Names are looked up
+by
 key first; only a question none of whose words names a subject at least by its last word is
 also searched by trigram similarity (a second statement), with a low threshold, so the plan can
 list the near misses it weighed.
@@ -11,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from retrieval.names import (
+from retrieval.question.names import (
     asked_keys,
     question_grams,
     score_keys,
     score_similar,
     similar_texts,
 )
-from retrieval.question import MIN_SCORE, SubjectMention
+from retrieval.question.words import MIN_SCORE, SubjectMention
 from store.contract.names import fold_name
 from store.contract.reads import QuestionPlan
 from store.snapshot import ReadSnapshot

@@ -10,7 +10,7 @@ that state one, each end read as the whole period it names (``DateMention.span``
 - "until 2012" or "till June 2": from an open start to the end of the named period;
 - "since 2019": from the start of the named period, with an open end.
 
-"before" and "after" stay instants (``retrieval.dates``), as does a full date ("on
+"before" and "after" stay instants (``retrieval.question.dates``), as does a full date ("on
 2026-06-02"). A range is valid time only: it never sets known-at.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval.dates import DateMention
+from retrieval.question.dates import DateMention
 from store.contract.times import format_timestamp
 from store.errors import InvalidInput
 

@@ -20,7 +20,7 @@ similar     a capitalised run whose trigrams are like a whole name's    0.8 x si
 ==========  ==========================================================  =====
 
 The best match wins: highest score, then the longest text, then the first. When another
-subject fits the same words about as well (within ``retrieval.question.TIE``), the question
+subject fits the same words about as well (within ``retrieval.question.words.TIE``), the question
 is ambiguous: no subject is chosen, and the plan lists every candidate weighed.
 """
 

@@ -1,6 +1,7 @@
 """Reading a question's words: the subject it names, and what is left to route.
 
-Pure. ``retrieval.names`` scores the names the question's words may be; here the best one is
+Pure. ``retrieval.question.names`` scores the names the question's words may be; here the best one
+is
 chosen (or none, on a tie), and a subject named by its id or an alias is matched whole and
 case-insensitively, with any of ``_ - . :`` or spaces between its parts ("account 42" names
 ``account:42``). Known subject names are blanked before dates are looked for, so
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval.dates import find_dates
+from retrieval.question.dates import find_dates
 
 _DATE_LEAD = re.compile(
     r"\b(?:on|in|at|of|as\s+of|since|before|after|by|during|until|till|from|prior\s+to"
@@ -40,7 +41,7 @@ class KnownSubject:
 
 @dataclass(frozen=True)
 class SubjectMention:
-    """Where the question names a known subject, and how well (``retrieval.names``)."""
+    """Where the question names a known subject, and how well (``retrieval.question.names``)."""
 
     subject: str
     text: str

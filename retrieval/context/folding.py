@@ -13,7 +13,7 @@ Both the value and the text are folded alike before they are compared:
   is stated by "Hague" and by "The Hague" alike.
 
 ``Folded.span`` maps a span of the folded text back to the written text, so a quote cut
-around a value (``retrieval.snippets.clause_around``) cuts the text as written.
+around a value (``retrieval.context.snippets.clause_around``) cuts the text as written.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from retrieval.block_inputs import KeyFacts
-from retrieval.snippets import one_line
+from retrieval.context.block_inputs import KeyFacts
+from retrieval.context.snippets import one_line
 from store.contract.facts import Challenger, Fact
 from store.contract.labels import UNVERIFIED, version_label
 from store.contract.reads import Mode
