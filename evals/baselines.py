@@ -24,7 +24,7 @@ from retrieval.search.embeddings import Embedder
 from retrieval.search.evidence import EvidenceHit, SearchScope, search_evidence
 from server.replay.runner import ReplayClock
 from store.contract.times import parse_timestamp
-from store.database import temporary_database
+from store.db.database import temporary_database
 from store.errors import StoreError
 from store.service import MemoryStore, open_store
 

@@ -68,7 +68,7 @@ from evals.evidence_sweeps import (
 )
 from retrieval.search.embeddings import Embedder
 from retrieval.search.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH
-from store.database import scratch_database
+from store.db.database import scratch_database
 
 SINGLE_TENANT = "single_tenant"
 

@@ -42,7 +42,7 @@ from evals.bench_writes import measure_writes
 from evals.report import run_environment
 from retrieval.search.embeddings import Embedder
 from server.settings import Settings
-from store.database import scratch_database
+from store.db.database import scratch_database
 
 FULL_SCALES = (10_000, 100_000, 1_000_000)
 FULL_EPISODES = 200_000

@@ -57,8 +57,8 @@ from evals.bench_names_report import FLOOR, added_ms, ratios, report_text, save
 from evals.bench_names_timing import NameRequest, measure
 from evals.bench_runner import Timing
 from evals.bench_server import Served, declare_attributes, rss_mib, serve
-from store.database import scratch_database
-from store.migrate import migrate_database
+from store.db.database import scratch_database
+from store.db.migrate import migrate_database
 from store.service import open_store
 
 RESULTS = Path(__file__).parent / "results" / "names.json"

@@ -1,6 +1,6 @@
 """What the name-resolution benchmark checks besides timings: the plans, and the bulk rows.
 
-The plans are those of the store's own lookups (``store.subject_names.find_by_keys`` and
+The plans are those of the store's own lookups (``store.subjects.names.find_by_keys`` and
 ``find_similar``), run as the API runs them: ``SET ROLE sgam_app`` and the tenant named by
 ``set_config('sgam.tenant_id', ...)``. ``auto_explain`` sends the executed plans to the
 client (nested statements too, so the body of ``sgam_similar_subject_names``, which runs as
@@ -21,8 +21,8 @@ from evals.bench_names_data import NamedKey, name_rows
 from evals.bench_server import Served
 from retrieval.question.names import asked_keys, question_grams, similar_texts
 from retrieval.question.subjects import BEST_SIMILAR, WEIGHED_SIMILARITY
-from store.database import APP_ROLE
-from store.subject_names import find_by_keys, find_similar
+from store.db.database import APP_ROLE
+from store.subjects.names import find_by_keys, find_similar
 
 KEY_INDEX = "subject_names_key"
 TRIGRAM_INDEX = "subject_names_similar"

@@ -3,9 +3,9 @@
 Every person has a first name from a list, a surname (three in ten from a list of common ones,
 the rest made of syllables, so a surname is shared by a few people or by none) and, one in
 ten, a middle initial; their id is the name's slug (``_2``, ``_3``... when the name repeats).
-Each person holds one fact, written by the bulk import (``store.episodes.import_lines``, what
+Each person holds one fact, written by the bulk import (``store.episodes.record.import_lines``, what
 ``sgam import`` runs), which also keeps each id as a name. Display names are declared in
-batches by the statement ``store.subject_names`` runs for ``PUT /v1/subjects/{id}``: the same
+batches by the statement ``store.subjects.names`` runs for ``PUT /v1/subjects/{id}``: the same
 folding (``fold_name``) and the same keys (``sgam_name_keys``), many subjects a statement.
 The measured people are declared over HTTP instead, as users declare them.
 
@@ -177,7 +177,7 @@ def import_lines(everyone: Sequence[Person]) -> Iterator[str]:
         yield json.dumps(episode)
 
 
-# ``store.subject_names``'s statement for declared names, for many subjects at once.
+# ``store.subjects.names``'s statement for declared names, for many subjects at once.
 _DECLARE = """
 INSERT INTO subject_names
     (tenant_id, subject, source, name, folded, kind, key, episode_id, recorded_at)

@@ -46,12 +46,12 @@ from evals.bench_row_security import (
 from retrieval import reader as reader_module
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
-from store import receipts as receipts_module
-from store.clock import wall_clock
 from store.contract.reads import ContextRequest
-from store.database import make_pool, scratch_database
-from store.migrate import migrate
-from store.receipts import Trace, leave_receipts
+from store.db.clock import wall_clock
+from store.db.database import make_pool, scratch_database
+from store.db.migrate import migrate
+from store.governance import receipts as receipts_module
+from store.governance.receipts import Trace, leave_receipts
 from store.service import MemoryStore
 
 RESULTS = Path(__file__).parent / "results" / "receipts.json"

@@ -30,9 +30,9 @@ import typer
 from psycopg_pool import ConnectionPool
 
 from retrieval.search.evidence import SearchScope, search_evidence
-from store.clock import wall_clock
-from store.database import APP_ROLE, make_pool, scratch_database
-from store.migrate import migrate
+from store.db.clock import wall_clock
+from store.db.database import APP_ROLE, make_pool, scratch_database
+from store.db.migrate import migrate
 from store.service import MemoryStore
 
 RESULTS = Path(__file__).parent / "results" / "row_security.json"

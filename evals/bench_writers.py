@@ -35,7 +35,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from store.database import scratch_database
+from store.db.database import scratch_database
 from store.service import MemoryStore, open_store
 
 WRITERS = 8

@@ -22,8 +22,8 @@ from evals.corpus import (
 )
 from retrieval.search.embeddings import DEFAULT_MODEL_ID, Embedder
 from retrieval.search.hnsw import index_name
-from store.episodes import content_hash
-from store.migrate import migrate_database
+from store.db.migrate import migrate_database
+from store.episodes.record import content_hash
 
 EMBED_CHUNK = 2_048
 

@@ -28,8 +28,8 @@ from server.client import SGAMClient, SGAMError
 from server.settings import Settings
 from server.testing import app_client
 from store.contract.times import parse_timestamp
-from store.database import temporary_database
-from store.migrate import migrate_database
+from store.db.database import temporary_database
+from store.db.migrate import migrate_database
 
 Line = dict[str, Any]
 

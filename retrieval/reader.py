@@ -44,10 +44,10 @@ from store.contract.reads import (
     SearchRequest,
     SearchResult,
 )
-from store.receipts import NO_TRACE, Trace, leave_receipts
+from store.db.snapshot import ReadSnapshot
+from store.governance.receipts import NO_TRACE, Trace, leave_receipts
 from store.service import MemoryStore
-from store.snapshot import ReadSnapshot
-from store.subject_reads import SubjectMemory, ValidRange
+from store.subjects.reads import SubjectMemory, ValidRange
 
 Vector = np.ndarray[Any, Any]
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from retrieval.context.assemble import Assembled, EvidenceCandidate, KeyFacts
-from store import touched
-from store.receipts import Touched
+from store.governance import touched
+from store.governance.receipts import Touched
 
 
 def context_receipts(

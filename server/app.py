@@ -45,7 +45,7 @@ from server.settings import Settings
 from server.trace import provide_trace
 from server.ui.pages import template_config
 from server.ui.routes import ui_routers
-from store.clock import Clock, wall_clock
+from store.db.clock import Clock, wall_clock
 
 VERSION = "0.1.0"
 

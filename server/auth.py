@@ -23,7 +23,7 @@ from litestar.params import HeaderParameter, SkipValidation
 from server.keycache import authenticate
 from server.resources import resources_of
 from store.contract.problems import CLOCK_HEADER
-from store.inputs import parse_instant
+from store.db.inputs import parse_instant
 from store.service import MemoryStore
 
 CLOCK_HEADER_PARAMETER = HeaderParameter(

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import psycopg
 
 from store.contract.results import ApiKeyIssued
-from store.database import check_app_role, make_pool
-from store.migrate import migrate, pending_migrations, refuse_schema_ahead
+from store.db.database import check_app_role, make_pool
+from store.db.migrate import migrate, pending_migrations, refuse_schema_ahead
 from store.service import MemoryStore
 
 DEFAULT_TENANT = "default"

@@ -89,7 +89,7 @@ def serve(
         if settings.database_url is None:
             conninfo = owned.enter_context(_own_embedded_database(settings.data_dir))
         else:
-            from store.database import resolve_conninfo  # noqa: PLC0415
+            from store.db.database import resolve_conninfo  # noqa: PLC0415
 
             conninfo = resolve_conninfo(settings.database_url)
         _serve(
@@ -108,8 +108,8 @@ def _own_embedded_database(data_dir: Path) -> Iterator[str]:
 
     A data directory already served by another process ends the command with exit code 1.
     """
-    from store.database import embedded_database  # noqa: PLC0415 - keep --help fast
-    from store.datadir import DataDirInUse, hold_data_dir  # noqa: PLC0415
+    from store.db.database import embedded_database  # noqa: PLC0415 - keep --help fast
+    from store.db.datadir import DataDirInUse, hold_data_dir  # noqa: PLC0415
 
     with ExitStack() as owned:
         try:
@@ -171,9 +171,9 @@ def migrate() -> None:
     Uses DATABASE_URL when set, else the embedded PostgreSQL in SGAM_DATA_DIR. A database
     migrated by a newer release is refused and left as it is.
     """
-    from store.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
+    from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
+    from store.db.migrate import migrate_database  # noqa: PLC0415
     from store.errors import DatabaseUnavailable  # noqa: PLC0415
-    from store.migrate import migrate_database  # noqa: PLC0415
 
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
@@ -204,9 +204,9 @@ def reembed(
     from tqdm import tqdm  # noqa: PLC0415
 
     from retrieval.search.reembed import reembed_tenant  # noqa: PLC0415
-    from store.clock import wall_clock  # noqa: PLC0415
-    from store.database import connect, resolve_conninfo  # noqa: PLC0415
-    from store.migrate import SchemaNotCurrent, require_current_schema  # noqa: PLC0415
+    from store.db.clock import wall_clock  # noqa: PLC0415
+    from store.db.database import connect, resolve_conninfo  # noqa: PLC0415
+    from store.db.migrate import SchemaNotCurrent, require_current_schema  # noqa: PLC0415
 
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)

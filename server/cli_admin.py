@@ -29,7 +29,7 @@ def configured_store(connections: int = 1) -> Iterator[MemoryStore]:
     A database whose schema is not current (pending migrations) is refused before anything is
     written: only ``sgam migrate`` and ``sgam serve`` migrate.
     """
-    from store.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
+    from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
     from store.errors import StoreError  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415
 
@@ -139,9 +139,9 @@ def purge_receipts(
     """
     from datetime import UTC, datetime, timedelta  # noqa: PLC0415 - keep --help fast
 
-    from store.database import connect, resolve_conninfo  # noqa: PLC0415
+    from store.db.database import connect, resolve_conninfo  # noqa: PLC0415
     from store.errors import StoreError, translate  # noqa: PLC0415
-    from store.receipts import purge_receipts as purge  # noqa: PLC0415
+    from store.governance.receipts import purge_receipts as purge  # noqa: PLC0415
 
     settings = Settings()
     kept = timedelta(days=days or settings.receipt_retention_days)

@@ -41,7 +41,7 @@ def import_episodes(
     """
     from tqdm import tqdm  # noqa: PLC0415 - keep --help fast
 
-    from store.database import resolve_conninfo  # noqa: PLC0415
+    from store.db.database import resolve_conninfo  # noqa: PLC0415
     from store.errors import StoreError  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415
 

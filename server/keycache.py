@@ -31,7 +31,7 @@ from uuid import UUID
 import anyio.to_thread
 
 from store.api.admin import AdminCalls
-from store.keys import KEY_CACHE_LEASE, ActiveKey, parse_token
+from store.governance.keys import KEY_CACHE_LEASE, ActiveKey, parse_token
 
 _NO_LEASE = float("-inf")
 

@@ -30,7 +30,7 @@ from tenacity import (
 )
 
 from server.keycache import KeyCache
-from store.keys import KEY_CHANGED_CHANNEL
+from store.governance.keys import KEY_CHANGED_CHANNEL
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from store.contract.problems import (
     ErrorKind,
     Problem,
 )
+from store.db.inputs import user_reason
 from store.errors import StoreError, UnconvertibleValues
-from store.inputs import user_reason
 
 log = logging.getLogger(__name__)
 

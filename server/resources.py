@@ -34,9 +34,9 @@ from server.metrics import pool_metrics
 from server.purger import Purger
 from server.settings import Settings
 from server.worker import Worker, WorkPolicy
-from store.clock import Clock, wall_clock
-from store.database import APP_ROLE, check_app_role, make_pool, resolve_conninfo
-from store.migrate import pending_migrations
+from store.db.clock import Clock, wall_clock
+from store.db.database import APP_ROLE, check_app_role, make_pool, resolve_conninfo
+from store.db.migrate import pending_migrations
 from store.service import MemoryStore
 
 

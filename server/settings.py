@@ -9,7 +9,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from retrieval.search.embeddings import Embedder
 from server.extractor import Extractor
-from store.database import default_data_dir
+from store.db.database import default_data_dir
 
 
 class Settings(BaseSettings):

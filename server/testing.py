@@ -18,7 +18,7 @@ from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.client import SGAMClient
 from server.settings import Settings
-from store.clock import Clock, wall_clock
+from store.db.clock import Clock, wall_clock
 
 
 @contextmanager

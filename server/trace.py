@@ -16,9 +16,9 @@ from litestar.params import HeaderParameter, SkipValidation
 from server.routes.common import Store
 from store.contract.common import IDENTIFIER_PATTERN
 from store.contract.problems import DECISION_HEADER, FRESHNESS_HEADER, SCOPE_HEADER
+from store.db.inputs import check_identifier, parse_uuid
 from store.errors import InvalidInput
-from store.inputs import check_identifier, parse_uuid
-from store.receipts import Trace
+from store.governance.receipts import Trace
 
 # The values are checked here, so that a bad one is named by its header (Litestar would name
 # the handler's parameter): the schema documents them, validation is skipped.

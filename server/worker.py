@@ -18,8 +18,8 @@ from server.extractor import Extract, ExtractionFailed
 from server.metrics import EXTRACTION_JOBS, EXTRACTION_LAG, count_results
 from server.settings import Settings
 from store.contract.results import UpdateResult
+from store.episodes.extraction import Claim
 from store.errors import StoreError
-from store.extraction import Claim
 from store.service import MemoryStore
 
 log = logging.getLogger(__name__)

@@ -31,11 +31,11 @@ from store.api.subjects import SubjectCalls
 from store.api.threads import ThreadCalls
 from store.api.transactions import Transactions
 from store.api.ui_sessions import UiSessionCalls
-from store.clock import Clock, wall_clock
-from store.database import make_pool
-from store.migrate import migrate_database, require_current_schema
-from store.vectors import EpisodeEmbedder
-from store.versions import IdFactory
+from store.db.clock import Clock, wall_clock
+from store.db.database import make_pool
+from store.db.migrate import migrate_database, require_current_schema
+from store.episodes.vectors import EpisodeEmbedder
+from store.facts.versions import IdFactory
 
 
 class MemoryStore:

@@ -16,10 +16,10 @@ from psycopg_pool import ConnectionPool
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
-from store.clock import ManualClock
 from store.contract.times import parse_timestamp
-from store.database import make_pool, scratch_database, temporary_database
-from store.migrate import migrate_database
+from store.db.clock import ManualClock
+from store.db.database import make_pool, scratch_database, temporary_database
+from store.db.migrate import migrate_database
 from store.service import MemoryStore
 from tests.receipt_audit import audit_receipts
 

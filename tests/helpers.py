@@ -12,7 +12,7 @@ from psycopg_pool import ConnectionPool
 
 from store.contract.facts import Challenger, Fact
 from store.contract.results import UpdateResult
-from store.database import connect
+from store.db.database import connect
 from store.service import MemoryStore
 
 KEY = ("mira", "passport_deadline")

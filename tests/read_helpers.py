@@ -11,9 +11,9 @@ from psycopg_pool import ConnectionPool
 
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
-from store.clock import ManualClock
 from store.contract.reads import ContextRequest, ContextResult, SearchRequest, SearchResult
 from store.contract.results import UpdateResult
+from store.db.clock import ManualClock
 from store.service import MemoryStore
 from tests.conftest import ts
 

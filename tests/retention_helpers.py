@@ -13,7 +13,7 @@ import numpy as np
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, owner_connection, record

@@ -11,7 +11,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from psycopg_pool import ConnectionPool
 
-from store import candidates
+from store.facts import candidates
 from tests.conftest import ApiTenant
 from tests.http_helpers import candidate, declare, tenant_rows
 

@@ -11,10 +11,10 @@ import pytest
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from store.clock import ManualClock
 from store.contract.results import ApiKey, ApiKeyRevoked
+from store.db.clock import ManualClock
 from store.errors import InvalidInput, NotFound
-from store.keys import KEY_CHANGED_CHANNEL
+from store.governance.keys import KEY_CHANGED_CHANNEL
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import owner_connection

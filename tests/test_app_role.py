@@ -17,9 +17,9 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from server.resources import readiness_pending
-from store.database import APP_ROLE, check_app_role, make_pool
+from store.db.database import APP_ROLE, check_app_role, make_pool
+from store.db.migrate import MigrationFailed, migrate
 from store.errors import DatabaseUnavailable
-from store.migrate import MigrationFailed, migrate
 from store.service import MemoryStore
 
 

@@ -12,9 +12,9 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
-from store import attribute_changes
-from store.clock import ManualClock
+from store.attributes import changes as attribute_changes
 from store.contract.facts import Fact
+from store.db.clock import ManualClock
 from store.errors import (
     Conflict,
     InvalidInput,

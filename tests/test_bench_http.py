@@ -249,7 +249,7 @@ def test_a_profile_charges_each_sample_to_the_innermost_frame_of_a_known_layer()
     site = "/venv/lib/python3.11/site-packages"
     lines = [
         (
-            "run (/usr/lib/python3.11/threading.py:1);read_at (/app/store/reads.py:9)"
+            "run (/usr/lib/python3.11/threading.py:1);read_at (/app/store/facts/reads.py:9)"
             f";execute ({site}/psycopg/cursor.py:113);copy (/usr/lib/python3.11/copy.py:5) 30"
         ),
         f"handle ({site}/litestar/routes/http.py:81);dump ({site}/pydantic/main.py:3) 20",

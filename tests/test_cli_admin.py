@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from server.bootstrap import prepare_database
 from server.cli import app
-from store.database import temporary_database
-from store.migrate import available_migrations, pending_migrations
+from store.db.database import temporary_database
+from store.db.migrate import available_migrations, pending_migrations
 from store.service import MemoryStore
 
 runner = CliRunner()

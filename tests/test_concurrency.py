@@ -17,11 +17,11 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
-from store.clock import ManualClock
 from store.contract.results import UpdateResult
-from store.locks import lock_keys, lock_tenants
+from store.db.clock import ManualClock
+from store.db.locks import lock_keys, lock_tenants
+from store.episodes.vectors import SharedBatches
 from store.service import MemoryStore
-from store.vectors import SharedBatches
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, owner_connection, record
 from tests.test_write_path import values

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from store.attributes.conversions import Unconvertible, convert_value
 from store.contract.values import ValueType, display, parse_value, same_value
-from store.conversions import Unconvertible, convert_value
 
 S, D, DT, N, INT, B, E, J = (
     ValueType.STRING,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from store.database import check_server, server_problems
+from store.db.database import check_server, server_problems
+from store.db.migrate import available_migrations
 from store.errors import DatabaseUnavailable
-from store.migrate import available_migrations
 
 
 def _sgam(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:

@@ -7,11 +7,11 @@ from uuid import UUID
 
 import pytest
 
-from store.clock import ManualClock
 from store.contract.facts import Challenger, ConflictRecord, Fact
 from store.contract.results import UpdateResult
+from store.db.clock import ManualClock
+from store.db.paging import encode_cursor
 from store.errors import Conflict, InvalidInput, NotFound
-from store.paging import encode_cursor
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, record

@@ -13,8 +13,8 @@ from retrieval.search.embeddings import DEFAULT_MODEL_ID, Embedder, Vectors, _pa
 from retrieval.search.evidence import search_evidence
 from retrieval.search.hnsw import index_name
 from retrieval.search.reembed import reembed_tenant
-from store.clock import ManualClock
-from store.database import connect
+from store.db.clock import ManualClock
+from store.db.database import connect
 from store.service import MemoryStore
 from tests.conftest import ts
 

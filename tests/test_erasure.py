@@ -19,10 +19,10 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from store.clock import ManualClock
 from store.contract.episodes import Episode
 from store.contract.facts import Fact
 from store.contract.results import ErasureResult, UpdateResult
+from store.db.clock import ManualClock
 from store.errors import Conflict, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts

@@ -19,10 +19,10 @@ from prometheus_client import REGISTRY
 
 from server.extractor import PROMPT_VERSION, Extractor
 from server.worker import WorkPolicy, drain, run_job, work_once
-from store.clock import ManualClock
-from store.database import APP_ROLE
+from store.db.clock import ManualClock
+from store.db.database import APP_ROLE
+from store.episodes.extraction import Queued
 from store.errors import Conflict, NotFound
-from store.extraction import Queued
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.extraction_helpers import Reply, StandIn, stand_in, updates

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from server.cli import app
 from server.extractor import PROMPT_VERSION
-from store.extraction import Queued
+from store.episodes.extraction import Queued
 from store.service import MemoryStore
 from tests.extraction_helpers import stand_in, updates
 from tests.helpers import declare

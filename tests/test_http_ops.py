@@ -29,7 +29,8 @@ from server.resources import resources_of
 from server.settings import Settings
 from store.contract.problems import ERRORS, HTTP_STATUS_CODE, ErrorCode
 from store.contract.times import parse_timestamp
-from store.database import make_pool, temporary_database
+from store.db.database import make_pool, temporary_database
+from store.db.migrate import available_migrations
 from store.errors import (
     Conflict,
     DatabaseUnavailable,
@@ -39,7 +40,6 @@ from store.errors import (
     SchemaChangeRequiresMigration,
     StoreError,
 )
-from store.migrate import available_migrations
 from store.service import MemoryStore
 from tests.conftest import ADMIN_TOKEN, ApiTenant
 from tests.http_helpers import DEPENDENCIES, dependency_names

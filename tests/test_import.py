@@ -11,8 +11,8 @@ import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from store.bulk import BadLine
-from store.clock import ManualClock
+from store.db.clock import ManualClock
+from store.episodes.bulk import BadLine
 from store.errors import Conflict, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from server.cli import app
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.test_import import HISTORY, import_text, new_tenant

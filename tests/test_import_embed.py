@@ -10,7 +10,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import owner_connection

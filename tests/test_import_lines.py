@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.bulk import BadLine, ImportLine, parse_lines
-from store.bulk_lines import read_line
 from store.contract.results import UpdateResult
+from store.episodes.bulk import BadLine, ImportLine, parse_lines
+from store.episodes.bulk_lines import read_line
 
 
 def _shown(line: ImportLine) -> list[Any]:

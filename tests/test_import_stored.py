@@ -17,11 +17,11 @@ import pytest
 from psycopg import errors
 from psycopg_pool import ConnectionPool
 
-from store.bulk import KeyWrites
-from store.bulk_copy import copy_versions
-from store.clock import ManualClock
+from store.db.clock import ManualClock
+from store.episodes.bulk import KeyWrites
+from store.episodes.bulk_copy import copy_versions
+from store.facts.temporal import Version
 from store.service import MemoryStore
-from store.temporal import Version
 from tests.conftest import ts
 from tests.helpers import owner_connection
 from tests.test_import import (

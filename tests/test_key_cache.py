@@ -26,7 +26,7 @@ from server.keycache import KeyCache, authenticate
 from server.keylistener import APPLICATION_NAME, KeyChangeListener
 from server.resources import resources_of
 from server.settings import Settings
-from store.keys import KEY_CHANGED_CHANNEL, ActiveKey
+from store.governance.keys import KEY_CHANGED_CHANNEL, ActiveKey
 from store.service import MemoryStore
 from tests.conftest import ADMIN_TOKEN, ApiTenant
 from tests.http_helpers import ADMIN, Client, make_tenant

@@ -19,9 +19,9 @@ from psycopg_pool import ConnectionPool
 from retrieval.search.embeddings import DEFAULT_MODEL_ID
 from retrieval.search.evidence import SearchScope, scope_condition
 from retrieval.search.hnsw import index_name
-from store import receipts
 from store.contract.receipts import memory_key, owner_key
-from store.reads import FIND_SUBJECTS, find_subjects
+from store.facts.reads import FIND_SUBJECTS, find_subjects
+from store.governance import receipts
 from store.service import MemoryStore
 from tests.helpers import assert_value, declare, owner_connection, record
 from tests.test_import import candidate, episode_line, import_text

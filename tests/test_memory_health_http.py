@@ -22,7 +22,7 @@ from server.app import create_app
 from server.settings import Settings
 from store.contract.health import Evidence, Expectation
 from store.contract.receipts import Receipt, memory_key
-from store.database import make_pool
+from store.db.database import make_pool
 from store.service import MemoryStore
 from tests.conftest import ApiTenant
 from tests.http_helpers import candidate, declare, make_tenant, record

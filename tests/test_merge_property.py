@@ -19,8 +19,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store.clock import ManualClock
 from store.contract.facts import Fact
+from store.db.clock import ManualClock
 from store.service import MemoryStore
 
 ATTRIBUTE = "home_city"

@@ -13,9 +13,9 @@ from psycopg import sql
 from retrieval.search.embeddings import Embedder
 from retrieval.search.hnsw import hnsw_index
 from store.contract.common import IDENTIFIER_PATTERN
-from store.database import temporary_database
-from store.migrate import available_migrations, migrate
-from store.reads import FIND_SUBJECTS, find_subjects
+from store.db.database import temporary_database
+from store.db.migrate import available_migrations, migrate
+from store.facts.reads import FIND_SUBJECTS, find_subjects
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from store.policies import DEFAULT_RANKS, equal_start_outcome, source_rank
-from store.temporal import Expiry, Plan, Version, plan_rebuild, plan_replace, rebuild
+from store.facts.policies import DEFAULT_RANKS, equal_start_outcome, source_rank
+from store.facts.temporal import Expiry, Plan, Version, plan_rebuild, plan_replace, rebuild
 from tests.conftest import ts
 
 KINDS = ("user_confirmation", "message", "tool_result", "event", "file", "ticket", "inference")

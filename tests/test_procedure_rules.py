@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from store.errors import Conflict
-from store.procedure_rules import (
+from store.memory.procedure_rules import (
     EMPTY,
     ScopeStack,
     VersionState,

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from server.cli import app
 from store.api.retention import PURGE_LOCK
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from store.errors import NotFound
 from store.service import MemoryStore
 from tests.helpers import owner_connection

@@ -15,7 +15,7 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, owner_connection, record

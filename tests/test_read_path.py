@@ -20,9 +20,9 @@ from retrieval.context.block import UNVERIFIED_HEADING
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
 from retrieval.search.evidence import EvidenceHit, SearchScope, scope_condition, search_evidence
-from store.clock import ManualClock
 from store.contract.reads import ContextResult, SearchPlan
 from store.contract.times import format_timestamp
+from store.db.clock import ManualClock
 from store.errors import NotFound
 from store.service import MemoryStore
 from tests.conftest import ts

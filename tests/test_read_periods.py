@@ -14,9 +14,9 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
-from store.clock import ManualClock
 from store.contract.times import format_timestamp
-from store.reads import read_period
+from store.db.clock import ManualClock
+from store.facts.reads import read_period
 from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path
 from tests.test_read_path import NORTHWIND, NOW, _northwind

@@ -22,14 +22,14 @@ from psycopg_pool import ConnectionPool
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
 from server.resources import resources_of
-from store.clock import ManualClock
 from store.contract.facts import Fact
 from store.contract.reads import ContextRequest, SearchRequest
-from store.database import make_pool
+from store.db.clock import ManualClock
+from store.db.database import make_pool
+from store.db.snapshot import ReadSnapshot
 from store.errors import DatabaseUnavailable
 from store.service import MemoryStore
-from store.snapshot import ReadSnapshot
-from store.subject_reads import SubjectMemory
+from store.subjects.reads import SubjectMemory
 from tests.conftest import ApiTenant, ts
 from tests.http_helpers import candidate, declare, record
 from tests.read_helpers import ReadPath, read_path

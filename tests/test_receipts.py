@@ -15,11 +15,11 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from retrieval import reader as reader_module
-from store import receipts as receipts_module
-from store.clock import ManualClock
 from store.contract.receipts import memory_key, owner_key, scope_hash
+from store.db.clock import ManualClock
 from store.errors import DatabaseUnavailable
-from store.receipts import Trace
+from store.governance import receipts as receipts_module
+from store.governance.receipts import Trace
 from store.service import MemoryStore
 from tests.conftest import ApiTenant, ts
 from tests.helpers import owner_connection

@@ -12,7 +12,7 @@ from psycopg_pool import ConnectionPool
 
 from evals.scoring import answer_of, stale_leak
 from retrieval.search.embeddings import Embedder
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path
 

@@ -16,9 +16,9 @@ from psycopg_pool import ConnectionPool
 
 from server.purger import Purger
 from store.api.retention import PURGE_LOCK
-from store.clock import ManualClock
 from store.contract.receipts import owner_key
-from store.episodes import content_hash
+from store.db.clock import ManualClock
+from store.episodes.record import content_hash
 from store.errors import Conflict, InvalidInput, LegalHold, NotFound
 from store.service import MemoryStore
 from tests.helpers import owner_connection, record

@@ -9,8 +9,8 @@ import httpx
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from store.clock import ManualClock
-from store.episodes import content_hash
+from store.db.clock import ManualClock
+from store.episodes.record import content_hash
 from store.service import MemoryStore
 from tests.conftest import ApiTenant, ts
 

@@ -10,7 +10,7 @@ logged even when it changed nothing) without F. The claim then holds for every s
 which no operation was refused or absorbed because of F, so every assertion has its own value
 and its own start (even hours), never unchanged or a conflict, and expiries fall on odd
 hours, never invalid. A small interval model, written here and independent of
-``store.temporal``, checks the store's statuses on both subjects.
+``store.facts.temporal``, checks the store's statuses on both subjects.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from store.clock import ManualClock
 from store.contract.facts import Fact
 from store.contract.results import RetractResult
+from store.db.clock import ManualClock
 from store.errors import InvalidInput, NotFound
 from store.service import MemoryStore
 

@@ -13,8 +13,8 @@ import psycopg
 import pytest
 
 from store.api.transactions import Transactions
+from store.db.locks import MAX_ATTEMPTS
 from store.errors import Conflict
-from store.locks import MAX_ATTEMPTS
 from store.service import MemoryStore
 
 

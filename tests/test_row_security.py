@@ -17,8 +17,8 @@ import pytest
 from psycopg import errors, sql
 from psycopg_pool import ConnectionPool
 
-from store.clock import ManualClock
-from store.database import APP_ROLE, make_pool
+from store.db.clock import ManualClock
+from store.db.database import APP_ROLE, make_pool
 from store.errors import NotFound
 from store.service import MemoryStore
 from tests.helpers import assert_value, declare, owner_connection, record

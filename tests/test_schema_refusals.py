@@ -19,8 +19,8 @@ from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.cli import app
 from server.settings import Settings
-from store.database import temporary_database
-from store.migrate import applied_versions, available_migrations, migrate_database
+from store.db.database import temporary_database
+from store.db.migrate import applied_versions, available_migrations, migrate_database
 
 runner = CliRunner()
 LATEST = available_migrations()[-1]

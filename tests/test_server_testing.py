@@ -14,10 +14,10 @@ from retrieval.search.embeddings import Embedder
 from server.client import Forbidden, SGAMClient
 from server.settings import Settings
 from server.testing import app_client
-from store.clock import ManualClock
 from store.contract.bodies import EpisodeRead, TenantCreated
 from store.contract.facts import Attribute
 from store.contract.results import UpdateResult
+from store.db.clock import ManualClock
 from tests.conftest import ts
 from tests.http_helpers import candidate
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from psycopg_pool import ConnectionPool
 
-from store.clock import ManualClock
 from store.contract.facts import Fact
 from store.contract.receipts import owner_key
 from store.contract.results import MergeResult
+from store.db.clock import ManualClock
 from store.errors import Conflict, InvalidInput, LegalHold, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from retrieval.search.embeddings import Embedder
 from server.cli import app
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from store.errors import InvalidInput
 from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
-from store.clock import ManualClock
 from store.contract.names import fold_name
 from store.contract.reads import ContextRequest
+from store.db.clock import ManualClock
 from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path
 

@@ -11,10 +11,10 @@ from uuid import uuid4
 
 import pytest
 
-from store.clock import ManualClock
 from store.contract.facts import Fact, MemoryUpdate
+from store.db.clock import ManualClock
+from store.db.paging import encode_cursor
 from store.errors import InvalidInput, NotFound
-from store.paging import encode_cursor
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, record

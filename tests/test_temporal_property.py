@@ -1,6 +1,6 @@
 """Random assertions and expiries against the real store agree with a tiny reference model.
 
-The model (written here, independent of ``store.temporal``) keeps a key's timeline as
+The model (written here, independent of ``store.facts.temporal``) keeps a key's timeline as
 breakpoints: ``instant -> value`` starts a value, ``instant -> None`` ends the value before it.
 The value valid at x comes from the latest breakpoint at or before x. Every write is applied to
 both the store (at a strictly non-decreasing system time) and the model, whose timeline is
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from store.clock import ManualClock
 from store.contract.facts import Fact
+from store.db.clock import ManualClock
 from store.errors import InvalidInput, NotFound
 from store.service import MemoryStore
 

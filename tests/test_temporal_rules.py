@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import datetime
 from uuid import UUID, uuid4
 
-from store.temporal import Version, plan_assert, plan_expire
+from store.facts.temporal import Version, plan_assert, plan_expire
 from tests.conftest import ts
 
 

@@ -19,9 +19,9 @@ from uuid import uuid4
 import pytest
 from pydantic import BaseModel
 
-from store.clock import ManualClock
 from store.contract.facts import Fact
 from store.contract.results import UpdateResult
+from store.db.clock import ManualClock
 from store.errors import Conflict, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts

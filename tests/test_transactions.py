@@ -19,8 +19,8 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from store.api.transactions import Transactions
-from store.clock import ManualClock
-from store.database import make_pool
+from store.db.clock import ManualClock
+from store.db.database import make_pool
 from store.errors import DatabaseUnavailable
 from store.service import MemoryStore
 from tests.helpers import assert_value, declare, record

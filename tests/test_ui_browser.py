@@ -30,7 +30,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from tests.ui_helpers import PAGE_CLOCK, Key, make_key, seed_mira
 
 PACKAGE = "chromium-driver"

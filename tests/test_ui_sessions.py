@@ -10,10 +10,10 @@ from uuid import UUID
 import pytest
 from psycopg_pool import ConnectionPool
 
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from store.errors import NotFound
+from store.governance.ui_sessions import UiSession
 from store.service import MemoryStore
-from store.ui_sessions import UiSession
 from tests.helpers import owner_connection
 
 HOUR = timedelta(hours=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from tests.read_helpers import read_path
 
 CAREER = "Employer, organisation or institution the person works for"

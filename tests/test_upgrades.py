@@ -19,12 +19,12 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from store.clock import ManualClock
 from store.contract.facts import Fact
 from store.contract.receipts import memory_key, owner_key, scope_hash
-from store.database import temporary_database
+from store.db.clock import ManualClock
+from store.db.database import temporary_database
+from store.db.migrate import available_migrations, migrate
 from store.errors import NotFound
-from store.migrate import available_migrations, migrate
 from store.service import MemoryStore, open_store
 from tests.conftest import ts
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg_pool import ConnectionPool
 
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.http_helpers import Client, candidate, declare, tenant_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from store.errors import Conflict, InvalidInput, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts

@@ -18,10 +18,10 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from store.api.transactions import Transactions
-from store.clock import ManualClock
-from store.database import make_pool
+from store.db.clock import ManualClock
+from store.db.database import make_pool
+from store.db.locks import MAX_ATTEMPTS
 from store.errors import Conflict, NotFound
-from store.locks import MAX_ATTEMPTS
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, record

@@ -16,7 +16,7 @@ from litestar.testing import TestClient
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
-from store.clock import ManualClock
+from store.db.clock import ManualClock
 from tests.conftest import ADMIN_TOKEN, ts
 from tests.http_helpers import make_tenant
 

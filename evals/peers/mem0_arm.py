@@ -23,7 +23,7 @@ from typing import Any
 
 from evals.peers.episodes import PeerMemory, Placed
 from retrieval.search.embeddings import Embedder
-from store.database import temporary_database
+from store.db.database import temporary_database
 
 UNREACHABLE = "http://127.0.0.1:9/v1"
 """The never-called LLM client's endpoint: the discard port on this machine."""

@@ -54,7 +54,7 @@ from retrieval.context.stale import NO_VALUES, SubjectValues, evidence_check
 from store.contract.facts import Fact
 from store.contract.reads import Citation, ContextEvidence, Incumbent, Mode, UncertainKey
 from store.contract.values import display
-from store.subject_reads import ValidRange
+from store.subjects.reads import ValidRange
 
 __all__ = ["Assembled", "EvidenceCandidate", "KeyFacts", "StaleRule", "assemble_context"]
 

@@ -21,7 +21,7 @@ from store.contract.labels import UNVERIFIED, version_label
 from store.contract.reads import Mode
 from store.contract.times import format_timestamp
 from store.contract.values import display
-from store.subject_reads import ValidRange
+from store.subjects.reads import ValidRange
 
 UNVERIFIED_HEADING = "Evidence (unverified: no attribute matched the question):"
 

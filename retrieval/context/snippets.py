@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-from store.text import one_line
+from store.episodes.text import one_line
 
 __all__ = [
     "ELLIPSIS",

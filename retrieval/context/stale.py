@@ -47,7 +47,7 @@ from retrieval.context.folding import content_tokens, fold, value_needle
 from retrieval.context.snippets import value_pattern
 from store.contract.facts import Fact
 from store.contract.values import display
-from store.subject_reads import SubjectMemory
+from store.subjects.reads import SubjectMemory
 
 Verdict = Literal["holds", "superseded", "in_conflict", "ambiguous", "disputed", "off_topic"]
 Window = tuple[datetime, datetime | None]

@@ -15,8 +15,8 @@ from typing import TypeVar
 from retrieval.context.block_inputs import EvidenceCandidate
 from retrieval.context.stale import NO_VALUES, SubjectValues, subject_values
 from store.contract.reads import QuestionPlan
-from store.snapshot import ReadSnapshot
-from store.subject_reads import ValidRange
+from store.db.snapshot import ReadSnapshot
+from store.subjects.reads import ValidRange
 
 T = TypeVar("T")
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from store.attribute_names import renamed_targets
+from store.attributes.names import renamed_targets
 from store.contract.reads import ContextRequest, RenamedAttribute
-from store.snapshot import ReadSnapshot
+from store.db.snapshot import ReadSnapshot
 
 
 def read_old_names_as_new(

@@ -22,7 +22,7 @@ from retrieval.question.names import (
 from retrieval.question.words import MIN_SCORE, SubjectMention
 from store.contract.names import fold_name
 from store.contract.reads import QuestionPlan
-from store.snapshot import ReadSnapshot
+from store.db.snapshot import ReadSnapshot
 
 _GOOD_ENOUGH = 0.75
 """A match this good (a subject's last word, capitalised) needs no trigram search."""

@@ -17,9 +17,9 @@ from store.contract.reads import (
     ExperienceResult,
     SearchPlan,
 )
-from store.outcomes import current_outcomes
+from store.db.snapshot import ReadSnapshot
+from store.episodes.outcomes import current_outcomes
 from store.service import MemoryStore
-from store.snapshot import ReadSnapshot
 
 
 def search_experiences(

@@ -14,8 +14,8 @@ import psycopg
 
 from retrieval.search.embeddings import Embedder
 from retrieval.search.hnsw import hnsw_index
-from store.clock import Clock
-from store.vectors import insert_vectors, truncated_ids
+from store.db.clock import Clock
+from store.episodes.vectors import insert_vectors, truncated_ids
 
 
 def ensure_index(conn: psycopg.Connection[Any], *, model: str, dimensions: int) -> None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from server.client import Call, SGAMError
 from server.mcp.tools import Tool
-from store.inputs import first_error
+from store.db.inputs import first_error
 
 _JSON: TypeAdapter[Any] = TypeAdapter(Any)
 

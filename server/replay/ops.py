@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from store.contract.reads import ContextRequest, SearchRequest
+from store.db.inputs import parse_input
 from store.errors import Conflict, InvalidInput, NotFound
-from store.inputs import parse_input
 
 if TYPE_CHECKING:
     from server.replay.runner import Replay

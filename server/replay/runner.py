@@ -23,10 +23,10 @@ from pydantic import BaseModel
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
 from server.replay.ops import COMMON, OPS, JsonObject, Op
-from store.clock import wall_clock
-from store.database import scratch_database
+from store.db.clock import wall_clock
+from store.db.database import scratch_database
+from store.db.inputs import parse_instant
 from store.errors import InvalidInput, StoreError
-from store.inputs import parse_instant
 from store.service import MemoryStore, open_store
 
 

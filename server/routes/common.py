@@ -14,8 +14,8 @@ from litestar.params import PathParameter, QueryParameter, SkipValidation
 from retrieval.reader import Reader
 from store.contract.common import IDENTIFIER_PATTERN
 from store.contract.problems import PROBLEM_MEDIA_TYPE, Problem
+from store.db.inputs import parse_instant
 from store.errors import InvalidInput
-from store.inputs import parse_instant
 from store.service import MemoryStore
 
 # Injected values are the server's own, so they skip validation: every value Litestar validates

@@ -25,8 +25,8 @@ from store.contract.bodies import EpisodeBody, EpisodeRecorded
 from store.contract.episodes import Episode
 from store.contract.memory import ExtractionState
 from store.contract.results import UpdateResult
+from store.episodes.extraction import Claim, Queued
 from store.errors import Conflict
-from store.extraction import Claim, Queued
 
 Shared = NamedDependency[SkipValidation[Resources]]
 """The running app's resources (the extractor and the worker policy among them)."""

@@ -38,7 +38,7 @@ from server.ui.sessions import (
 )
 from server.ui.timeline import WIDTH, lay_out
 from store.contract.times import TimestampError, format_timestamp, parse_timestamp
-from store.keys import parse_token
+from store.governance.keys import parse_token
 
 SUBJECTS_PER_PAGE = 100
 _MAX_FIELD = 400

@@ -10,16 +10,19 @@ from uuid import UUID
 
 import psycopg
 
-from store import attribute_changes, attributes, keys, tenants
 from store.api.transactions import Transactions
+from store.attributes import changes as attribute_changes
+from store.attributes import registry as attributes
 from store.contract.common import UnverifiedEvidencePolicy
 from store.contract.facts import Attribute, AttributeDeclaration
 from store.contract.governance import AttributeChange, MigrationResult
 from store.contract.results import ApiKey, ApiKeyIssued, ApiKeyRevoked
+from store.db import tenants
+from store.db.inputs import check_identifier, parse_input, parse_uuid
 from store.errors import InvalidInput
-from store.inputs import check_identifier, parse_input, parse_uuid
-from store.keys import ActiveKey
-from store.retention import require_class
+from store.governance import keys
+from store.governance.keys import ActiveKey
+from store.governance.retention import require_class
 
 DUAL_READ = timedelta(days=30)
 """How long a renamed attribute's old name still reads and writes the new one, by default."""

@@ -7,11 +7,11 @@ from typing import Any
 
 import psycopg
 
-from store import weak_signals
 from store.api.transactions import Transactions
 from store.contract.memory import BufferPage
-from store.inputs import check_identifier
-from store.paging import check_limit
+from store.db.inputs import check_identifier
+from store.db.paging import check_limit
+from store.facts import weak_signals
 
 
 class BufferCalls:

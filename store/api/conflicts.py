@@ -8,11 +8,12 @@ from uuid import UUID
 
 import psycopg
 
-from store import conflicts, merged_ids, resolution
 from store.api.transactions import Transactions
 from store.contract.results import ConflictPage, ResolveResult
+from store.db.inputs import check_identifier, parse_instant, parse_uuid
 from store.errors import InvalidInput
-from store.inputs import check_identifier, parse_instant, parse_uuid
+from store.facts import conflicts, resolution
+from store.subjects import merged_ids
 
 
 class ConflictCalls:

@@ -12,19 +12,22 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from store import bulk, bulk_write, episodes, extraction, receipts, tenants, touched
 from store.api.transactions import Transactions
-from store.bulk import ImportResult
-from store.candidates import send_candidates
 from store.contract.episodes import Episode, EpisodeInput
 from store.contract.facts import MemoryUpdate
 from store.contract.results import UpdateResult
+from store.db import tenants
+from store.db.inputs import check_identifier, parse_input
+from store.episodes import bulk, bulk_write, extraction
+from store.episodes import record as episodes
+from store.episodes.bulk import ImportResult
+from store.episodes.extraction import Queued
+from store.episodes.vectors import EpisodeEmbedder, SharedBatches, insert_vectors
 from store.errors import InvalidInput, StoreError
-from store.extraction import Queued
-from store.facts import validate_candidate
-from store.inputs import check_identifier, parse_input
-from store.receipts import NO_TRACE, Trace
-from store.vectors import EpisodeEmbedder, SharedBatches, insert_vectors
+from store.facts.candidates import send_candidates
+from store.facts.writes import validate_candidate
+from store.governance import receipts, touched
+from store.governance.receipts import NO_TRACE, Trace
 
 
 class EpisodeCalls:
@@ -144,7 +147,7 @@ class EpisodeCalls:
         return transactions.run(work, tenant_id=tenant_id)
 
     def import_lines(self, texts: Iterable[str]) -> ImportResult:
-        """Import an episode file (``store.bulk``): every line in one transaction, by COPY.
+        """Import an episode file (``store.episodes.bulk``): every line in one transaction, by COPY.
 
         A bad line (``BadLine``, with its line number) or a refused episode writes nothing.
         Facts never wait for the model: ``embed`` gives the new episodes their vectors after.

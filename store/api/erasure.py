@@ -7,10 +7,11 @@ from typing import Any
 
 import psycopg
 
-from store import erasure, tenants
 from store.api.transactions import Transactions
 from store.contract.results import ErasureResult
-from store.inputs import check_identifier
+from store.db import tenants
+from store.db.inputs import check_identifier
+from store.governance import erasure
 
 
 class ErasureCalls:

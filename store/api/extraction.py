@@ -3,7 +3,7 @@
 The extractor itself (a model call) is not the store's: a worker claims a job, ``begin`` gives
 it the episode with its subjects' current facts and the declared attributes, it calls the
 model outside any transaction, then ``complete`` sends the candidates down the normal write path
-(``store.candidates``) and marks the job done in one transaction of the job's tenant, at the
+(``store.facts.candidates``) and marks the job done in one transaction of the job's tenant, at the
 system time of that write. Each step checks the caller still holds the job's lease.
 """
 
@@ -16,17 +16,20 @@ from typing import Any
 
 import psycopg
 
-from store import attributes, episodes, extraction, reads
 from store.api.transactions import Transactions
-from store.candidates import send_candidates
+from store.attributes import registry as attributes
 from store.contract.episodes import Episode
 from store.contract.facts import Attribute, Fact
 from store.contract.memory import ExtractionState, JobStatus
 from store.contract.results import UpdateResult
+from store.db.inputs import check_identifier
+from store.episodes import extraction
+from store.episodes import record as episodes
+from store.episodes.extraction import Claim
 from store.errors import Conflict, NotFound
-from store.extraction import Claim
-from store.facts import validate_candidate
-from store.inputs import check_identifier
+from store.facts import reads
+from store.facts.candidates import send_candidates
+from store.facts.writes import validate_candidate
 
 Backoff = Callable[[int], timedelta]
 """The wait before the next try, given the attempts made so far."""

@@ -9,16 +9,20 @@ from uuid import UUID
 
 import psycopg
 
-from store import candidates as candidates_
-from store import episodes, facts, merged_ids, reads, retraction, touched
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
-from store.attribute_names import former_names, refuse_retired_name, renamed_targets
+from store.attributes.names import former_names, refuse_retired_name, renamed_targets
 from store.contract.facts import Fact
 from store.contract.results import ExpireResult, RetractResult, UpdateResult
+from store.db.inputs import check_identifier, parse_instant, parse_uuid, read_times
+from store.episodes import record as episodes
 from store.errors import InvalidInput, NotFound
-from store.inputs import check_identifier, parse_instant, parse_uuid, read_times
-from store.receipts import NO_TRACE, Trace
+from store.facts import candidates as candidates_
+from store.facts import reads, retraction
+from store.facts import writes as facts
+from store.governance import touched
+from store.governance.receipts import NO_TRACE, Trace
+from store.subjects import merged_ids
 
 
 class FactCalls:

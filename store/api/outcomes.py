@@ -8,13 +8,15 @@ from typing import Any
 
 import psycopg
 
-from store import episodes, outcomes, touched
 from store.api.receipts import traced_write
 from store.api.transactions import Transactions
 from store.contract.memory import EpisodeOutcome, OutcomeInput
+from store.db.inputs import check_identifier, parse_input
+from store.episodes import outcomes
+from store.episodes import record as episodes
 from store.errors import NotFound
-from store.inputs import check_identifier, parse_input
-from store.receipts import NO_TRACE, Trace
+from store.governance import touched
+from store.governance.receipts import NO_TRACE, Trace
 
 
 class OutcomeCalls:

@@ -13,7 +13,6 @@ from typing import Any
 
 import psycopg
 
-from store import procedure_rules, procedures, touched
 from store.api.receipts import traced_read, traced_write
 from store.api.transactions import Transactions
 from store.contract.procedures import (
@@ -24,9 +23,11 @@ from store.contract.procedures import (
     ProcedureInput,
     ProcedureVersion,
 )
+from store.db.inputs import check_identifier, parse_input
 from store.errors import InvalidInput, NotFound
-from store.inputs import check_identifier, parse_input
-from store.receipts import NO_TRACE, Touched, Trace
+from store.governance import touched
+from store.governance.receipts import NO_TRACE, Touched, Trace
+from store.memory import procedure_rules, procedures
 
 
 class ProcedureCalls:

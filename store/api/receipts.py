@@ -9,13 +9,13 @@ from uuid import UUID
 
 import psycopg
 
-from store import receipts
 from store.api.transactions import Transactions
 from store.contract.common import MemoryType
 from store.contract.receipts import DecisionReceipts, Receipt
+from store.db.inputs import parse_uuid
 from store.errors import NotFound
-from store.inputs import parse_uuid
-from store.receipts import Touched, Trace
+from store.governance import receipts
+from store.governance.receipts import Touched, Trace
 
 T = TypeVar("T")
 

@@ -10,7 +10,6 @@ from uuid import UUID
 
 import psycopg
 
-from store import legal_holds, purge, retention, tenants
 from store.api.transactions import Transactions, restore_session
 from store.contract.governance import (
     Hold,
@@ -20,12 +19,14 @@ from store.contract.governance import (
     RetentionClassDeclaration,
     TenantPurge,
 )
+from store.db import tenants
+from store.db.inputs import check_identifier, parse_input, parse_uuid
 from store.errors import NotFound, translate
-from store.inputs import check_identifier, parse_input, parse_uuid
+from store.governance import legal_holds, purge, retention
 
 PURGE_LOCK = (0x5350, 0)
 """The advisory lock one purge holds at a time, across every server process: a key space of
-its own beside the tenant locks' (store/locks.py)."""
+its own beside the tenant locks' (store/db/locks.py)."""
 
 
 class RetentionCalls:

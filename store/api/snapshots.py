@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from store.api.transactions import Transactions
-from store.snapshot import ReadSnapshot
+from store.db.snapshot import ReadSnapshot
 
 T = TypeVar("T")
 

@@ -8,16 +8,21 @@ from typing import Any
 
 import psycopg
 
-from store import merged_ids, merges, reads, subject_names, subjects, tenants, touched
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
-from store.attribute_names import mark_renamed
+from store.attributes.names import mark_renamed
 from store.contract.facts import SubjectNamesDeclaration
 from store.contract.results import MergeResult, Profile, SubjectExport, SubjectNames, SubjectPage
+from store.db import tenants
+from store.db.inputs import check_identifier, parse_input, read_times
+from store.db.locks import lock_keys
 from store.errors import InvalidInput
-from store.inputs import check_identifier, parse_input, read_times
-from store.locks import lock_keys
-from store.receipts import NO_TRACE, Trace
+from store.facts import reads
+from store.governance import touched
+from store.governance.receipts import NO_TRACE, Trace
+from store.subjects import export as subjects
+from store.subjects import merged_ids, merges
+from store.subjects import names as subject_names
 
 
 class SubjectCalls:
@@ -127,7 +132,8 @@ class SubjectCalls:
         return self._transactions.run(work, tenant_id=tenant_id)
 
     def merge(self, tenant_id: str, subject: str, *, into: str) -> MergeResult:
-        """Fold the duplicate ``subject`` into ``into`` in one transaction (``store.merges``)."""
+        """Fold the duplicate ``subject`` into ``into`` in one transaction
+        (``store.subjects.merges``)."""
         check_identifier(subject, "subject")
         check_identifier(into, "into")
         if subject == into:

@@ -8,14 +8,15 @@ from typing import Any
 
 import psycopg
 
-from store import checkpoints, touched
 from store.api.receipts import traced_read, traced_write
 from store.api.transactions import Transactions
 from store.contract.memory import MAX_VERSION, Checkpoint, CheckpointWrite
 from store.contract.results import ErasureResult
+from store.db.inputs import check_identifier, parse_input
 from store.errors import InvalidInput
-from store.inputs import check_identifier, parse_input
-from store.receipts import NO_TRACE, Touched, Trace
+from store.governance import touched
+from store.governance.receipts import NO_TRACE, Touched, Trace
+from store.memory import checkpoints
 
 
 class ThreadCalls:

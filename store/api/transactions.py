@@ -18,11 +18,11 @@ from psycopg import IsolationLevel
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
-from store.clock import Clock
+from store.db.clock import Clock
+from store.db.locks import with_retries
+from store.db.tenants import enter_tenant
 from store.errors import translate
-from store.locks import with_retries
-from store.tenants import enter_tenant
-from store.versions import IdFactory
+from store.facts.versions import IdFactory
 
 T = TypeVar("T")
 

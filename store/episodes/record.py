@@ -1,0 +1,336 @@
+"""Episodes: the raw inputs facts cite, recorded once per id."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+
+from store.contract.common import EpisodeKind
+from store.contract.episodes import Episode, EpisodeInput
+from store.errors import Conflict, NotFound
+from store.governance.retention import require_class
+from store.subjects import names as subject_names
+
+T = TypeVar("T")
+
+_COLUMNS = """
+    id, occurred_at, recorded_at, kind, session_id, subjects, text, content_hash,
+    retention_class, metadata, erased_at, purged_at,
+    EXISTS (SELECT FROM episode_vectors AS v
+            WHERE v.tenant_id = episodes.tenant_id AND v.episode_id = episodes.id
+              AND v.embedding_truncated) AS embedding_truncated
+"""
+"""An episode as its JSON names it; ``embedding_truncated`` if any of its vectors was cut."""
+
+
+def content_hash(text: str) -> str:
+    """The hash that identifies an episode's content (kept in stubs and tombstones)."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def record_episode(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    episode: EpisodeInput,
+    *,
+    now: datetime,
+    new_id: Callable[[], object],
+) -> Episode:
+    """Record an episode; the same id with the same content returns the stored one.
+
+    The same id with different text, time or kind is refused: an id names one input. A
+    retention class the tenant has not declared is refused (``invalid``, ``retention_class``).
+    """
+    require_class(conn, tenant_id, episode.retention_class, field="retention_class")
+    episode_id = episode.id or str(new_id())
+    digest = content_hash(episode.text)
+    with conn.cursor(row_factory=class_row(Episode)) as cur:
+        cur.execute(
+            """
+            INSERT INTO episodes (
+                tenant_id, id, occurred_at, recorded_at, kind, session_id, subjects,
+                text, content_hash, retention_class, metadata
+            ) VALUES (
+                %(tenant_id)s, %(id)s, %(occurred_at)s, %(now)s, %(kind)s,
+                %(session_id)s, %(subjects)s, %(text)s, %(content_hash)s,
+                %(retention_class)s, %(metadata)s
+            )
+            ON CONFLICT (tenant_id, id) DO NOTHING
+            RETURNING"""
+            + _COLUMNS,
+            {
+                "tenant_id": tenant_id,
+                "id": episode_id,
+                "occurred_at": episode.occurred_at,
+                "now": now,
+                "kind": episode.kind,
+                "session_id": episode.session_id,
+                "subjects": episode.all_subjects(),
+                "text": episode.text,
+                "content_hash": digest,
+                "retention_class": episode.retention_class,
+                "metadata": Jsonb(episode.metadata),
+            },
+        )
+        row = cur.fetchone()
+    if row is not None:
+        # A new episode's subjects are kept by their ids, and the names its text wrote learned.
+        subject_names.note(
+            conn,
+            tenant_id,
+            row.subjects,
+            episode.subject_names.items(),
+            episode_id=row.id,
+            episode_text=row.text,
+            now=now,
+        )
+        return row
+    stored = get_episode(conn, tenant_id, episode_id)
+    check_same_episode(stored, episode)
+    return stored
+
+
+def check_same_episode(stored: Episode, episode: EpisodeInput) -> None:
+    """Refuse recording ``episode`` under the id ``stored`` holds, unless it is the same input."""
+    if stored.erased_at is not None:
+        # A stub keeps only a content hash: answering "same content" would confirm a guess.
+        raise Conflict(f"episode {stored.id!r} was erased; its id cannot be reused", field="id")
+    if stored.purged_at is not None:
+        raise Conflict(f"episode {stored.id!r} was purged; its id cannot be reused", field="id")
+    same = (
+        stored.content_hash == content_hash(episode.text)
+        and stored.occurred_at == episode.occurred_at
+        and stored.kind == episode.kind
+    )
+    if not same:
+        raise Conflict(f"episode {stored.id!r} exists with different content", field="id")
+
+
+def get_episode(conn: psycopg.Connection[Any], tenant_id: str, episode_id: str) -> Episode:
+    """One episode (or its stub after an erasure); NotFound if the tenant has no such id."""
+    return ask_episode(conn, tenant_id, episode_id)()
+
+
+class CitedEpisode(Protocol):
+    """What a candidate write reads of the episode it cites (an ``Episode`` is one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def occurred_at(self) -> datetime: ...
+    @property
+    def kind(self) -> EpisodeKind: ...
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def content_hash(self) -> str: ...
+    @property
+    def erased_at(self) -> datetime | None: ...
+    @property
+    def purged_at(self) -> datetime | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CitedEpisodeRow:
+    """A cited episode as a write reads it: without its subject list, which every write citing
+    the episode about a new subject lengthens (read whole, each such write would cost more than
+    the last). Its fields are as stored, unvalidated (the pool's connections speak UTC)."""
+
+    id: str
+    occurred_at: datetime
+    kind: EpisodeKind
+    text: str | None
+    content_hash: str
+    erased_at: datetime | None
+    purged_at: datetime | None
+
+
+_CITED_COLUMNS = " id, occurred_at, kind, text, content_hash, erased_at, purged_at "
+
+
+def ask_cited_episode(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_id: str
+) -> Callable[[], CitedEpisodeRow]:
+    """The episode a write cites, asked now and read when called (in pipeline mode, the
+    statements sent in between travel with it); NotFound when the tenant has none."""
+    return _ask_one(conn, tenant_id, episode_id, CitedEpisodeRow, _CITED_COLUMNS)
+
+
+def ask_episode(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_id: str
+) -> Callable[[], Episode]:
+    """Send ``get_episode``'s read now and read its answer when called (in pipeline mode, the
+    statements sent in between travel with it)."""
+    return _ask_one(conn, tenant_id, episode_id, Episode, _COLUMNS)
+
+
+def _ask_one(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    episode_id: str,
+    row_type: type[T],
+    columns: str,
+) -> Callable[[], T]:
+    cur = conn.cursor(row_factory=class_row(row_type))
+    cur.execute(
+        "SELECT" + columns + "FROM episodes WHERE tenant_id = %(tenant_id)s AND id = %(id)s",
+        {"tenant_id": tenant_id, "id": episode_id},
+    )
+
+    def episode() -> T:
+        with cur:
+            row = cur.fetchone()
+        if row is None:
+            raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
+        return row
+
+    return episode
+
+
+def add_subjects(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_id: str, subjects: Iterable[str]
+) -> None:
+    """Note that the episode concerns ``subjects`` (a candidate citing it names one).
+
+    Both places say it: the episode's list, and a pair each in ``episode_subjects`` (which the
+    insert trigger of migration 0014 fills for new episodes, and erasure empties).
+    """
+    params = {"tenant_id": tenant_id, "id": episode_id, "subjects": list(subjects)}
+    conn.execute(
+        """
+        UPDATE episodes
+        SET subjects = ARRAY(
+            SELECT DISTINCT s FROM unnest(subjects || %(subjects)s::text[]) AS s ORDER BY s
+        )
+        WHERE tenant_id = %(tenant_id)s AND id = %(id)s
+          AND NOT subjects @> %(subjects)s::text[]
+        """,
+        params,
+    )
+    conn.execute(
+        """
+        INSERT INTO episode_subjects (tenant_id, subject, episode_id)
+        SELECT DISTINCT %(tenant_id)s, s, %(id)s FROM unnest(%(subjects)s::text[]) AS s
+        ON CONFLICT DO NOTHING
+        """,
+        params,
+    )
+
+
+LINKED_TO_SUBJECT = """
+    (%(subject)s = ANY(subjects)
+     OR id IN (SELECT source_episode_id FROM fact_versions
+                       WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
+     OR id IN (SELECT e.source_episode_id FROM expiries AS e
+                       JOIN fact_versions AS v
+                         ON v.tenant_id = e.tenant_id AND v.subject = e.subject
+                        AND v.attribute = e.attribute AND v.ended_by = e.expiry_id
+                       WHERE e.tenant_id = %(tenant_id)s AND e.subject = %(subject)s)
+     OR id IN (SELECT source_episode_id FROM conflicts
+                       WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s))
+"""
+"""Episodes linked to ``%(subject)s``: naming it, or sourcing a version, an expiry that ended one
+of its versions, or a conflict challenger of its keys. Export lists them and erasure deletes
+them: one condition for both. An expiry that ended nothing is kept for retraction's replay
+only: it links no episode to the subject."""
+
+
+def subject_episodes(conn: psycopg.Connection[Any], tenant_id: str, subject: str) -> list[Episode]:
+    """Episodes linked to ``subject`` (``LINKED_TO_SUBJECT``), stubs included, oldest first."""
+    with conn.cursor(row_factory=class_row(Episode)) as cur:
+        cur.execute(
+            "SELECT"
+            + _COLUMNS
+            + "FROM episodes WHERE tenant_id = %(tenant_id)s AND"
+            + LINKED_TO_SUBJECT
+            + "ORDER BY occurred_at, id",
+            {"tenant_id": tenant_id, "subject": subject},
+        )
+        return cur.fetchall()
+
+
+def get_episodes(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_ids: Iterable[str]
+) -> dict[str, Episode]:
+    """The tenant's episodes (or stubs) among ``episode_ids``, by id; unknown ids are absent."""
+    wanted = sorted(set(episode_ids))
+    if not wanted:
+        return {}
+    with conn.cursor(row_factory=class_row(Episode)) as cur:
+        cur.execute(
+            "SELECT" + _COLUMNS + "FROM episodes"
+            " WHERE tenant_id = %(tenant_id)s AND id = ANY(%(episode_ids)s)",
+            {"tenant_id": tenant_id, "episode_ids": wanted},
+        )
+        found = cur.fetchall()
+    return {episode.id: episode for episode in found}
+
+
+def new_episode(episode: EpisodeInput, *, episode_id: str, now: datetime) -> Episode:
+    """The episode ``record_episode`` would store for ``episode`` under a new id at ``now``."""
+    return Episode.model_construct(
+        id=episode_id,
+        occurred_at=episode.occurred_at,
+        recorded_at=now,
+        kind=episode.kind,
+        session_id=episode.session_id,
+        subjects=episode.all_subjects(),
+        text=episode.text,
+        content_hash=content_hash(episode.text),
+        retention_class=episode.retention_class,
+        metadata=episode.metadata,
+        erased_at=None,
+        purged_at=None,
+    )
+
+
+_EPISODE_COLUMNS = (
+    "tenant_id, id, occurred_at, recorded_at, kind, session_id, subjects, text, content_hash,"
+    " retention_class, metadata"
+)
+
+
+def copy_episodes(conn: psycopg.Connection[Any], tenant_id: str, new: Iterable[Episode]) -> int:
+    """Store new episodes (none of their ids may exist) with one COPY; how many.
+
+    COPY cannot write a table under row-level security: the rows go to a scratch table first
+    and from it into ``episodes`` in one insert, which the tenant's policy checks.
+    """
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS copied_episodes"
+        " (LIKE episodes INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+    )
+    count = 0
+    with (
+        conn.cursor() as cur,
+        cur.copy(f"COPY copied_episodes ({_EPISODE_COLUMNS}) FROM STDIN") as copy,
+    ):
+        for episode in new:
+            copy.write_row(
+                (
+                    tenant_id,
+                    episode.id,
+                    episode.occurred_at,
+                    episode.recorded_at,
+                    episode.kind,
+                    episode.session_id,
+                    episode.subjects,
+                    episode.text,
+                    episode.content_hash,
+                    episode.retention_class,
+                    Jsonb(episode.metadata),
+                )
+            )
+            count += 1
+    conn.execute(
+        f"INSERT INTO episodes ({_EPISODE_COLUMNS}) SELECT {_EPISODE_COLUMNS} FROM copied_episodes"
+    )
+    conn.execute("TRUNCATE copied_episodes")  # the next tenant of this transaction starts empty
+    return count

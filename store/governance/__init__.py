@@ -1,0 +1,2 @@
+"""Governance: retention classes and the purge, legal holds, erasure and its tombstones, receipts,
+API keys and the pages' sessions."""
