@@ -12,7 +12,7 @@ from litestar.plugins.prometheus import PrometheusConfig
 from pydantic import BaseModel
 
 from retrieval.search.embeddings import Embedder
-from server.auth import (
+from server.auth.guard import (
     CLOCK_HEADER_PARAMETER,
     admin_guard,
     provide_store,
@@ -20,11 +20,11 @@ from server.auth import (
     provide_tenant_store,
     tenant_guard,
 )
-from server.json_bodies import check_json_body
-from server.openapi import ExactBodySchemaPlugin
-from server.problems import EXCEPTION_HANDLERS
-from server.request_log import REQUEST_ID_RESPONSE_HEADER, RequestLog
-from server.resources import lifespan, provide_reader, provide_resources
+from server.http.json_bodies import check_json_body
+from server.http.openapi import ExactBodySchemaPlugin
+from server.http.problems import EXCEPTION_HANDLERS
+from server.http.request_log import REQUEST_ID_RESPONSE_HEADER, RequestLog
+from server.http.trace import provide_trace
 from server.routes.admin import admin_routes
 from server.routes.attributes import attribute_routes
 from server.routes.buffer import buffer_routes
@@ -41,8 +41,8 @@ from server.routes.retention import retention_routes
 from server.routes.retrieval import retrieval_routes
 from server.routes.subjects import subject_routes
 from server.routes.threads import thread_routes
+from server.runtime.resources import lifespan, provide_reader, provide_resources
 from server.settings import Settings
-from server.trace import provide_trace
 from server.ui.pages import template_config
 from server.ui.routes import ui_routers
 from store.db.clock import Clock, wall_clock
@@ -67,7 +67,7 @@ def create_app(
 ) -> Litestar:
     """The SGAM HTTP API. ``embedder`` and ``clock`` are for tests that share a loaded model."""
     # A guard establishes the caller before the body is read; dependencies hand it on, in one
-    # chain (``server.auth``).
+    # chain (``server.auth.guard``).
     tenant_api = Router(
         "/",
         route_handlers=[
@@ -118,7 +118,7 @@ def create_app(
         # After the guards, before a body is decoded: a body must be JSON, each key once.
         before_request=check_json_body,
         type_encoders={BaseModel: pydantic_json},
-        # Request bodies documented as pydantic validates them (``server.openapi``).
+        # Request bodies documented as pydantic validates them (``server.http.openapi``).
         plugins=[ExactBodySchemaPlugin()],
         lifespan=[lifespan(settings, embedder=embedder, clock=clock)],
         middleware=[prometheus.middleware],

@@ -1,7 +1,7 @@
 """The ASGI entry point for process managers: ``uvicorn --factory server.asgi:app``.
 
 Settings come from the environment when a worker starts, not at import; so does the log's
-JSON format (``server.logs``), after uvicorn set up its own loggers.
+JSON format (``server.runtime.logs``), after uvicorn set up its own loggers.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from litestar import Litestar
 
 from server.app import create_app
-from server.logs import configure_logging
+from server.runtime.logs import configure_logging
 from server.settings import Settings
 
 

@@ -12,11 +12,11 @@ from typing import Annotated
 
 import typer
 
-from server.cli_admin import attribute_app, key_app, receipts_app, subjects_app, tenant_app
-from server.cli_health import health_app
-from server.cli_import import import_episodes
-from server.cli_retention import purge
-from server.cli_worker import worker
+from server.commands.admin import attribute_app, key_app, receipts_app, subjects_app, tenant_app
+from server.commands.health import health_app
+from server.commands.imports import import_episodes
+from server.commands.purge import purge
+from server.commands.worker import worker
 from server.mcp.cli import mcp
 from server.replay.compare import TOLERANCE, result_differences
 from server.settings import Settings
@@ -82,7 +82,7 @@ def serve(
     One server per SGAM_DATA_DIR (a second is refused); SIGTERM and Ctrl-C stop the embedded
     database with the server.
     """
-    from server.shutdown import unwinding_on_stop_signals  # noqa: PLC0415 - keep --help fast
+    from server.runtime.shutdown import unwinding_on_stop_signals  # noqa: PLC0415 - keep --help fast
 
     settings = Settings()
     with unwinding_on_stop_signals(), ExitStack() as owned:
@@ -127,8 +127,8 @@ def _serve(
 
     import uvicorn  # noqa: PLC0415
 
-    from server.bootstrap import DEFAULT_TENANT, prepare_database  # noqa: PLC0415
-    from server.metrics import multiprocess_metrics  # noqa: PLC0415
+    from server.http.metrics import multiprocess_metrics  # noqa: PLC0415
+    from server.runtime.bootstrap import DEFAULT_TENANT, prepare_database  # noqa: PLC0415
     from store.errors import DatabaseUnavailable  # noqa: PLC0415
 
     try:

@@ -16,7 +16,7 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from server.resources import readiness_pending
+from server.runtime.resources import readiness_pending
 from store.db.database import APP_ROLE, check_app_role, make_pool
 from store.db.migrate import MigrationFailed, migrate
 from store.errors import DatabaseUnavailable

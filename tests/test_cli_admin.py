@@ -8,8 +8,8 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
-from server.bootstrap import prepare_database
 from server.cli import app
+from server.runtime.bootstrap import prepare_database
 from store.db.database import temporary_database
 from store.db.migrate import available_migrations, pending_migrations
 from store.service import MemoryStore

@@ -37,7 +37,7 @@ from server.client import (
     thread_calls,
 )
 from server.client.base import Route, Routes
-from server.problems import problem_response
+from server.http.problems import problem_response
 from store.contract.problems import PROBLEM_MEDIA_TYPE
 
 

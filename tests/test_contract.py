@@ -14,7 +14,7 @@ import pytest
 
 import server.client
 from server.client import errors as client_errors
-from server.problems import status_of, store_error_handler
+from server.http.problems import status_of, store_error_handler
 from store.contract.problems import (
     ERRORS,
     HTTP_STATUS_CODE,

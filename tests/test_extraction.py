@@ -17,8 +17,8 @@ import psycopg
 import pytest
 from prometheus_client import REGISTRY
 
-from server.extractor import PROMPT_VERSION, Extractor
-from server.worker import WorkPolicy, drain, run_job, work_once
+from server.extraction.extractor import PROMPT_VERSION, Extractor
+from server.extraction.worker import WorkPolicy, drain, run_job, work_once
 from store.db.clock import ManualClock
 from store.db.database import APP_ROLE
 from store.episodes.extraction import Queued

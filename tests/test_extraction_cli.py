@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from server.cli import app
-from server.extractor import PROMPT_VERSION
+from server.extraction.extractor import PROMPT_VERSION
 from store.episodes.extraction import Queued
 from store.service import MemoryStore
 from tests.extraction_helpers import stand_in, updates

@@ -24,8 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
-from server.problems import status_of, store_error_handler
-from server.resources import resources_of
+from server.http.problems import status_of, store_error_handler
+from server.runtime.resources import resources_of
 from server.settings import Settings
 from store.contract.problems import ERRORS, HTTP_STATUS_CODE, ErrorCode
 from store.contract.times import parse_timestamp

@@ -22,9 +22,9 @@ from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
-from server.keycache import KeyCache, authenticate
-from server.keylistener import APPLICATION_NAME, KeyChangeListener
-from server.resources import resources_of
+from server.auth.keycache import KeyCache, authenticate
+from server.auth.keylistener import APPLICATION_NAME, KeyChangeListener
+from server.runtime.resources import resources_of
 from server.settings import Settings
 from store.governance.keys import KEY_CHANGED_CHANNEL, ActiveKey
 from store.service import MemoryStore

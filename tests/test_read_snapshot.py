@@ -21,7 +21,7 @@ from psycopg_pool import ConnectionPool
 
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
-from server.resources import resources_of
+from server.runtime.resources import resources_of
 from store.contract.facts import Fact
 from store.contract.reads import ContextRequest, SearchRequest
 from store.db.clock import ManualClock

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from psycopg_pool import ConnectionPool
 
-from server.logs import OWN, json_handler
+from server.runtime.logs import OWN, json_handler
 from tests.helpers import owner_connection
 from tests.http_helpers import Client, assert_problem, candidate, declare, make_tenant, record
 
@@ -209,7 +209,7 @@ def test_each_request_is_one_json_line_naming_its_route_status_problem_and_tenan
 SERVER_PROCESS = """
 import logging.config
 from uvicorn.config import LOGGING_CONFIG
-from server.logs import configure_logging
+from server.runtime.logs import configure_logging
 
 logging.config.dictConfig(LOGGING_CONFIG)  # what uvicorn sets up before it builds the app
 configure_logging()
@@ -269,7 +269,7 @@ def test_a_database_refusal_is_logged_with_its_sqlstate_and_constraint(
     assert lines == [
         {
             "level": "WARNING",
-            "logger": "server.problems",
+            "logger": "server.http.problems",
             "message": "database refusal",
             "error": "Conflict",
             "code": "conflict",

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from psycopg_pool import ConnectionPool
 
-from server.purger import Purger
+from server.runtime.purger import Purger
 from store.api.retention import PURGE_LOCK
 from store.contract.receipts import owner_key
 from store.db.clock import ManualClock

@@ -19,7 +19,7 @@ from store.errors import InvalidInput
 from store.service import MemoryStore
 
 # Injected values are the server's own, so they skip validation: every value Litestar validates
-# is the client's (``server.problems`` relies on that).
+# is the client's (``server.http.problems`` relies on that).
 
 Store = NamedDependency[SkipValidation[MemoryStore]]
 """The request's store, its clock set by the route's guard (``X-SGAM-Now`` if allowed)."""
@@ -76,7 +76,7 @@ def provide_read_times(
 ) -> ReadTimes:
     """The time query parameters, parsed by the store's rules; a bad one is 422 naming it.
 
-    It takes ``store`` only to come after it in the dependencies' one chain (``server.auth``).
+    It takes ``store`` only to come after it in the dependencies' one chain (``server.auth.guard``).
 
     ``at`` is an alias of ``valid_at``; giving both is refused under ``at``. The first fault
     found is the one reported: both given, then ``at``, ``valid_at``, ``known_at``.

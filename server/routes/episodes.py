@@ -8,10 +8,10 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import JSONBody
 from litestar.types import ControllerRouterHandler
 
-from server.metrics import count_results
+from server.http.metrics import count_results
+from server.http.trace import RequestTrace
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from server.routes.extraction import Shared, answer, queued_for, retry_extraction
-from server.trace import RequestTrace
 from store.contract.bodies import (
     CandidateResults,
     CandidatesBody,

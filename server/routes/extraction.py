@@ -16,11 +16,11 @@ from litestar import post
 from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 
-from server.extractor import PROMPT_VERSION
-from server.metrics import count_results
-from server.resources import Resources
+from server.extraction.extractor import PROMPT_VERSION
+from server.extraction.worker import run_job
+from server.http.metrics import count_results
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
-from server.worker import run_job
+from server.runtime.resources import Resources
 from store.contract.bodies import EpisodeBody, EpisodeRecorded
 from store.contract.episodes import Episode
 from store.contract.memory import ExtractionState

@@ -5,8 +5,8 @@ from __future__ import annotations
 from litestar import Router, get, post
 from litestar.params import JSONBody
 
+from server.http.trace import RequestTrace
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
-from server.trace import RequestTrace
 from store.contract.bodies import ExpireBody, RetractBody
 from store.contract.facts import Fact
 from store.contract.results import ExpireResult, RetractResult

@@ -10,7 +10,7 @@ from litestar.params import SkipValidation
 from litestar.plugins.prometheus import PrometheusController
 from litestar.types import ControllerRouterHandler
 
-from server.resources import Resources
+from server.runtime.resources import Resources
 from store.contract.problems import Health, Readiness
 
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from litestar import get, post
 from litestar.params import JSONBody, PathParameter, QueryParameter, SkipValidation
 
+from server.http.trace import RequestTrace
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
-from server.trace import RequestTrace
 from store.contract.common import IDENTIFIER_PATTERN
 from store.contract.procedures import (
     DEFAULT_SCOPE,

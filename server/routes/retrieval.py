@@ -5,9 +5,9 @@ from __future__ import annotations
 from litestar import post
 from litestar.params import JSONBody
 
-from server.metrics import CONTEXT_ASSEMBLIES, EVIDENCE_SEARCHES
+from server.http.metrics import CONTEXT_ASSEMBLIES, EVIDENCE_SEARCHES
+from server.http.trace import RequestTrace
 from server.routes.common import PROBLEM_RESPONSES, StoreReader, TenantId
-from server.trace import RequestTrace
 from store.contract.reads import ContextRequest, ContextResult, SearchRequest, SearchResult
 
 

@@ -10,8 +10,8 @@ from litestar.enums import HttpMethod
 from litestar.params import JSONBody, QueryParameter
 from litestar.types import ControllerRouterHandler
 
+from server.http.trace import RequestTrace
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
-from server.trace import RequestTrace
 from store.contract.bodies import MergeBody
 from store.contract.facts import SubjectNamesDeclaration
 from store.contract.results import (

@@ -9,8 +9,8 @@ from litestar.enums import HttpMethod
 from litestar.params import JSONBody, QueryParameter
 from litestar.types import ControllerRouterHandler
 
+from server.http.trace import RequestTrace
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
-from server.trace import RequestTrace
 from store.contract.memory import MAX_VERSION, Checkpoint, CheckpointWrite
 from store.contract.results import ErasureResult
 

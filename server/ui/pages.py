@@ -19,8 +19,8 @@ from litestar.response import Redirect, Template
 from litestar.template import TemplateConfig
 from litestar.types import ExceptionHandlersMap
 
-from server.problems import status_of
-from server.resources import resources_of
+from server.http.problems import status_of
+from server.runtime.resources import resources_of
 from server.ui.sessions import SESSION_COOKIE, CsrfRefused, SignInRequired, expired
 from store.errors import StoreError
 

@@ -17,9 +17,9 @@ from litestar.exceptions import NotFoundException
 from litestar.params import PathParameter, QueryParameter
 from litestar.response import Redirect, Template
 
-from server.keycache import authenticate
-from server.resources import resources_of
+from server.auth.keycache import authenticate
 from server.routes.common import PathId
+from server.runtime.resources import resources_of
 from server.ui import pages
 from server.ui.pages import SECURITY_HEADERS, cookies_secure, page
 from server.ui.sessions import (

@@ -25,7 +25,7 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import Cookie
 from litestar.handlers.base import BaseRouteHandler
 
-from server.resources import resources_of
+from server.runtime.resources import resources_of
 
 SESSION_COOKIE: Final = "sgam_ui"
 LOGIN_COOKIE: Final = "sgam_ui_login"

@@ -1,7 +1,7 @@
 """Problems, health answers and headers: the wire shapes beside the models.
 
 The problem+json body, its stable codes with the HTTP status of each (``ERRORS``), the health
-answers and the headers' names. ``store.errors`` takes its codes from here, ``server.problems``
+answers and the headers' names. ``store.errors`` takes its codes from here, ``server.http.problems``
 maps errors onto them and ``server.client`` parses them.
 """
 

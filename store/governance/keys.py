@@ -4,7 +4,7 @@ A token reads ``sgam_<key_id as 32 hex digits>_<secret>``: the key_id finds the 
 check by primary key, so authentication never scans, and the secret (32 random bytes,
 URL-safe base64) is compared by its SHA-256 in constant time.
 
-Server processes keep the keys they have verified (``server/keycache.py``). Any change to a key
+Server processes keep the keys they have verified (``server/auth/keycache.py``). Any change to a key
 row is announced on ``KEY_CHANGED_CHANNEL`` (migration 0008), and a process answers from its
 cache only for ``KEY_CACHE_LEASE`` seconds after confirming it has received every announcement
 committed before; so ``revoke_api_key``'s callers wait that long after the commit, and from then

@@ -23,7 +23,7 @@ def worker(
     """Run an extraction worker: claim queued episodes, send them to the configured extractor
     (SGAM_EXTRACTOR_URL, SGAM_EXTRACTOR_MODEL), write what it proposes. Stops on SIGTERM or
     SIGINT after the job at hand."""
-    from server.worker import Worker, WorkPolicy, drain  # noqa: PLC0415
+    from server.extraction.worker import Worker, WorkPolicy, drain  # noqa: PLC0415
     from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
     from store.db.migrate import SchemaNotCurrent  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from server.background import BackgroundLoop
-from server.metrics import PURGE_RUNS
+from server.http.metrics import PURGE_RUNS
+from server.runtime.background import BackgroundLoop
 from store.contract.governance import PurgeReport
 from store.errors import StoreError
 from store.service import MemoryStore

@@ -4,7 +4,7 @@ The guarantee: once ``revoke_api_key`` has returned to its caller, every later r
 that key is 401, in every server process. It holds because:
 
 - A process answers from its cache only under a fresh *lease*: less than ``KEY_CACHE_LEASE``
-  seconds ago, its listener (``server/keylistener.py``) began a catch-up that then completed,
+  seconds ago, its listener (``server/auth/keylistener.py``) began a catch-up that then completed,
   and a completed catch-up means every key change committed before it began has been received
   and applied. A catch-up is a notification the listener sends itself; PostgreSQL delivers
   notifications in commit order, so its own arrives after every earlier one.

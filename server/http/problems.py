@@ -171,7 +171,7 @@ def http_error_handler(request: Request[Any, Any, Any], error: HTTPException) ->
     """An error raised by the HTTP layer (routing, parsing, auth, size): code by status."""
     if (misfiled := _body_error_named_like_a_dependency(error)) is not None:
         return validation_error_handler(request, misfiled)
-    # An error of this server's own (``server.json_bodies``) carries its code.
+    # An error of this server's own (``server.http.json_bodies``) carries its code.
     code = getattr(error, "code", None) or HTTP_STATUS_CODE.get(
         error.status_code, ErrorCode.INTERNAL
     )

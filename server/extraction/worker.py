@@ -13,9 +13,9 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
-from server.background import BackgroundLoop
-from server.extractor import Extract, ExtractionFailed
-from server.metrics import EXTRACTION_JOBS, EXTRACTION_LAG, count_results
+from server.extraction.extractor import Extract, ExtractionFailed
+from server.http.metrics import EXTRACTION_JOBS, EXTRACTION_LAG, count_results
+from server.runtime.background import BackgroundLoop
 from server.settings import Settings
 from store.contract.results import UpdateResult
 from store.episodes.extraction import Claim

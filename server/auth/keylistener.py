@@ -29,7 +29,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from server.keycache import KeyCache
+from server.auth.keycache import KeyCache
 from store.governance.keys import KEY_CHANGED_CHANNEL
 
 log = logging.getLogger(__name__)

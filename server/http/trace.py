@@ -65,7 +65,7 @@ def provide_trace(
 ) -> Trace:
     """The receipt headers, parsed; a malformed one is 422 naming it.
 
-    It takes ``store`` only to come after it in the dependencies' one chain (``server.auth``).
+    It takes ``store`` only to come after it in the dependencies' one chain (``server.auth.guard``).
     """
     del store
     if caller_scope is not None:

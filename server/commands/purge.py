@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from server.cli_admin import configured_store
+from server.commands.admin import configured_store
 from server.settings import Settings
 from store.contract.governance import TenantPurge
 

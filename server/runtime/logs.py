@@ -2,7 +2,7 @@
 
 Lines carry what an operator needs to find a request and see how it ended (route template,
 status, problem code, tenant, timing, SQLSTATE), never what a tenant stored: no episode text,
-fact values, keys or query strings (``server.request_log`` builds the request lines that way).
+fact values, keys or query strings (``server.http.request_log`` builds the request lines that way).
 ``configure_logging`` runs when a server process builds its app (``server.asgi``), never at
 import.
 """

@@ -3,7 +3,7 @@
 The tenant is never read from a body or a path: it is the key's. A missing, malformed,
 unknown or revoked key is 401; a key reaching for another tenant's object finds nothing
 (404), because every read and write filters on the key's tenant. A key this process has
-verified is checked against its cache (``server/keycache.py``: no database round trip, and
+verified is checked against its cache (``server/auth/keycache.py``: no database round trip, and
 still 401 on the first call after its revocation returned).
 """
 
@@ -20,8 +20,8 @@ from litestar.exceptions import HTTPException
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import HeaderParameter, SkipValidation
 
-from server.keycache import authenticate
-from server.resources import resources_of
+from server.auth.keycache import authenticate
+from server.runtime.resources import resources_of
 from store.contract.problems import CLOCK_HEADER
 from store.db.inputs import parse_instant
 from store.service import MemoryStore

@@ -2,7 +2,7 @@
 
 The id is the client's ``X-Request-ID`` when that is well-formed (``REQUEST_ID_PATTERN``),
 else a new UUID; the answer echoes it whatever its status, and every log line written while
-the request is served carries it (``server.logs``).
+the request is served carries it (``server.runtime.logs``).
 
 The line names the route by its template (``/v1/facts/{subject}/{attribute}``), never the
 concrete path or the query string, which carry subjects, ids and query text; a problem's
@@ -23,7 +23,7 @@ from litestar.datastructures import ResponseHeader
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.logs import REQUEST_ID
+from server.runtime.logs import REQUEST_ID
 from store.contract.problems import PROBLEM_MEDIA_TYPE
 
 log = logging.getLogger("server.requests")

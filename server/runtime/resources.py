@@ -4,7 +4,7 @@ Nothing here runs at import. ``lifespan`` resolves the database (the embedded on
 ``DATABASE_URL`` is set), loads the model and opens the pool on worker threads, so the event
 loop never blocks on them, starts the key cache's listener, and stops the listener and closes
 the pool on shutdown. It never migrates: ``sgam serve`` does, once, before its workers start
-(``server.bootstrap``); until the schema is current ``/readyz`` answers 503.
+(``server.runtime.bootstrap``); until the schema is current ``/readyz`` answers 503.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from psycopg_pool import ConnectionPool
 from retrieval.reader import Reader
 from retrieval.routing.similarity import AttributeIndex
 from retrieval.search.embeddings import Embedder
-from server.extractor import Extract
-from server.keycache import KeyCache
-from server.keylistener import KeyChangeListener
-from server.metrics import pool_metrics
-from server.purger import Purger
+from server.auth.keycache import KeyCache
+from server.auth.keylistener import KeyChangeListener
+from server.extraction.extractor import Extract
+from server.extraction.worker import Worker, WorkPolicy
+from server.http.metrics import pool_metrics
+from server.runtime.purger import Purger
 from server.settings import Settings
-from server.worker import Worker, WorkPolicy
 from store.db.clock import Clock, wall_clock
 from store.db.database import APP_ROLE, check_app_role, make_pool, resolve_conninfo
 from store.db.migrate import pending_migrations
@@ -176,5 +176,6 @@ def provide_resources(request: Request[Any, Any, Any]) -> Resources:
 def provide_reader(
     request: Request[Any, Any, Any], store: NamedDependency[SkipValidation[MemoryStore]]
 ) -> Reader:
-    """The ``reader`` dependency: a reader over the request's store (``server.auth``'s chain)."""
+    """The ``reader`` dependency: a reader over the request's store (``server.auth.guard``'s
+    chain)."""
     return resources_of(request.app).reader(store)

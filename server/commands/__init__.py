@@ -1,0 +1,2 @@
+"""The operator commands of ``sgam`` beside ``serve``: tenants and keys, memory health, the bulk
+import, the retention purge, the extraction worker (``server.cli`` assembles them)."""
