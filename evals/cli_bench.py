@@ -89,12 +89,12 @@ def bench(
     and writes OUT and its chart. The first run embeds the episodes (about 11 minutes for
     200,000 on 2 cores); reruns read them from the cache. `--only names` times finding a
     subject by its full name, surname and a near spelling in a tenant of 100,000 people
-    instead (evals.bench_names).
+    instead (evals.bench.names.run).
     """
     require_extra("bench")
     if only is Part.names:
-        from evals.bench_names import RESULTS, bench_names  # noqa: PLC0415
-        from evals.bench_names import Options as NameOptions  # noqa: PLC0415
+        from evals.bench.names.run import RESULTS, bench_names  # noqa: PLC0415
+        from evals.bench.names.run import Options as NameOptions  # noqa: PLC0415
 
         chosen = tuple(sorted(set(clients))) if clients else None
         name_options = NameOptions.of(
@@ -102,9 +102,9 @@ def bench(
         )
         bench_names(name_options, out or RESULTS)
         return
-    from evals.bench_http import Options, run  # noqa: PLC0415 - keep --help fast
-    from evals.bench_report import write_results  # noqa: PLC0415
-    from evals.bench_tables import report_text  # noqa: PLC0415
+    from evals.bench.http import Options, run  # noqa: PLC0415 - keep --help fast
+    from evals.bench.report import write_results  # noqa: PLC0415
+    from evals.bench.tables import report_text  # noqa: PLC0415
 
     options = Options.of(
         quick=quick,

@@ -16,7 +16,7 @@ from evals.extra import require_extra
 from server.settings import Settings
 
 if TYPE_CHECKING:
-    from evals.run_leakage import Options, Run
+    from evals.leakage.run import Options, Run
     from retrieval.search.embeddings import Embedder
 
 eval_app = typer.Typer(
@@ -38,7 +38,7 @@ EVERY = "all"
 
 
 class Size(StrEnum):
-    """History sizes of ``evals.histories``."""
+    """History sizes of ``evals.histories.generate``."""
 
     quick = "quick"
     default = "default"
@@ -100,7 +100,7 @@ def leakage(
     Mem0 on the same raw episodes (pip install 'sgam[peers]'). quick takes about a minute,
     default a few minutes on 2 cores.
     """
-    from evals.run_leakage import run_leakage  # noqa: PLC0415 - keep --help fast
+    from evals.leakage.run import run_leakage  # noqa: PLC0415 - keep --help fast
 
     options = _options(system or list(ALL_SYSTEMS), noise_missing, noise_wrong, seed)
     if extractor:
@@ -150,8 +150,8 @@ def replay(
     answer (a value, "not known" or "uncertain"), answers, values and optionally
     other_tenant_values.
     """
-    from evals.gold_traces import read_folder  # noqa: PLC0415 - keep --help fast
-    from evals.run_leakage import run_traces  # noqa: PLC0415
+    from evals.leakage.gold_traces import read_folder  # noqa: PLC0415 - keep --help fast
+    from evals.leakage.run import run_traces  # noqa: PLC0415
 
     options = _options(system or ["sgam", "dm", "dm_recency"], noise_missing, noise_wrong, seed)
     try:
@@ -175,9 +175,9 @@ def replay(
 
 
 def _options(systems: list[str], missing: float, wrong: float, seed: int) -> Options:
-    from evals.noise import Noise  # noqa: PLC0415
+    from evals.arms.noise import Noise  # noqa: PLC0415
+    from evals.leakage.run import Options  # noqa: PLC0415
     from evals.peers import PeersMissing, installed_peers, require_peers  # noqa: PLC0415
-    from evals.run_leakage import Options  # noqa: PLC0415
 
     known = ALL_SYSTEMS + PEER_SYSTEMS
     unknown = sorted(set(systems) - {*known, EVERY})
@@ -203,7 +203,7 @@ def _model() -> tuple[Settings, Embedder]:
 @contextmanager
 def _server(database_url: str | None) -> Iterator[tuple[str, str]]:
     """A server to create the run's databases on, and how the report names it."""
-    from evals.run_meta import describe_server  # noqa: PLC0415
+    from evals.leakage.run_meta import describe_server  # noqa: PLC0415
     from store.db.database import scratch_database  # noqa: PLC0415
     from store.errors import DatabaseUnavailable  # noqa: PLC0415
 
@@ -239,7 +239,7 @@ def _bar() -> Iterator[Callable[[str, int, int], None]]:
 
 
 def _finish(run: Run, out: Path) -> None:
-    from evals.run_meta import headline  # noqa: PLC0415
+    from evals.leakage.run_meta import headline  # noqa: PLC0415
 
     paths = run.write(out)
     typer.echo(headline(run.summary))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.bench_evidence import SINGLE_TENANT, main
-from evals.corpus import SHARES
+from evals.bench.evidence.corpus import SHARES
+from evals.bench.evidence.run import SINGLE_TENANT, main
 
 
 def test_the_evidence_benchmark_reports_recall_for_every_configuration(tmp_path: Path) -> None:

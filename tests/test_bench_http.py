@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evals.bench_cases import READS
-from evals.bench_data import corpus_subjects, fact_rows, measured_keys, slug, subjects_for
-from evals.bench_profile import summarize_samples
-from evals.bench_report import Target, evaluate, with_targets
-from evals.bench_tables import cases_table, targets_table
-from evals.corpus import generate_corpus
+from evals.bench.cases import READS
+from evals.bench.data import corpus_subjects, fact_rows, measured_keys, slug, subjects_for
+from evals.bench.evidence.corpus import generate_corpus
+from evals.bench.profile import summarize_samples
+from evals.bench.report import Target, evaluate, with_targets
+from evals.bench.tables import cases_table, targets_table
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,9 +9,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from evals.bench_names import CASES, NAMED
-from evals.bench_names_data import measured_keys, people
-from evals.bench_names_report import FLOOR
+from evals.bench.names.data import measured_keys, people
+from evals.bench.names.report import FLOOR
+from evals.bench.names.run import CASES, NAMED
 from store.contract.names import fold_name
 
 ROOT = Path(__file__).resolve().parent.parent

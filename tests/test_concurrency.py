@@ -100,7 +100,7 @@ def test_eight_writers_with_one_value_at_one_start_write_once(pool: ConnectionPo
 
 def test_the_writer_benchmark_runs_end_to_end(server_conninfo: str) -> None:
     """The benchmark is not a test of speed; this only keeps it runnable."""
-    from evals.bench_writers import run  # noqa: PLC0415 - the benchmark is an optional tool
+    from evals.bench.writers import run  # noqa: PLC0415 - the benchmark is an optional tool
 
     results = run(rounds=1, database_url=server_conninfo)
     assert results["single_writer"]["n"] == 4

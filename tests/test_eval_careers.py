@@ -18,14 +18,24 @@ from typing import Any
 
 import pytest
 
-from evals.career_history import TENANT, GeneratedCareers, generate_careers
-from evals.career_names import ACRONYM, FOLDED, FORMS, FULL, MIDDLE, SHORT, acronym, slug, spelled
-from evals.careers import CAREER_SIZES, CAREERS, CareersSpec
-from evals.gold_traces import Trace
-from evals.leakage import states_value
-from evals.run_leakage import Options, Run, run_traces
-from evals.scoring import score_question
-from evals.summary import summarize
+from evals.histories.career_history import TENANT, GeneratedCareers, generate_careers
+from evals.histories.career_names import (
+    ACRONYM,
+    FOLDED,
+    FORMS,
+    FULL,
+    MIDDLE,
+    SHORT,
+    acronym,
+    slug,
+    spelled,
+)
+from evals.histories.careers import CAREER_SIZES, CAREERS, CareersSpec
+from evals.leakage.gold_traces import Trace
+from evals.leakage.lines import states_value
+from evals.leakage.run import Options, Run, run_traces
+from evals.leakage.scoring import score_question
+from evals.leakage.summary import summarize
 from retrieval.context.snippets import split_sentences
 from retrieval.search.embeddings import Embedder
 
@@ -56,7 +66,7 @@ def _windows(careers: GeneratedCareers) -> dict[tuple[str, str], list[tuple[date
 
 def _digest_in_a_fresh_process(hash_seed: str) -> str:
     code = (
-        "import sys; from evals.career_history import generate_careers;"
+        "import sys; from evals.histories.career_history import generate_careers;"
         " sys.stdout.write(generate_careers(seed=7, size='quick').text())"
     )
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from evals.baselines import BaselineOptions, open_episodes
-from evals.careers import CAREER_SIZES
-from evals.gold_traces import Trace, read_folder, read_trace
-from evals.histories import generate_history
-from evals.noise import Noise, noisy_lines
-from evals.run_leakage import Options, Run, run_leakage
-from evals.scoring import QuestionResult
-from evals.systems import DROPPED, SYSTEM_NAMES, Question, is_question
+from evals.arms.baselines import BaselineOptions, open_episodes
+from evals.arms.noise import Noise, noisy_lines
+from evals.arms.systems import DROPPED, SYSTEM_NAMES, Question, is_question
+from evals.histories.careers import CAREER_SIZES
+from evals.histories.generate import generate_history
+from evals.leakage.gold_traces import Trace, read_folder, read_trace
+from evals.leakage.run import Options, Run, run_leakage
+from evals.leakage.scoring import QuestionResult
 from retrieval.search.embeddings import Embedder
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from evals.baselines import cited_subjects
-from evals.gold_traces import read_trace
-from evals.histories import generate_history
+from evals.arms.baselines import cited_subjects
+from evals.arms.systems import Question, is_question
+from evals.histories.generate import generate_history
+from evals.leakage.gold_traces import read_trace
+from evals.leakage.run import Options, Run, run_leakage
 from evals.peers import INSTALL, PEER_NAMES, missing_peers, peer_versions
 from evals.peers.episodes import PeerMemory
 from evals.peers.langgraph_arm import open_langgraph
 from evals.peers.mem0_arm import open_mem0
-from evals.run_leakage import Options, Run, run_leakage
-from evals.systems import Question, is_question
 from retrieval.search.embeddings import Embedder
 
 if missing_peers(PEER_NAMES) and os.environ.get("CI") != "true":

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from evals.histories import generate_history
-from evals.run_leakage import Options, run_leakage
+from evals.histories.generate import generate_history
+from evals.leakage.run import Options, run_leakage
 from retrieval.search.embeddings import Embedder
 from server.cli import app
 from server.settings import Settings

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evals.histories import SIZES, GeneratedHistory, SizeSpec, generate_history
-from evals.leakage import baseline_context, leaked_values
-from evals.phrasings import ATTRIBUTES
-from evals.record_phrasings import PLACES
-from evals.scoring import proportion
+from evals.histories.generate import SIZES, GeneratedHistory, SizeSpec, generate_history
+from evals.histories.phrasings import ATTRIBUTES
+from evals.histories.record_phrasings import PLACES
+from evals.leakage.lines import baseline_context, leaked_values
+from evals.leakage.scoring import proportion
 from retrieval.search.embeddings import Embedder
 from server.replay.runner import CountingIds, ReplayClock, replay_lines
 from store.contract.times import parse_timestamp
@@ -176,7 +176,7 @@ def _asked_key(question: Line) -> Key:
 def _digest_in_a_fresh_process(tmp_path: Path, seed: int, hash_seed: str) -> str:
     out = tmp_path / f"history-{seed}-{hash_seed}.jsonl"
     subprocess.run(
-        [sys.executable, "-m", "evals.histories", "--seed", str(seed), "--out", str(out)],
+        [sys.executable, "-m", "evals.histories.generate", "--seed", str(seed), "--out", str(out)],
         check=True,
         cwd=ROOT,
         env=os.environ | {"PYTHONHASHSEED": hash_seed},

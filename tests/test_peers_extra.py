@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from evals.leakage.run import Options, run_leakage
 from evals.peers import INSTALL, PeersMissing, installed_peers, missing_peers
-from evals.run_leakage import Options, run_leakage
 from retrieval.search.embeddings import Embedder
 from server.cli import app
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from psycopg_pool import ConnectionPool
 
-from evals.scoring import answer_of, stale_leak
+from evals.leakage.scoring import answer_of, stale_leak
 from retrieval.search.embeddings import Embedder
 from store.db.clock import ManualClock
 from tests.conftest import ts

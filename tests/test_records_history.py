@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from evals.histories import SIZES, GeneratedHistory, generate_history
-from evals.record_phrasings import PLACES, RECORDS
+from evals.histories.generate import SIZES, GeneratedHistory, generate_history
+from evals.histories.record_phrasings import PLACES, RECORDS
 
 Line = dict[str, Any]
 Key = tuple[str, str, str]

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from evals.leakage import baseline_context
-from evals.report import run_environment, write_report
-from evals.scoring import KINDS, QuestionResult, score_question
-from evals.summary import summarize
+from evals.leakage.lines import baseline_context
+from evals.leakage.report import run_environment, write_report
+from evals.leakage.scoring import KINDS, QuestionResult, score_question
+from evals.leakage.summary import summarize
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 OLD, NEW = "Porto", "Madrid"

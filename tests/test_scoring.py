@@ -11,8 +11,8 @@ from uuid import uuid4
 
 import pytest
 
-from evals.leakage import baseline_context
-from evals.scoring import (
+from evals.leakage.lines import baseline_context
+from evals.leakage.scoring import (
     Gold,
     Kind,
     QuestionResult,
@@ -24,7 +24,7 @@ from evals.scoring import (
     stale_leak,
     wilson,
 )
-from evals.summary import summarize
+from evals.leakage.summary import summarize
 from retrieval.context.assemble import EvidenceCandidate, KeyFacts, assemble_context
 from retrieval.context.stale import SubjectValues
 from store.contract.facts import Challenger, Fact

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
-from evals.leakage import baseline_context
-from evals.systems import Context, Question, body_fields
+from evals.arms.systems import Context, Question, body_fields
+from evals.leakage.lines import baseline_context
 from retrieval.context.snippets import one_line
 
 WIDEN_UNSCOPED = 4

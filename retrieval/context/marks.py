@@ -2,7 +2,7 @@
 
 Pure. An evidence line is ``[episode_id] text`` when it supports what the block says, or
 ``[episode_id] MARK: text`` when it must not be read as current: the mark says why. The
-assembler writes these marks and ``evals.scoring`` reads them, so both use this module:
+assembler writes these marks and ``evals.leakage.scoring`` reads them, so both use this module:
 
 - ``superseded``: the line states a value some key of the subject held at another time (a
   value since replaced, or for a point-in-time or period question one of another period),

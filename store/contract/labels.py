@@ -15,7 +15,7 @@ Pure. A label is a state word and the marks after it, joined by `` · ``: ``curr
    is marked ``unverified``.
 
 The mark words are defined here, beside the read statuses; ``retrieval.context.marks`` (which
-``evals.scoring`` reads too) adds the marks only evidence lines carry.
+``evals.leakage.scoring`` reads too) adds the marks only evidence lines carry.
 """
 
 from __future__ import annotations

@@ -1,0 +1,240 @@
+"""``sgam bench``: the served API against its floor and the plain baseline, in one run.
+
+A scratch embedded PostgreSQL gets the seeded episodes and vectors (COPY); a real
+``sgam serve`` process is started on it with an admin token of the run's own, which issues
+the benchmark tenant's key; attributes are declared over HTTP; then, scale by scale, fact
+versions are COPY-loaded and every case is timed: the floor and the baseline in process,
+the served calls over HTTP with keep-alive clients. Writes and the bulk import run at the
+first scale. Generated rows and episode vectors are cached, so a rerun skips making them.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import psycopg
+
+from evals.bench.cases import measure_reads
+from evals.bench.data import (
+    MeasuredKey,
+    corpus_subjects,
+    fact_rows,
+    measured_keys,
+    subjects_for,
+)
+from evals.bench.floor import measure_floor, uses_index
+from evals.bench.imports import measure_import
+from evals.bench.load import Corpus, load_episodes, load_facts, make_corpus
+from evals.bench.report import with_targets
+from evals.bench.runner import Timing
+from evals.bench.server import Served, declare_attributes, rss_mib, serve
+from evals.bench.writes import measure_writes
+from evals.leakage.report import run_environment
+from retrieval.search.embeddings import Embedder
+from server.settings import Settings
+from store.db.database import scratch_database
+
+FULL_SCALES = (10_000, 100_000, 1_000_000)
+FULL_EPISODES = 200_000
+QUICK_EPISODES = 20_000
+SEED = 20_260_612
+
+
+def default_cache_dir() -> Path:
+    """Where generated rows and vectors are kept between runs."""
+    return platformdirs.user_cache_path("sgam-bench")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What one run measures; ``quick`` runs only the first scale on a smaller corpus."""
+
+    scales: tuple[int, ...] = FULL_SCALES
+    episodes: int = FULL_EPISODES
+    seconds: float = 5.0
+    clients: tuple[int, ...] = (1, 8)
+    min_calls: int = 5
+    seed: int = SEED
+    quick: bool = False
+    bulk_import: bool = True
+    import_facts: int = 100_000
+    import_episodes: int = 2_000
+    cache_dir: Path = field(default_factory=default_cache_dir)
+
+    @classmethod
+    def of(cls, *, quick: bool, **given: Any) -> Options:
+        """Options from the command line: unset ones take the quick or the full defaults."""
+        defaults: dict[str, Any] = {"quick": quick}
+        if quick:
+            defaults |= {"scales": FULL_SCALES[:1], "episodes": QUICK_EPISODES, "seconds": 3.0}
+            defaults |= {"import_facts": 20_000, "import_episodes": 500}
+        chosen = {name: value for name, value in given.items() if value is not None}
+        if chosen.get("scales"):  # loaded in ascending order, each on top of the last
+            chosen["scales"] = tuple(sorted(set(chosen["scales"])))
+        return cls(**(defaults | chosen))
+
+    @property
+    def timing(self) -> Timing:
+        """How long each case runs."""
+        return Timing(self.seconds, warmup=min(1, self.min_calls - 1), min_calls=self.min_calls)
+
+
+def _database_facts(conninfo: str) -> dict[str, Any]:
+    with psycopg.connect(conninfo) as conn:
+        row = conn.execute(
+            "SELECT current_setting('server_version'), current_setting('shared_buffers'),"
+            " (SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+        ).fetchone()
+    assert row is not None
+    return {"postgres": row[0], "shared_buffers": row[1], "pgvector": row[2]}
+
+
+def _cpu_model() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text(encoding="utf-8").splitlines() if cpuinfo.exists() else []
+    models = [line.partition(":")[2].strip() for line in lines if line.startswith("model name")]
+    return models[0] if models else platform.processor() or "unknown"
+
+
+def machine() -> dict[str, Any]:
+    """The machine the run is on (its load average too: other work skews timings)."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {
+        **run_environment(),
+        "cpu_model": _cpu_model(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "memory_gib": round(memory / 2**30, 1),
+        "load_average_at_start": [round(load, 2) for load in os.getloadavg()],
+    }
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _stage(timings: dict[str, Any], name: str) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    timings[f"{name}_s"] = round(timings.get(f"{name}_s", 0) + time.perf_counter() - start, 1)
+
+
+@dataclass(frozen=True)
+class _Data:
+    corpus: Corpus
+    texts: list[str]
+    keys: list[MeasuredKey]
+    scales: list[tuple[Path, int]]
+    """Each scale's fact rows (only those the smaller scales do not hold) and its subjects."""
+
+
+def _prepare(options: Options, embedder: Embedder) -> _Data:
+    corpus = make_corpus(options.episodes, embedder=embedder, cache_dir=options.cache_dir)
+    subjects = corpus_subjects(corpus.episodes, seed=options.seed)
+    plan = [subjects_for(subjects, scale, seed=options.seed)[0] for scale in options.scales]
+    files = [
+        fact_rows(subjects, first, last, seed=options.seed, cache_dir=options.cache_dir)
+        for first, last in zip([0, *plan[:-1]], plan, strict=True)
+    ]
+    return _Data(
+        corpus=corpus,
+        texts=[episode.text for episode in corpus.episodes],
+        keys=measured_keys(subjects, plan[0], seed=options.seed),
+        scales=list(zip(files, plan, strict=True)),
+    )
+
+
+def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any]:
+    """Load, serve and measure everything; the results with their targets evaluated."""
+    started = time.perf_counter()
+    about = machine()
+    timings: dict[str, Any] = {}
+    with _stage(timings, "prepare"):
+        embedder = Settings().embedder().load()
+        say(f"episodes: {options.episodes:,} (embedded once, cached in {options.cache_dir})")
+        data = _prepare(options, embedder)
+    found: dict[str, Any] = {"scales": [], "writes": {}, "import": {}}
+    timing = options.timing
+    with ExitStack() as stack:
+        conninfo = stack.enter_context(scratch_database(None))
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sgam-bench-")))
+        say("loading episodes and vectors (COPY, then the HNSW index)")
+        timings["episodes_load"] = load_episodes(conninfo, data.corpus, model=embedder.model_id)
+        about |= _database_facts(conninfo)
+        with _stage(timings, "server_start"):
+            served = stack.enter_context(serve(conninfo, log=scratch / "serve.log"))
+            declare_attributes(served)
+        for number, (path, subjects) in enumerate(data.scales):
+            scale: dict[str, Any] = {"load": load_facts(conninfo, [path])}
+            scale |= {"fact_versions": scale["load"]["fact_versions"], "subjects": subjects}
+            say(f"measuring at {scale['fact_versions']:,} fact versions")
+            with _stage(timings, "floor"):
+                scale["floor"] = measure_floor(
+                    conninfo, embedder=embedder, keys=data.keys, texts=data.texts, timing=timing
+                )
+            with _stage(timings, "reads"):
+                scale["reads"] = _reads(served, data.keys, options)
+            found["scales"].append(scale)
+            if number == 0:
+                say("measuring writes and the bulk import")
+                with _stage(timings, "writes"):
+                    found["writes"] = _writes(served, data.texts, options)
+                with _stage(timings, "import"):
+                    found["import"] = _bulk_import(conninfo, data.texts, options, scratch)
+        found["server"] = rss_mib(served.pid)
+        found["server"]["hnsw_index_used_by_the_floor"] = uses_index(
+            conninfo, model=embedder.model_id, dimensions=embedder.dimensions
+        )
+    about["load_average_at_end"] = [round(load, 2) for load in os.getloadavg()]
+    timings["total_s"] = round(time.perf_counter() - started, 1)
+    settings = asdict(options) | {"cache_dir": str(options.cache_dir)}
+    settings |= {"model": embedder.model_id, "measured_keys": len(data.keys)}
+    settings["episode_vectors_cached"] = data.corpus.vectors_cached
+    return with_targets({"machine": about, "settings": settings, **found, "timings": timings})
+
+
+def _by_clients(found: list[tuple[int, dict[str, dict[str, Any]]]]) -> dict[str, Any]:
+    cases: dict[str, dict[str, Any]] = {}
+    for clients, results in found:
+        for name, stats in results.items():
+            cases.setdefault(name, {})[str(clients)] = stats
+    return cases
+
+
+def _reads(served: Served, keys: Sequence[MeasuredKey], options: Options) -> dict[str, Any]:
+    return _by_clients(
+        [
+            (clients, measure_reads(served, keys, clients=clients, timing=options.timing))
+            for clients in options.clients
+        ]
+    )
+
+
+def _writes(served: Served, texts: list[str], options: Options) -> dict[str, Any]:
+    found = measure_writes(served, texts, clients=options.clients, timing=options.timing)
+    return {name: {str(c): stats for c, stats in by.items()} for name, by in found.items()}
+
+
+def _bulk_import(
+    conninfo: str, texts: list[str], options: Options, scratch: Path
+) -> dict[str, Any]:
+    if not options.bulk_import:
+        return {"skipped": "not asked for (--no-import)"}
+    return measure_import(
+        conninfo,
+        texts,
+        facts=options.import_facts,
+        episodes=options.import_episodes,
+        folder=scratch / "import",
+    )

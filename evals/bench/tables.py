@@ -1,0 +1,80 @@
+"""``sgam bench``'s Markdown: each scale's cases against their floor, then the targets."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evals.bench.report import FLOOR_OF, Results, Target, served_baseline_ms
+
+
+def _verdict(target: Target) -> str:
+    return "not measured" if target.met is None else "met" if target.met else "MISSED"
+
+
+def targets_table(targets: list[Target]) -> str:
+    """The targets as a Markdown table: measured, limit, verdict."""
+    lines = ["| target | measured | limit | verdict |", "| --- | --- | --- | --- |"]
+    for target in targets:
+        measured = "-" if target.measured is None else f"{target.measured:g} {target.unit}"
+        sign = "<=" if target.bound == "max" else ">="
+        verdict = _verdict(target) + (f" ({target.note})" if target.note else "")
+        lines.append(
+            f"| {target.what} | {measured} | {sign} {target.limit:g} {target.unit} | {verdict} |"
+        )
+    return "\n".join(lines)
+
+
+def _row(name: str, clients: str, stats: Mapping[str, Any], against: str) -> str:
+    if "error" in stats:
+        return f"| {name} | {clients} | failed: {stats['error'][:120]} | | | | |"
+    cells = [stats[f"p{q}_ms"] for q in (50, 95, 99)]
+    numbers = " | ".join(f"{cell:.2f}" for cell in cells)
+    return f"| {name} | {clients} | {numbers} | {stats['items_per_s']:g} | {against} |"
+
+
+def _against(scale: Results, case: str, stats: Mapping[str, Any]) -> str:
+    if "error" in stats:
+        return ""
+    floor = FLOOR_OF.get(case)
+    if floor is not None:
+        ratio = stats["p50_ms"] / scale["floor"][floor]["p50_ms"]
+        return f"{ratio:.1f}x {floor}"
+    if case == "search" or case.startswith("context"):
+        return f"{stats['p50_ms'] / served_baseline_ms(scale):.2f}x served baseline"
+    return ""
+
+
+def cases_table(scale: Results, writes: Results | None = None) -> str:
+    """One scale's cases as a Markdown table: p50/p95/p99 ms, items/s, ratio to the floor."""
+    head = "| case | clients | p50 ms | p95 ms | p99 ms | items/s | p50 against |"
+    lines = [head, "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, stats in scale["floor"].items():
+        lines.append(_row(f"floor: {name}", "1", stats, ""))
+    served = served_baseline_ms(scale)
+    lines.append(f"| served baseline (baseline_search + healthz p50) | 1 | {served:.2f} | | | | |")
+    for name, by_clients in scale["reads"].items():
+        for clients, stats in by_clients.items():
+            lines.append(_row(name, clients, stats, _against(scale, name, stats)))
+    for name, by_clients in (writes or {}).items():
+        for clients, stats in by_clients.items():
+            lines.append(_row(name, clients, stats, ""))
+    return "\n".join(lines)
+
+
+def report_text(results: Results) -> str:
+    """The machine, every scale's table, then the targets."""
+    machine, server = results["machine"], results["server"]
+    about = (
+        f"{machine['cpus']} CPUs ({machine['cpu_model']}), {machine['memory_gib']} GiB;"
+        f" load average {machine['load_average_at_start']} at the start,"
+        f" {machine['load_average_at_end']} at the end; server RSS {server['rss_mib']} MiB"
+        f" (peak {server['peak_rss_mib']} MiB)\n"
+    )
+    parts = [about]
+    for number, scale in enumerate(results["scales"]):
+        parts.append(f"## {scale['fact_versions']:,} fact versions\n")
+        parts.append(cases_table(scale, results["writes"] if number == 0 else None) + "\n")
+    parts.append("## Targets\n")
+    parts.append(targets_table([Target(**found) for found in results["targets"]]))
+    return "\n".join(parts) + "\n"
