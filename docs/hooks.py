@@ -11,7 +11,7 @@ written by hand, so they cannot drift from what they describe:
   for the server and its commands, ``server.mcp.cli.McpSettings`` for ``sgam mcp``) with its
   environment variables, default, bounds and description.
 
-The functions also serve ``tests/test_docs.py``, which checks each page covers everything.
+The functions also serve ``tests/docs/test_docs.py``, which checks each page covers everything.
 Building the app needs no database: the OpenAPI document is built from the route handlers.
 """
 

@@ -1,4 +1,10 @@
-"""Fixtures: one embedded PostgreSQL per test session, a fresh migrated database per module."""
+"""Fixtures: one embedded PostgreSQL per test session, a fresh migrated database per module.
+
+The tests live in rooms that mirror the product's: ``unit`` (no database), ``store``, ``http``,
+``cli``, ``ui``, ``evals`` and ``docs``. Each test carries its room as a marker
+(``pytest -m unit``, ``pytest -m "not evals and not cli"``); ``slow`` marks the rooms that start
+processes, browsers or whole evaluations (cli, ui, evals).
+"""
 
 from __future__ import annotations
 
@@ -24,6 +30,18 @@ from store.service import MemoryStore
 from tests.receipt_audit import audit_receipts
 
 _tenant_numbers = itertools.count(1)
+ROOMS = ("unit", "store", "http", "cli", "ui", "evals", "docs")
+SLOW_ROOMS = frozenset({"cli", "ui", "evals"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its room (the folder under tests/), and the slow rooms ``slow``."""
+    for item in items:
+        room = item.path.parent.name
+        if room in ROOMS:
+            item.add_marker(getattr(pytest.mark, room))
+            if room in SLOW_ROOMS:
+                item.add_marker(pytest.mark.slow)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import httpx
 
 from server.client import SGAMClient
 from store.contract.results import ApiKeyIssued
+from tests.cli.test_process_ownership import _free_port as free_port
 from tests.conftest import ADMIN_TOKEN
-from tests.test_process_ownership import _free_port as free_port
 
 SGAM = Path(sys.executable).with_name("sgam")
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -24,7 +24,7 @@ ROUTING_THRESHOLD = 0.4
 """Least cosine similarity (routing text vs. an attribute's best text) to route to it.
 
 Measured with all-MiniLM-L6-v2 on the ten-attribute support-bot schema of
-``tests/test_routing.py``, scoring ``routing_text`` of each question: the right attribute of
+``tests/unit/test_routing.py``, scoring ``routing_text`` of each question: the right attribute of
 all 40 paraphrases ranked first with at least 0.420 ("Does he prefer concise replies?"), while
 the best attribute of 21 unrelated questions (the test keeps eight) scored at most 0.369
 ("What's 17 times 23?" -> birthday). 0.4 sits in that gap; at 0.35 one unrelated question

@@ -1,0 +1,2 @@
+"""The ``sgam`` command line and real processes: serve, the operator commands, MCP over stdio,
+workers."""

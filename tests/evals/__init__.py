@@ -1,0 +1,1 @@
+"""The evaluations and benchmarks: histories, arms, the scorer, the report, the peers."""

@@ -1,0 +1,1 @@
+"""The timeline pages: sessions, layout, pages, and a real browser."""
