@@ -6,32 +6,28 @@ survivor. A key both hold cannot move that way (the two histories would overlap)
 duplicate's current versions are asserted into the survivor through the write path, earliest
 start first, then its open conflicts' challengers: a later start supersedes and an equal start
 with another value meets the attribute's equal-start policy, as any candidate would. The
-duplicate's versions of such a key are then retired. Its weak signals count towards the
-survivor's quorum, episodes naming it name the survivor, and a legal hold on it also holds the
-survivor. A row of ``subject_merges`` is the merge's content-free receipt, and makes the
-duplicate's id resolve to the survivor (``store.subjects.merged_ids``) wherever a subject id enters.
+duplicate's versions of such a key are then retired (``store.subjects.merge_shared_keys``). Its
+weak signals count towards the survivor's quorum, episodes naming it name the survivor, and a
+legal hold on it also holds the survivor. A row of ``subject_merges`` is the merge's
+content-free receipt, and makes the duplicate's id resolve to the survivor
+(``store.subjects.merged_ids``) wherever a subject id enters.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import psycopg
 
-from store.contract.facts import Fact, MemoryUpdate
-from store.contract.results import MergeResult, UpdateResult
-from store.contract.values import display, same_value
+from store.contract.results import MergeResult
 from store.db import tenants
 from store.db.clock import Clock
 from store.db.locks import lock_keys, lock_tenants
-from store.episodes import record as episodes
 from store.errors import Conflict, NotFound
-from store.facts import candidates, versions
-from store.facts import writes as facts
 from store.facts.versions import IdFactory
 from store.governance import receipts, touched
 from store.governance.receipts import NO_TRACE
+from store.subjects import merge_shared_keys
 from store.subjects import names as subject_names
 from store.subjects.merged_ids import resolve_subject
 
@@ -52,17 +48,6 @@ SELECT EXISTS (SELECT FROM episode_subjects
 _MOVED_KEYS = (
     " WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s AND attribute = ANY(%(names)s)"
 )
-
-_OPEN_CONFLICTS = """
-SELECT conflict_id, valid_from, value, source_episode_id, evidence FROM conflicts
-WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s AND attribute = %(attribute)s
-  AND status = 'open'
-ORDER BY valid_from, created_at, conflict_id
-"""
-
-_EXPIRY_SOURCE = """
-SELECT source_episode_id FROM expiries WHERE tenant_id = %(tenant_id)s AND expiry_id = %(expiry_id)s
-"""
 
 _RELINK_EPISODES = """
 UPDATE episodes
@@ -151,7 +136,7 @@ def merge_subject(
         conn, {**params, "names": sorted(held - set(shared)), "now": clock()}
     )
     for attribute in shared:
-        moved = _assert_key(
+        moved = merge_shared_keys.assert_shared_key(
             conn,
             tenant_id,
             merged=merged,
@@ -244,156 +229,3 @@ def _rekey(conn: psycopg.Connection[Any], params: dict[str, Any]) -> tuple[int, 
     conn.execute("UPDATE expiries SET subject = %(survivor)s" + _MOVED_KEYS, params)
     conn.execute("UPDATE retractions SET subject = %(survivor)s" + _MOVED_KEYS, params)
     return moved, int(open_conflicts[0]) if open_conflicts else 0
-
-
-def _assert_key(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    *,
-    merged: str,
-    survivor: str,
-    attribute: str,
-    clock: Clock,
-    new_id: IdFactory,
-) -> tuple[int, int]:
-    """Assert the duplicate's current versions of a key both hold into the survivor, then its
-    open conflicts' challengers; retire its versions. (versions, open conflicts) moved."""
-    now = clock()
-    current = versions.load_current(
-        conn, tenant_id=tenant_id, subject=merged, attribute=attribute, now=now
-    )
-    for fact in sorted(current, key=lambda found: (found.valid_from, found.recorded_at)):
-        _write(conn, tenant_id, survivor, fact_like=fact, clock=clock, new_id=new_id)
-    for fact in current:
-        if fact.ended_by_kind == "expiry" and fact.ended_by is not None:
-            _replay_expiry(
-                conn, tenant_id, survivor=survivor, fact=fact, clock=clock, new_id=new_id
-            )
-    key = {"tenant_id": tenant_id, "merged": merged, "attribute": attribute}
-    challengers = conn.execute(_OPEN_CONFLICTS, key).fetchall()
-    for _, valid_from, value, episode_id, evidence in challengers:
-        _send(
-            conn,
-            tenant_id,
-            episode_id=str(episode_id),
-            update=_update(
-                survivor, attribute, value=value, valid_from=valid_from, evidence=evidence
-            ),
-            clock=clock,
-            new_id=new_id,
-        )
-    conn.execute(
-        "DELETE FROM conflicts WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s"
-        " AND attribute = %(attribute)s AND status = 'open'",
-        key,
-    )
-    versions.retire(
-        conn, tenant_id=tenant_id, version_ids=[fact.version_id for fact in current], at=clock()
-    )
-    return len(current), len(challengers)
-
-
-def _update(
-    subject: str, attribute: str, *, value: Any, valid_from: datetime, evidence: str | None
-) -> MemoryUpdate:
-    return MemoryUpdate(
-        evidence=evidence or "",
-        subject=subject,
-        attribute=attribute,
-        change="update",
-        value=display(value),
-        valid_from=valid_from,
-    )
-
-
-def _write(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    survivor: str,
-    *,
-    fact_like: Fact,
-    clock: Clock,
-    new_id: IdFactory,
-) -> None:
-    update = _update(
-        survivor,
-        fact_like.attribute,
-        value=fact_like.value,
-        valid_from=fact_like.valid_from,
-        evidence=fact_like.evidence,
-    )
-    _send(
-        conn,
-        tenant_id,
-        episode_id=fact_like.source_episode_id,
-        update=update,
-        clock=clock,
-        new_id=new_id,
-    )
-
-
-def _send(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    *,
-    episode_id: str,
-    update: MemoryUpdate,
-    clock: Clock,
-    new_id: IdFactory,
-) -> UpdateResult:
-    """One candidate through the write path; one it refuses fails the merge, never dropped."""
-    (result,) = candidates.send_candidates(
-        conn,
-        tenant_id,
-        episode_id=episode_id,
-        updates=[update],
-        clock=clock,
-        asked_at=clock(),
-        new_id=new_id,
-    )()
-    if result.status == "invalid":
-        raise Conflict(
-            f"the value of {update.attribute!r} from episode {episode_id!r} cannot be written"
-            f" to {update.subject!r}: {result.reason}",
-            field="into",
-        )
-    return result
-
-
-def _replay_expiry(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    *,
-    survivor: str,
-    fact: Fact,
-    clock: Clock,
-    new_id: IdFactory,
-) -> None:
-    """End the moved value where the duplicate's expiry ended it, if it still holds there."""
-    assert fact.valid_to is not None
-    now = clock()
-    there = versions.load_current(
-        conn, tenant_id=tenant_id, subject=survivor, attribute=fact.attribute, now=now
-    )
-    holding = [
-        found
-        for found in there
-        if found.valid_from == fact.valid_from
-        and same_value(found.value, fact.value)
-        and (found.valid_to is None or found.valid_to > fact.valid_to)
-    ]
-    row = conn.execute(
-        _EXPIRY_SOURCE, {"tenant_id": tenant_id, "expiry_id": fact.ended_by}
-    ).fetchone()
-    if not holding or row is None:
-        return
-    facts.expire(
-        conn,
-        tenant_id,
-        subject=survivor,
-        attribute=fact.attribute,
-        at=fact.valid_to,
-        source_episode=episodes.get_episode(conn, tenant_id, str(row[0])),
-        clock=clock,
-        new_id=new_id,
-    )
