@@ -2,29 +2,29 @@
 
 One transaction for the whole file, holding each tenant's lock exclusively (so no key writer
 of those tenants runs meanwhile, and no lock per key is needed) and one system time read
-once those locks are held. Episodes new to the store are written by COPY, every fact version
-by COPY into a staging table and one insert from it (``store.episodes.bulk_copy``); a key whose
-candidates meet an equal-start disagreement goes through the write path's own resolution
-instead, since its policy may log a conflict or replace an incumbent. Keys are planned in
-memory: the database is asked once for the state of the keys whose subjects hold any.
+once those locks are held. Episodes new to the store are written by COPY
+(``store.episodes.bulk_episodes``), every fact version by COPY into a staging table and one
+insert from it (``store.episodes.bulk_copy``); a key whose candidates meet an equal-start
+disagreement goes through the write path's own resolution instead, since its policy may log a
+conflict or replace an incumbent. Keys are planned in memory: the database is asked once for
+the state of the keys whose subjects hold any (``store.episodes.bulk_state``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 from store.attributes.registry import list_attributes
 from store.contract.episodes import Episode
 from store.contract.results import UpdateResult
-from store.contract.values import JsonValue, canonical
 from store.db import tenants
 from store.db.clock import Clock
 from store.db.locks import lock_tenants
+from store.episodes import bulk_episodes, bulk_state
 from store.episodes import record as episodes
 from store.episodes.bulk import (
     Candidate,
@@ -32,15 +32,13 @@ from store.episodes.bulk import (
     KeyWrites,
     Outcomes,
     at_line,
-    has_float,
     plan_key,
 )
 from store.episodes.bulk_copy import copy_versions
 from store.errors import InvalidInput, StoreError
 from store.facts import versions
 from store.facts import writes as facts
-from store.facts.temporal import Version
-from store.facts.versions import IdFactory, Key, as_version
+from store.facts.versions import IdFactory, Key
 from store.facts.writes import Accepted, check_candidate
 from store.governance.retention import require_class
 from store.subjects import names as subject_names
@@ -101,9 +99,9 @@ class _TenantImport:
             raise at_line(lines[0].line, error) from None
         cited = self._episodes(lines)
         by_key = self._candidates(lines, cited)
-        current, refused = self._key_state(by_key)
+        current, refused = bulk_state.key_state(self.conn, self.tenant_id, by_key, now=self.now)
         values = [candidate.item.value for items in by_key.values() for candidate in items]
-        stored = _stored_values(self.conn, values)
+        stored = bulk_state.stored_values(self.conn, values)
         ready: dict[Key, list[Candidate]] = {}
         for key, candidates in by_key.items():
             for candidate in candidates:
@@ -168,7 +166,7 @@ class _TenantImport:
                     )
                 except StoreError as error:
                     raise at_line(line.line, error) from None
-                found = episodes.new_episode(line.episode, episode_id=episode_id, now=self.now)
+                found = bulk_episodes.new_episode(line.episode, episode_id=episode_id, now=self.now)
                 self.new[episode_id] = found
                 self.named.extend(
                     (subject, name, episode_id)
@@ -211,32 +209,11 @@ class _TenantImport:
                 by_key.setdefault(accepted.key, []).append(Candidate(line.line, accepted, episode))
         return by_key
 
-    def _key_state(
-        self, keys: Iterable[Key]
-    ) -> tuple[dict[Key, list[Version]], dict[Key, InvalidInput]]:
-        """The keys' stored current knowledge, and the keys this system time may not write.
-
-        Only keys of subjects with a current version or a retraction can have either, so only
-        those are read (a key's state is its current versions and its retractions).
-        """
-        keys = list(keys)
-        params = {"tenant_id": self.tenant_id, "subjects": sorted({key[0] for key in keys})}
-        held = {subject for (subject,) in self.conn.execute(_HELD_SUBJECTS, params)}
-        keys = [key for key in keys if key[0] in held]
-        if not keys:  # the import's first facts on all its subjects: nothing to read
-            return {}, {}
-        facts = versions.load_current_keys(
-            self.conn, tenant_id=self.tenant_id, keys=keys, now=self.now
-        )
-        last = versions.last_system_times(self.conn, tenant_id=self.tenant_id, current=facts)
-        current = {key: [as_version(fact) for fact in found] for key, found in facts.items()}
-        return current, versions.refused_keys(self.now, last)
-
     def _write_episodes(self) -> None:
         for episode in self.new.values():
             subjects = self.subjects.pop(episode.id, set())
             episode.subjects = sorted(set(episode.subjects) | subjects)
-        episodes.copy_episodes(self.conn, self.tenant_id, self.new.values())
+        bulk_episodes.copy_episodes(self.conn, self.tenant_id, self.new.values())
         named = {s for episode in self.new.values() for s in episode.subjects}
         for episode_id, subjects in self.subjects.items():  # episodes stored before
             episodes.add_subjects(self.conn, self.tenant_id, episode_id, sorted(subjects))
@@ -268,41 +245,7 @@ class _TenantImport:
             self.outcomes.add(candidate.line, outcome)
 
 
-_HELD_SUBJECTS = """
-SELECT subject FROM fact_versions
-WHERE tenant_id = %(tenant_id)s AND retired_at IS NULL AND subject = ANY(%(subjects)s)
-UNION
-SELECT subject FROM retractions WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)
-"""
-"""Which of these subjects hold a current version or a retraction: their keys have a state."""
-
-
 def _refusal(candidate: Candidate, error: InvalidInput) -> UpdateResult:
     return UpdateResult(
         index=candidate.item.index, status="invalid", reason=error.detail, field=error.field
     )
-
-
-def _stored_values(
-    conn: psycopg.Connection[Any], values: Iterable[JsonValue]
-) -> Callable[[JsonValue], JsonValue]:
-    """A function giving a value as the database returns it once stored as jsonb.
-
-    Only numbers with a fraction or an exponent can come back otherwise (``1e20`` returns as
-    ``100000000000000000000``), so only values holding a float make the round trip.
-    """
-    floating = {canonical(value): value for value in values if has_float(value)}
-    returned: dict[str, JsonValue] = {}
-    if floating:
-        sent = list(floating.values())
-        rows = conn.execute(
-            "SELECT value FROM unnest(%(values)s::jsonb[]) WITH ORDINALITY AS v(value, n)"
-            " ORDER BY n",
-            {"values": [Jsonb(value) for value in sent]},
-        ).fetchall()
-        returned = {canonical(value): row[0] for value, row in zip(sent, rows, strict=True)}
-
-    def stored(value: JsonValue) -> JsonValue:
-        return returned.get(canonical(value), value) if returned and has_float(value) else value
-
-    return stored
