@@ -35,7 +35,7 @@ UNCERTAIN_HEADING = "Uncertain:"
 
 def states_value(text: str, value: str) -> bool:
     """Whether the text states the value: its folded needle as whole tokens of the folded
-    text (the assembler's own matching, ``retrieval.context.stale``, without the distinctive
+    text (the assembler's own matching, ``retrieval.context.stated``, without the distinctive
     words)."""
     pattern = value_pattern(value_needle(value))
     return pattern is not None and pattern.search(fold_text(text)) is not None
