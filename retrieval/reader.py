@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from retrieval.context.assemble import EvidenceCandidate, KeyFacts, assemble_context
 from retrieval.context.stale import subject_values
@@ -24,16 +23,8 @@ from retrieval.question.words import KnownSubject, routing_text
 from retrieval.receipts import context_receipts
 from retrieval.routing.route import route_keys
 from retrieval.routing.similarity import AttributeIndex, topics_of
+from retrieval.search.cited import cited_fields
 from retrieval.search.embeddings import Embedder
-from retrieval.search.evidence import (
-    EvidenceHit,
-    SearchScope,
-    cited_fields,
-    episode_scores,
-    episode_vectors,
-    request_scope,
-    search_evidence,
-)
 from store.contract.episodes import Episode
 from store.contract.reads import (
     ContextRequest,
@@ -45,7 +36,12 @@ from store.contract.reads import (
     SearchResult,
 )
 from store.db.snapshot import ReadSnapshot
-from store.governance.receipts import NO_TRACE, Trace, leave_receipts
+from store.episodes.evidence import (
+    EvidenceHit,
+    SearchScope,
+    request_scope,
+)
+from store.governance.receipts import NO_TRACE, Trace
 from store.service import MemoryStore
 from store.subjects.reads import SubjectMemory, ValidRange
 
@@ -74,8 +70,7 @@ class Reader:
         hits, plan = self.store.snapshots.read(
             tenant_id,
             lambda snapshot: self._search(
-                snapshot.conn,
-                tenant_id,
+                snapshot,
                 query=query,
                 # A merged subject's episodes name its survivor now.
                 scope=replace(scope, subject=snapshot.resolve_subject(scope.subject))
@@ -91,17 +86,14 @@ class Reader:
 
     def _search(
         self,
-        conn: psycopg.Connection[Any],
-        tenant_id: str,
+        snapshot: ReadSnapshot,
         *,
         query: np.ndarray[Any, Any],
         scope: SearchScope,
         k: int,
     ) -> tuple[list[EvidenceHit], SearchPlan]:
-        return search_evidence(
-            conn,
-            tenant_id,
-            query=query,
+        return snapshot.search_evidence(
+            query,
             model=self.embedder.model_id,
             dimensions=self.embedder.dimensions,
             k=k,
@@ -160,9 +152,7 @@ class Reader:
             period=_period(plan),
             unsure_subject=unsure_subject_line(plan),
         )
-        leave_receipts(
-            snapshot.conn,
-            snapshot.tenant_id,
+        snapshot.leave_receipts(
             context_receipts(
                 keys,
                 evidence,
@@ -171,9 +161,7 @@ class Reader:
                 asked=request.subject or plan.subject,
                 now=snapshot.now,
             ),
-            action="read",
             trace=trace,
-            now=snapshot.now,
         )
         assert trace.decision_id is not None
         return ContextResult(
@@ -282,9 +270,7 @@ class Reader:
         vectors = self.attributes.cached(declared, subject=subject)
         if not vectors:
             return list(evidence)
-        episodes = episode_vectors(
-            snapshot.conn,
-            snapshot.tenant_id,
+        episodes = snapshot.episode_vectors(
             model=self.embedder.model_id,
             episode_ids=list(dict.fromkeys(candidate.episode_id for candidate in evidence)),
         )
@@ -313,16 +299,13 @@ class Reader:
         # An erased source is a stub: it has no text to quote.
         texts = {episode.id: episode.text for episode in sources if episode.text is not None}
         scope = SearchScope(subject=plan.subject, known_at=plan.known_at)
-        scores = episode_scores(
-            snapshot.conn,
-            snapshot.tenant_id,
-            query=query,
+        scores = snapshot.episode_scores(
+            query,
             model=self.embedder.model_id,
             episode_ids=list(texts),
         )
         hits, _ = self._search(
-            snapshot.conn,
-            snapshot.tenant_id,
+            snapshot,
             query=query,
             scope=scope,
             k=request.evidence_k * _CANDIDATES_PER_SLOT,

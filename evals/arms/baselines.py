@@ -2,7 +2,7 @@
 
 The raw episodes go into a ``MemoryStore`` of their own database (the store's own vectors of
 the same model on the same PostgreSQL; no candidate is applied, so no fact exists there) and
-are searched exactly by ``retrieval.search.evidence.search_evidence``, filtered to the question's
+are searched exactly by ``store.episodes.evidence.search_evidence``, filtered to the question's
 tenant and subject and to the episodes recorded by its known-at. ``dm`` hands over the top k
 episodes by similarity, ``dm_recency`` the newest k of the top k' most similar; both read one
 load.
@@ -21,10 +21,10 @@ from evals.arms.systems import Context, Line, Question, body_fields
 from evals.leakage.lines import baseline_context
 from retrieval.context.snippets import one_line
 from retrieval.search.embeddings import Embedder
-from retrieval.search.evidence import EvidenceHit, SearchScope, search_evidence
 from server.replay.runner import ReplayClock
 from store.contract.times import parse_timestamp
 from store.db.database import temporary_database
+from store.episodes.evidence import EvidenceHit, SearchScope
 from store.errors import StoreError
 from store.service import MemoryStore, open_store
 
@@ -129,10 +129,8 @@ class EpisodeMemory:
         # The store's snapshot names the tenant, which row-level security requires.
         hits, _ = self.store.snapshots.read(
             question.tenant,
-            lambda snapshot: search_evidence(
-                snapshot.conn,
-                question.tenant,
-                query=query,
+            lambda snapshot: snapshot.search_evidence(
+                query,
                 model=self.embedder.model_id,
                 dimensions=self.embedder.dimensions,
                 k=k,

@@ -26,9 +26,9 @@ from evals.bench.data import TENANT, MeasuredKey
 from evals.bench.evidence.load import connect_to
 from evals.bench.runner import Call, Timing, run_clients
 from retrieval.search.embeddings import Embedder
-from retrieval.search.evidence import HNSW_EF_SEARCH
-from retrieval.search.hnsw import halfvec
 from server.replay.runner import ReplayClock
+from store.episodes.evidence import HNSW_EF_SEARCH
+from store.episodes.hnsw import halfvec
 from store.service import open_store
 
 K = 3

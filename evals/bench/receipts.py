@@ -43,10 +43,10 @@ from evals.bench.row_security import (
     machine,
     save,
 )
-from retrieval import reader as reader_module
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
 from store.contract.reads import ContextRequest
+from store.db import snapshot as snapshot_module
 from store.db.clock import wall_clock
 from store.db.database import make_pool, scratch_database
 from store.db.migrate import migrate
@@ -79,7 +79,7 @@ def _receipts(written: bool) -> Iterator[None]:
     path's); both sides patch, so that the patching costs them alike."""
     leave = leave_receipts if written else (lambda *_, **__: None)
     with (
-        mock.patch.object(reader_module, "leave_receipts", leave),
+        mock.patch.object(snapshot_module, "leave_receipts", leave),
         mock.patch.object(receipts_module, "leave_receipts", leave),
     ):
         yield

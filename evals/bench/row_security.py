@@ -29,10 +29,10 @@ import numpy as np
 import typer
 from psycopg_pool import ConnectionPool
 
-from retrieval.search.evidence import SearchScope, search_evidence
 from store.db.clock import wall_clock
 from store.db.database import APP_ROLE, make_pool, scratch_database
 from store.db.migrate import migrate
+from store.episodes.evidence import SearchScope
 from store.service import MemoryStore
 
 RESULTS = Path(__file__).parent / "results" / "row_security.json"
@@ -97,10 +97,8 @@ def _calls(store: MemoryStore, writes: Iterator[int]) -> dict[str, Callable[[], 
     def search() -> object:
         return store.snapshots.read(
             TENANT,
-            lambda snapshot: search_evidence(
-                snapshot.conn,
-                TENANT,
-                query=query,
+            lambda snapshot: snapshot.search_evidence(
+                query,
                 model=MODEL,
                 dimensions=DIMENSIONS,
                 k=3,

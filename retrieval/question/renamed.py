@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from store.attributes.names import renamed_targets
 from store.contract.reads import ContextRequest, RenamedAttribute
 from store.db.snapshot import ReadSnapshot
 
@@ -14,9 +13,7 @@ def read_old_names_as_new(
     and each new name read that way with its old name (none when none was)."""
     if not request.attributes:
         return request, []
-    renamed = renamed_targets(
-        snapshot.conn, snapshot.tenant_id, request.attributes, now=snapshot.now
-    )
+    renamed = snapshot.renamed_targets(request.attributes)
     if not renamed:
         return request, []
     named = [renamed.get(name, name) for name in request.attributes]

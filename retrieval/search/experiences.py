@@ -8,8 +8,8 @@ without an outcome, or whose outcome is ``unknown``, is listed for its similarit
 
 from __future__ import annotations
 
+from retrieval.search.cited import cited_fields
 from retrieval.search.embeddings import Embedder
-from retrieval.search.evidence import EvidenceHit, cited_fields, request_scope, search_evidence
 from store.contract.memory import EpisodeOutcome
 from store.contract.reads import (
     ExperienceItem,
@@ -18,7 +18,7 @@ from store.contract.reads import (
     SearchPlan,
 )
 from store.db.snapshot import ReadSnapshot
-from store.episodes.outcomes import current_outcomes
+from store.episodes.evidence import EvidenceHit, request_scope
 from store.service import MemoryStore
 
 
@@ -32,16 +32,14 @@ def search_experiences(
     def read(
         snapshot: ReadSnapshot,
     ) -> tuple[list[EvidenceHit], SearchPlan, dict[str, EpisodeOutcome]]:
-        hits, plan = search_evidence(
-            snapshot.conn,
-            tenant_id,
-            query=query,
+        hits, plan = snapshot.search_evidence(
+            query,
             model=embedder.model_id,
             dimensions=embedder.dimensions,
             k=request.k,
             scope=scope,
         )
-        found = current_outcomes(snapshot.conn, tenant_id, [hit.episode_id for hit in hits])
+        found = snapshot.outcomes([hit.episode_id for hit in hits])
         return hits, plan, found
 
     hits, plan, found = store.snapshots.read(tenant_id, read)

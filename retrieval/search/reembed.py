@@ -1,8 +1,9 @@
 """Re-embedding: after a change of model, give a tenant's episodes vectors of the new model.
 
 Vectors are keyed by model, so the old ones stay until dropped and searches use the model
-the server runs. Each model gets its own partial HNSW index (``retrieval.search.hnsw``), sized to
-its dimensions.
+the server runs. Each model gets its own partial HNSW index (``store.episodes.hnsw``), sized to
+its dimensions. The SQL is the store's (``store.episodes.vectors``); here the encoder runs in
+batches, each committed.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ from typing import Any
 import psycopg
 
 from retrieval.search.embeddings import Embedder
-from retrieval.search.hnsw import hnsw_index
 from store.db.clock import Clock
-from store.episodes.vectors import insert_vectors, truncated_ids
-
-
-def ensure_index(conn: psycopg.Connection[Any], *, model: str, dimensions: int) -> None:
-    """Create the model's partial HNSW index unless it exists."""
-    conn.execute(hnsw_index(model, dimensions).create)
+from store.episodes.vectors import (
+    ensure_index,
+    episodes_without_vectors,
+    insert_vectors,
+    truncated_ids,
+)
 
 
 def reembed_tenant(
@@ -41,18 +41,7 @@ def reembed_tenant(
     conn.commit()
     done = 0
     while True:
-        rows = conn.execute(
-            """
-            SELECT e.id, e.text FROM episodes AS e
-            WHERE e.tenant_id = %(tenant_id)s AND e.text IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM episode_vectors AS v
-                              WHERE v.tenant_id = e.tenant_id AND v.episode_id = e.id
-                                AND v.model = %(model)s)
-            ORDER BY e.id
-            LIMIT %(batch)s
-            """,
-            {"tenant_id": tenant_id, "model": embedder.model_id, "batch": batch},
-        ).fetchall()
+        rows = episodes_without_vectors(conn, tenant_id, model=embedder.model_id, limit=batch)
         if not rows:
             return done
         vectors = embedder.embed([text for _, text in rows])

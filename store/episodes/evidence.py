@@ -7,7 +7,9 @@ index with pgvector's iterative scan, which keeps walking the graph until enough
 the filters.
 
 The scores of named episodes (a read's fact sources) come from the same stored vectors, so a
-fact's source carries the similarity a search would give it.
+fact's source carries the similarity a search would give it. The read path reaches these
+through its read snapshot (``store.db.snapshot``); quoting a hit is its own business
+(``retrieval.search.cited``).
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ from pgvector import HalfVector
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from retrieval.context.snippets import trim_snippet
-from retrieval.search.hnsw import halfvec
 from store.contract.reads import SearchPlan, SearchRequest
+from store.episodes.hnsw import halfvec
 
 EXACT_SCAN_LIMIT = 10_000
 """Scopes up to this many vectors are scanned exactly.
@@ -102,18 +103,6 @@ def request_scope(request: SearchRequest) -> SearchScope:
         occurred_from=request.occurred_from,
         occurred_to=request.occurred_to,
     )
-
-
-def cited_fields(hit: EvidenceHit, query: str) -> dict[str, Any]:
-    """A hit's ``EvidenceItem`` fields: its snippet trimmed around ``query``."""
-    return {
-        "episode_id": hit.episode_id,
-        "occurred_at": hit.occurred_at,
-        "kind": hit.kind,
-        "session_id": hit.session_id,
-        "snippet": trim_snippet(hit.text, query),
-        "score": hit.score,
-    }
 
 
 def _params(

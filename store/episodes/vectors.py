@@ -17,6 +17,8 @@ import numpy as np
 import psycopg
 from pgvector import HalfVector
 
+from store.episodes.hnsw import hnsw_index
+
 
 class EpisodeEmbedder(Protocol):
     """What the write path needs to embed episodes as they are recorded."""
@@ -182,3 +184,28 @@ class SharedBatches:
             with self._turn:
                 self._busy = False
                 self._turn.notify_all()
+
+
+def ensure_index(conn: psycopg.Connection[Any], *, model: str, dimensions: int) -> None:
+    """Create the model's partial HNSW index unless it exists (``store.episodes.hnsw``)."""
+    conn.execute(hnsw_index(model, dimensions).create)
+
+
+def episodes_without_vectors(
+    conn: psycopg.Connection[Any], tenant_id: str, *, model: str, limit: int
+) -> list[tuple[str, str]]:
+    """Up to ``limit`` of the tenant's episodes with text and no vector of ``model``, as
+    (id, text), by id."""
+    rows = conn.execute(
+        """
+        SELECT e.id, e.text FROM episodes AS e
+        WHERE e.tenant_id = %(tenant_id)s AND e.text IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM episode_vectors AS v
+                          WHERE v.tenant_id = e.tenant_id AND v.episode_id = e.id
+                            AND v.model = %(model)s)
+        ORDER BY e.id
+        LIMIT %(limit)s
+        """,
+        {"tenant_id": tenant_id, "model": model, "limit": limit},
+    ).fetchall()
+    return [(str(episode_id), str(text)) for episode_id, text in rows]

@@ -94,7 +94,8 @@ def test_a_snapshot_does_not_see_a_write_committed_while_it_reads(reader: ReadPa
             fact = memory.fact("home_city")
             assert fact is not None
             seen.append(str(fact.value))
-        isolation = snapshot.conn.execute("SHOW transaction_isolation").fetchone()
+        # The snapshot's own connection, which it never hands to the read path.
+        isolation = snapshot._conn.execute("SHOW transaction_isolation").fetchone()
         assert isolation is not None
         return str(isolation[0])
 

@@ -14,8 +14,8 @@ from litestar.testing import TestClient
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from retrieval import reader as reader_module
 from store.contract.receipts import memory_key, owner_key, scope_hash
+from store.db import snapshot as snapshot_module
 from store.db.clock import ManualClock
 from store.errors import DatabaseUnavailable
 from store.governance import receipts as receipts_module
@@ -263,12 +263,12 @@ def test_a_context_call_and_its_receipts_commit_together_or_not_at_all(
         leave(conn, *args, **kwargs)
         conn.execute("SELECT 1 / 0")
 
-    monkeypatch.setattr(reader_module, "leave_receipts", then_fail)
+    monkeypatch.setattr(snapshot_module, "leave_receipts", then_fail)
     decision = str(uuid4())
     question = {"question": "Where does Mira live?", "subject": "mira"}
     failed = http.post("/v1/context", json=question, headers=_headers(seeded, decision))
     assert failed.status_code >= 400, failed.text
-    monkeypatch.setattr(reader_module, "leave_receipts", leave)
+    monkeypatch.setattr(snapshot_module, "leave_receipts", leave)
     assert [row for row in _rows(pool, seeded.name) if row[0] == "read"] == []
     missing = http.get(f"/v1/decisions/{decision}/receipts", headers=seeded.headers)
     assert_problem(missing, 404, "not_found", field="decision_id")

@@ -10,11 +10,11 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import DEFAULT_MODEL_ID, Embedder, Vectors, _packaged_model_path
-from retrieval.search.evidence import search_evidence
-from retrieval.search.hnsw import index_name
 from retrieval.search.reembed import reembed_tenant
 from store.db.clock import ManualClock
 from store.db.database import connect
+from store.episodes.evidence import search_evidence
+from store.episodes.hnsw import index_name
 from store.service import MemoryStore
 from tests.conftest import ts
 

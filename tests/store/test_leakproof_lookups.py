@@ -17,9 +17,9 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import DEFAULT_MODEL_ID
-from retrieval.search.evidence import SearchScope, scope_condition
-from retrieval.search.hnsw import index_name
 from store.contract.receipts import memory_key, owner_key
+from store.episodes.evidence import SearchScope, scope_condition
+from store.episodes.hnsw import index_name
 from store.facts.reads import FIND_SUBJECTS, find_subjects
 from store.governance import receipts
 from store.service import MemoryStore

@@ -11,10 +11,10 @@ import pytest
 from psycopg import sql
 
 from retrieval.search.embeddings import Embedder
-from retrieval.search.hnsw import hnsw_index
 from store.contract.common import IDENTIFIER_PATTERN
 from store.db.database import temporary_database
 from store.db.migrate import available_migrations, migrate
+from store.episodes.hnsw import hnsw_index
 from store.facts.reads import FIND_SUBJECTS, find_subjects
 
 
@@ -341,7 +341,7 @@ def test_the_default_model_has_a_partial_hnsw_index_on_halfvec(
 def test_the_code_defines_the_default_models_index_as_the_migrations_built_it(
     blank: psycopg.Connection[tuple[object, ...]], embedder: Embedder
 ) -> None:
-    """Re-embedding builds a model's index from ``retrieval.search.hnsw``; for the default model
+    """Re-embedding builds a model's index from ``store.episodes.hnsw``; for the default model
     that
     definition is the one the migrations applied, as PostgreSQL prints it back."""
     migrate(blank)

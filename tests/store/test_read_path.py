@@ -19,10 +19,10 @@ from pydantic import BaseModel
 from retrieval.context.block import UNVERIFIED_HEADING
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
-from retrieval.search.evidence import EvidenceHit, SearchScope, scope_condition, search_evidence
 from store.contract.reads import ContextResult, SearchPlan
 from store.contract.times import format_timestamp
 from store.db.clock import ManualClock
+from store.episodes.evidence import EvidenceHit, SearchScope, scope_condition
 from store.errors import NotFound
 from store.service import MemoryStore
 from tests.conftest import ts
@@ -654,10 +654,8 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
     def search_to(limit: int) -> tuple[list[EvidenceHit], SearchPlan]:
         return reader.store.snapshots.read(
             reader.tenant,
-            lambda snapshot: search_evidence(
-                snapshot.conn,
-                reader.tenant,
-                query=vector,
+            lambda snapshot: snapshot.search_evidence(
+                vector,
                 model=reader.embedder.model_id,
                 dimensions=reader.embedder.dimensions,
                 k=3,

@@ -160,7 +160,7 @@ def _read(
     facts = path.store.snapshots.read(
         path.tenant,
         lambda snapshot: read_period(
-            snapshot.conn,
+            snapshot._conn,  # the store's own reads, tested below the snapshot
             path.tenant,
             subject="northwind",
             attributes=["ceo"],

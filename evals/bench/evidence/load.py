@@ -21,8 +21,8 @@ from evals.bench.evidence.corpus import (
     Episode,
 )
 from retrieval.search.embeddings import DEFAULT_MODEL_ID, Embedder
-from retrieval.search.hnsw import index_name
 from store.db.migrate import migrate_database
+from store.episodes.hnsw import index_name
 from store.episodes.record import content_hash
 
 EMBED_CHUNK = 2_048

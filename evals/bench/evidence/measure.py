@@ -24,8 +24,8 @@ from evals.bench.evidence.load import (
     Vectors32,
     episode_index,
 )
-from retrieval.search.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, search_evidence
-from retrieval.search.hnsw import halfvec
+from store.episodes.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, search_evidence
+from store.episodes.hnsw import halfvec
 
 K = 10
 

@@ -67,8 +67,8 @@ from evals.bench.evidence.sweeps import (
     index_build_sweep,
 )
 from retrieval.search.embeddings import Embedder
-from retrieval.search.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH
 from store.db.database import scratch_database
+from store.episodes.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH
 
 SINGLE_TENANT = "single_tenant"
 

@@ -27,7 +27,7 @@ from evals.bench.evidence.measure import (
     session_settings,
     without_method,
 )
-from retrieval.search.evidence import HNSW_EF_SEARCH
+from store.episodes.evidence import HNSW_EF_SEARCH
 
 # The optional HNSW investigation (--sweep): on the first SWEEP_QUERIES queries of each scope.
 SWEEP_QUERIES = 50
