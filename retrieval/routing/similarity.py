@@ -224,7 +224,7 @@ unrelated ones 0.15-0.19; 0.25 keeps clear of the unrelated and catches most of 
 of blocks instead of 36.4%, and exact SGAM stayed at 0.0% stale leakage. An episode's vector
 also lands near a key for what it says of the subject in general ("Zofia prefers concise
 answers."); such an episode puts no key in doubt unless one of its sentences could state a
-value (``retrieval.context.evidence_lines``).
+value (``retrieval.context.evidence_quote``).
 """
 
 
