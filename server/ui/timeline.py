@@ -8,20 +8,27 @@ fact); one no longer believed then is ``retired`` and keeps its system window. A
 a superseded fact to the fact that superseded it; a fact facing an open equal-start conflict
 at S carries its challengers. What a bar or a challenger is called (``current · disputed``,
 ``in conflict``, ``past · unverified``) is ``store.contract.labels``' rule, as the API and the
-context block name it.
+context block name it; what each is at S, ``server.ui.timeline_states``'.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal, cast
+from typing import cast
 from uuid import UUID
 
+from server.ui.timeline_states import (
+    Challenge,
+    State,
+    bar_label,
+    believed_at,
+    challenges_at,
+    display_value,
+)
 from store.contract.facts import ConflictRecord, Fact
-from store.contract.labels import Label, ReadStatus, version_label
+from store.contract.labels import Label
 
 WIDTH = 960.0
 """The drawing's width in SVG user units; a bar's ``x`` and ``width`` are within it."""
@@ -30,31 +37,6 @@ ROW = 30.0
 BAR = 18.0
 """Height of a bar within its row."""
 TICKS = 6
-
-State = Literal["current", "future", "past", "superseded", "retired"]
-
-
-@dataclass(frozen=True, slots=True)
-class Challenge:
-    """A value contesting a fact from the same start, in an open conflict at ``known_at``."""
-
-    value: str
-    source_episode_id: str
-    disputed: bool
-    evidence_verified: bool = True
-
-    @property
-    def label(self) -> Label:
-        """What the challenger is called: ``disputed`` or ``in conflict`` (its conflict is open),
-        and ``unverified`` when its evidence was not found in its episode."""
-        # The status named is the challenged version's; an open challenger's label ignores it.
-        return version_label(
-            status="current",
-            disputed=self.disputed,
-            role="challenger",
-            conflict="open",
-            evidence_verified=self.evidence_verified,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,16 +104,6 @@ class Timeline:
     """Every instant at which what was believed changed, oldest first."""
 
 
-def display_value(value: object) -> str:
-    """A stored value as text: a string as it is, anything else as its JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def believed_at(version: Fact, at: datetime) -> bool:
-    """Whether the version was in the server's knowledge at ``at``."""
-    return version.recorded_at <= at and (version.retired_at is None or at < version.retired_at)
-
-
 def lay_out(
     versions: Sequence[Fact], conflicts: Sequence[ConflictRecord], *, known_at: datetime
 ) -> Timeline:
@@ -141,7 +113,7 @@ def lay_out(
     shown = [v for v in visible if v.recorded_at <= known_at]
     start, end = _axis(shown, known_at)
     scale = _Scale(start, end)
-    challenges = _challenges(conflicts, known_at)
+    challenges = challenges_at(conflicts, known_at)
     attributes = list(dict.fromkeys(v.attribute for v in shown))
     keys = tuple(
         _key(
@@ -198,51 +170,6 @@ def _ticks(scale: _Scale) -> tuple[Tick, ...]:
     return tuple(Tick(scale.x(at), at.strftime(text)) for at in instants)
 
 
-def _challenges(
-    conflicts: Sequence[ConflictRecord], known_at: datetime
-) -> dict[UUID, tuple[Challenge, ...]]:
-    """The challengers of each incumbent fact in conflicts open at ``known_at``."""
-    found: dict[UUID, list[Challenge]] = {}
-    for conflict in conflicts:
-        opened = conflict.created_at <= known_at
-        if not opened or (conflict.resolved_at is not None and conflict.resolved_at <= known_at):
-            continue
-        challenger = conflict.challenger
-        found.setdefault(conflict.incumbent_fact_id, []).append(
-            Challenge(
-                value=display_value(challenger.value),
-                source_episode_id=challenger.source_episode_id,
-                disputed=conflict.disputed,
-                evidence_verified=challenger.evidence_verified,
-            )
-        )
-    return {fact_id: tuple(each) for fact_id, each in found.items()}
-
-
-def _status(version: Fact, known_at: datetime) -> ReadStatus:
-    """The version's status as read at ``known_at`` (valid time and system time both S)."""
-    if not believed_at(version, known_at):
-        return "retired"
-    if version.valid_from > known_at:
-        return "future"
-    if version.valid_to is not None and version.valid_to <= known_at:
-        return "past"
-    return "current"
-
-
-def _state(
-    version: Fact, known_at: datetime, *, superseded: bool, challenges: Sequence[Challenge]
-) -> Label:
-    """The bar's label: its status at ``known_at`` (``superseded`` when a fact believed then
-    supersedes it), disputed while an open dispute at ``known_at`` names it."""
-    return version_label(
-        status=_status(version, known_at),
-        disputed=any(challenge.disputed for challenge in challenges),
-        superseded=superseded,
-        evidence_verified=version.evidence_verified,
-    )
-
-
 def _key(
     attribute: str,
     versions: Sequence[Fact],
@@ -260,7 +187,7 @@ def _key(
         successor = successors.get(version.fact_id)
         live = believed_at(version, known_at)
         faced = challenges.get(version.fact_id, ()) if live else ()
-        label = _state(version, known_at, superseded=successor is not None, challenges=faced)
+        label = bar_label(version, known_at, superseded=successor is not None, challenges=faced)
         bars.append(
             Bar(
                 version=version,

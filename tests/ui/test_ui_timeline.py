@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
-from server.ui.timeline import BAR, ROW, WIDTH, Arrow, Challenge, Timeline, lay_out
+from server.ui.timeline import BAR, ROW, WIDTH, Arrow, Timeline, lay_out
+from server.ui.timeline_states import Challenge
 from store.contract.facts import Challenger, ConflictRecord, Fact
 from tests.conftest import ts
 from tests.helpers import fact
