@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval.context.assemble import EvidenceCandidate, KeyFacts, assemble_context
+from retrieval.context.assemble import KeyFacts, assemble_context
 from retrieval.context.stale import subject_values
 from retrieval.context.unnamed import unnamed_values
 from retrieval.question.planner import plan_question
@@ -22,10 +22,10 @@ from retrieval.question.subjects import name_mentions, unsure_subject_line
 from retrieval.question.words import KnownSubject, routing_text
 from retrieval.receipts import context_receipts
 from retrieval.routing.route import route_keys
-from retrieval.routing.similarity import AttributeIndex, topics_of
+from retrieval.routing.similarity import AttributeIndex
 from retrieval.search.cited import cited_fields
 from retrieval.search.embeddings import Embedder
-from store.contract.episodes import Episode
+from retrieval.search.gather import gather_evidence, with_topics
 from store.contract.reads import (
     ContextRequest,
     ContextResult,
@@ -127,11 +127,20 @@ class Reader:
         cited = dict.fromkeys(fact.source_episode_id for key in keys for fact in key.facts())
         sources = [episodes[episode] for episode in cited if episode in episodes]
         evidence = (
-            self._evidence(snapshot, request, plan=plan, sources=sources, query=query)
+            gather_evidence(
+                snapshot,
+                self.embedder,
+                plan=plan,
+                sources=sources,
+                query=query,
+                k=request.evidence_k * _CANDIDATES_PER_SLOT,
+            )
             if query is not None
             else []
         )
-        evidence = self._topics(snapshot, evidence, keys, subject=plan.subject)
+        evidence = with_topics(
+            snapshot, evidence, keys, self.attributes, self.embedder, subject=plan.subject
+        )
         assembled = assemble_context(
             keys=keys,
             evidence=evidence,
@@ -247,97 +256,9 @@ class Reader:
         )
         return routed, memory, asked[0] if wanted else None
 
-    def _topics(
-        self,
-        snapshot: ReadSnapshot,
-        evidence: Sequence[EvidenceCandidate],
-        keys: Sequence[KeyFacts],
-        *,
-        subject: str | None,
-    ) -> list[EvidenceCandidate]:
-        """``evidence``, each candidate with the asked keys it is about (``topics_of`` on its
-        stored vector), so that one stating none of a key's value is judged by its time.
-
-        Only attribute vectors already cached are used (a routed read caches them): the read
-        keeps to one encoder call, and a named key no read has routed to yet is judged by none.
-        """
-        asked = {key.attribute for key in keys}
-        if not evidence or not asked:
-            return list(evidence)
-        declared = [
-            attribute for attribute in snapshot.attributes() if attribute.attribute in asked
-        ]
-        vectors = self.attributes.cached(declared, subject=subject)
-        if not vectors:
-            return list(evidence)
-        episodes = snapshot.episode_vectors(
-            model=self.embedder.model_id,
-            episode_ids=list(dict.fromkeys(candidate.episode_id for candidate in evidence)),
-        )
-        return [
-            replace(candidate, about=topics_of(episodes[candidate.episode_id], vectors))
-            if candidate.episode_id in episodes
-            else candidate
-            for candidate in evidence
-        ]
-
     def _embed(self, texts: Sequence[str]) -> Vector | None:
         """The vector of the one text asked for, or None when none is."""
         return self.embedder.embed(list(texts))[0] if texts else None
-
-    def _evidence(
-        self,
-        snapshot: ReadSnapshot,
-        request: ContextRequest,
-        *,
-        plan: QuestionPlan,
-        sources: Sequence[Episode],
-        query: Vector,
-    ) -> list[EvidenceCandidate]:
-        """The chosen facts' sources, then episodes similar to the question (within the
-        subject when one was found), each scored by its similarity to the question."""
-        # An erased source is a stub: it has no text to quote.
-        texts = {episode.id: episode.text for episode in sources if episode.text is not None}
-        scope = SearchScope(subject=plan.subject, known_at=plan.known_at)
-        scores = snapshot.episode_scores(
-            query,
-            model=self.embedder.model_id,
-            episode_ids=list(texts),
-        )
-        hits, _ = self._search(
-            snapshot,
-            query=query,
-            scope=scope,
-            k=request.evidence_k * _CANDIDATES_PER_SLOT,
-        )
-        unscored = [episode_id for episode_id in texts if episode_id not in scores]
-        if unscored:  # no vector of this model yet (a re-embed is pending): embed the text
-            vectors = self.embedder.embed([texts[episode_id] for episode_id in unscored])
-            scores.update(zip(unscored, (float(vector @ query) for vector in vectors), strict=True))
-        return [
-            *(
-                EvidenceCandidate(
-                    episode_id=episode.id,
-                    occurred_at=episode.occurred_at,
-                    text=texts[episode.id],
-                    score=scores[episode.id],
-                    is_fact_source=True,
-                    recorded_at=episode.recorded_at,
-                )
-                for episode in sources
-                if episode.id in texts
-            ),
-            *(
-                EvidenceCandidate(
-                    episode_id=hit.episode_id,
-                    occurred_at=hit.occurred_at,
-                    text=hit.text,
-                    score=hit.score,
-                    recorded_at=hit.recorded_at,
-                )
-                for hit in hits
-            ),
-        ]
 
 
 def _key_facts(memory: SubjectMemory, attribute: str) -> KeyFacts:
