@@ -27,20 +27,20 @@ from server.http.request_log import REQUEST_ID_RESPONSE_HEADER, RequestLog
 from server.http.trace import provide_trace
 from server.routes.admin import admin_routes
 from server.routes.attributes import attribute_routes
-from server.routes.buffer import buffer_routes
+from server.routes.checkpoints import checkpoint_routes
 from server.routes.common import provide_read_times
 from server.routes.conflicts import conflict_routes
 from server.routes.decisions import decision_routes
 from server.routes.episodes import episode_routes
 from server.routes.experiences import experience_routes
 from server.routes.facts import fact_router
-from server.routes.health import health_routes
 from server.routes.memory_health import memory_health_routes
+from server.routes.probes import probe_routes
 from server.routes.procedures import procedure_routes
 from server.routes.retention import retention_routes
 from server.routes.retrieval import retrieval_routes
 from server.routes.subjects import subject_routes
-from server.routes.threads import thread_routes
+from server.routes.weak_signals import weak_signal_routes
 from server.runtime.resources import lifespan, provide_reader, provide_resources
 from server.settings import Settings
 from server.ui.pages import template_config
@@ -77,9 +77,9 @@ def create_app(
             *subject_routes,
             *retention_routes,
             *conflict_routes,
-            *buffer_routes,
+            *weak_signal_routes,
             *retrieval_routes,
-            *thread_routes,
+            *checkpoint_routes,
             *experience_routes,
             *procedure_routes,
             *decision_routes,
@@ -111,7 +111,7 @@ def create_app(
     app = Litestar(
         # The timeline pages (``server.ui``): signed in by session cookie, not in the OpenAPI
         # document, answering HTML (their own error pages) rather than problem+json.
-        route_handlers=[tenant_api, admin_api, *health_routes, *ui_routers()],
+        route_handlers=[tenant_api, admin_api, *probe_routes, *ui_routers()],
         template_config=template_config(),
         dependencies={"resources": Provide(provide_resources, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,

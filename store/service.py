@@ -16,7 +16,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from store.api.admin import AdminCalls
-from store.api.buffer import BufferCalls
+from store.api.checkpoints import CheckpointCalls
 from store.api.conflicts import ConflictCalls
 from store.api.episodes import EpisodeCalls
 from store.api.erasure import ErasureCalls
@@ -28,9 +28,9 @@ from store.api.receipts import ReceiptCalls
 from store.api.retention import RetentionCalls
 from store.api.snapshots import SnapshotCalls
 from store.api.subjects import SubjectCalls
-from store.api.threads import ThreadCalls
 from store.api.transactions import Transactions
 from store.api.ui_sessions import UiSessionCalls
+from store.api.weak_signals import WeakSignalCalls
 from store.db.clock import Clock, wall_clock
 from store.db.database import make_pool
 from store.db.migrate import migrate_database, require_current_schema
@@ -74,11 +74,11 @@ class MemoryStore:
         self.subjects = SubjectCalls(transactions)
         self.erasure = ErasureCalls(transactions)
         self.snapshots = SnapshotCalls(transactions)
-        self.threads = ThreadCalls(transactions)
+        self.checkpoints = CheckpointCalls(transactions)
         self.outcomes = OutcomeCalls(transactions)
         self.procedures = ProcedureCalls(transactions)
         self.receipts = ReceiptCalls(transactions)
-        self.buffer = BufferCalls(transactions)
+        self.weak_signals = WeakSignalCalls(transactions)
         self.extraction = ExtractionCalls(transactions)
         self.retention = RetentionCalls(transactions)
         self.ui_sessions = UiSessionCalls(transactions)

@@ -18,14 +18,14 @@ from uuid import UUID
 import httpx
 
 from server.client import (
-    buffer_calls,
     calls,
+    checkpoint_calls,
     episodic_calls,
     procedure_calls,
     read_calls,
     receipt_calls,
     retention_calls,
-    thread_calls,
+    weak_signal_calls,
 )
 from server.client.call import Call, Instant, instant
 from server.client.errors import error_from, is_problem
@@ -218,7 +218,7 @@ class Routes:
     conflicts = Route(read_calls.conflicts)
     resolve_conflict = Route(read_calls.resolve_conflict)
 
-    buffer = Route(buffer_calls.buffer)
+    buffer = Route(weak_signal_calls.buffer)
 
     declare_retention_class = Route(retention_calls.declare_retention_class)
     retention_classes = Route(retention_calls.retention_classes)
@@ -229,9 +229,9 @@ class Routes:
     search = Route(read_calls.search)
     context = Route(read_calls.context)
 
-    write_checkpoint = Route(thread_calls.write_checkpoint)
-    checkpoint = Route(thread_calls.checkpoint)
-    erase_thread = Route(thread_calls.erase_thread)
+    write_checkpoint = Route(checkpoint_calls.write_checkpoint)
+    checkpoint = Route(checkpoint_calls.checkpoint)
+    erase_thread = Route(checkpoint_calls.erase_thread)
 
     create_procedure = Route(procedure_calls.create_procedure)
     approve_procedure = Route(procedure_calls.approve_procedure)

@@ -198,7 +198,7 @@ def test_receipts_follow_the_erasure_of_their_subject_and_episode(
 def test_a_read_and_its_receipts_commit_together_or_not_at_all(
     store: MemoryStore, tenant: str, pool: ConnectionPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store.threads.write_checkpoint(tenant, "t-1", {"active_goal_id": "g-1"})
+    store.checkpoints.write_checkpoint(tenant, "t-1", {"active_goal_id": "g-1"})
     real = receipts_module.leave_receipts
 
     def fails_after(*args: Any, **kwargs: Any) -> None:
@@ -207,7 +207,7 @@ def test_a_read_and_its_receipts_commit_together_or_not_at_all(
 
     monkeypatch.setattr(receipts_module, "leave_receipts", fails_after)
     with pytest.raises(DatabaseUnavailable):
-        store.threads.read_checkpoint(tenant, "t-1", trace=Trace(decision_id=uuid4()))
+        store.checkpoints.read_checkpoint(tenant, "t-1", trace=Trace(decision_id=uuid4()))
     assert [row[0] for row in _rows(pool, tenant)] == ["write"]
 
 
@@ -215,12 +215,12 @@ def test_receipts_older_than_their_retention_are_purged(
     store: MemoryStore, tenant: str, clock: ManualClock, pool: ConnectionPool
 ) -> None:
     clock.set(ts("2026-01-01T00:00:00Z"))
-    store.threads.write_checkpoint(tenant, "t-1", {"active_goal_id": "g-1"})
+    store.checkpoints.write_checkpoint(tenant, "t-1", {"active_goal_id": "g-1"})
     old = uuid4()
-    store.threads.read_checkpoint(tenant, "t-1", trace=Trace(decision_id=old))
+    store.checkpoints.read_checkpoint(tenant, "t-1", trace=Trace(decision_id=old))
     clock.set(ts("2026-03-15T00:00:00Z"))
     recent = uuid4()
-    store.threads.read_checkpoint(tenant, "t-1", trace=Trace(decision_id=recent))
+    store.checkpoints.read_checkpoint(tenant, "t-1", trace=Trace(decision_id=recent))
     assert store.receipts.purge(tenant, retention=timedelta(days=30)) == 2  # the write, the read
     assert store.receipts.decision(tenant, recent).receipts
     with owner_connection(pool) as conn:

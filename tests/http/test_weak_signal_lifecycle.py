@@ -67,7 +67,7 @@ def test_a_bulk_import_refuses_weak_candidates(store: MemoryStore, tenant: str) 
     }
     imported = store.episodes.import_lines([json.dumps(line)])
     assert [(r.status, r.field) for r in imported.refused] == [("invalid", "strength")]
-    assert store.buffer.list(tenant).signals == []
+    assert store.weak_signals.list(tenant).signals == []
 
 
 # -- the rule, over random sequences ----------------------------------------------------------
@@ -137,7 +137,7 @@ def test_a_fact_appears_exactly_when_the_quorum_rule_says(
                 assert result.status == "written", result
             if result.status == "written":
                 promoted.append(value)
-        listed = store.buffer.list(tenant).signals
+        listed = store.weak_signals.list(tenant).signals
         assert sorted((s.episode_id, s.value) for s in listed) == sorted(
             (entry[0], entry[2]) for entry in buffered
         )

@@ -419,7 +419,7 @@ def _check_reads(store: MemoryStore, version: int) -> None:
     assert (conflict.conflict_id, conflict.incumbent_fact_id) == (UUID(int=6), OSLO)
     assert store.admin.authenticate(API_KEY) == ("acme" if version >= 6 else None)
     if version >= 15:
-        checkpoint = store.threads.read_checkpoint("acme", "t-1")
+        checkpoint = store.checkpoints.read_checkpoint("acme", "t-1")
         assert (checkpoint.version, checkpoint.active_goal_id, checkpoint.state) == (
             1,
             "move-to-tromso",
@@ -428,7 +428,7 @@ def _check_reads(store: MemoryStore, version: int) -> None:
     if version >= 17:
         assert store.outcomes.current("acme", "e3").status == "partial"
     if version >= 19:
-        [signal] = store.buffer.list("acme", subject="mira").signals
+        [signal] = store.weak_signals.list("acme", subject="mira").signals
         assert (signal.signal_id, signal.value, signal.episode_id) == (WEAK, "Bergen", "e4")
     if version >= 18:
         [receipt] = store.receipts.decision("acme", DECISION).receipts

@@ -55,4 +55,4 @@ class MetricsController(PrometheusController):
         return response
 
 
-health_routes: list[ControllerRouterHandler] = [healthz, readyz, MetricsController]
+probe_routes: list[ControllerRouterHandler] = [healthz, readyz, MetricsController]

@@ -22,9 +22,9 @@ def list_buffer(
     """A page of buffered weak signals, oldest first: each waits until enough independent
     episodes support its value (or a confirmation does) and expires after its attribute's
     window; expired ones are not listed."""
-    return store.buffer.list(
+    return store.weak_signals.list(
         tenant_id, subject=subject, attribute=attribute, limit=limit, cursor=cursor
     )
 
 
-buffer_routes = [list_buffer]
+weak_signal_routes = [list_buffer]

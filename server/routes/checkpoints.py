@@ -32,7 +32,7 @@ def write_checkpoint(
     trace: RequestTrace,
 ) -> Checkpoint:
     """Write the thread's next checkpoint version (compare-and-set with ``expected_version``)."""
-    return store.threads.write_checkpoint(tenant_id, thread_id, data, trace=trace)
+    return store.checkpoints.write_checkpoint(tenant_id, thread_id, data, trace=trace)
 
 
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -48,7 +48,7 @@ def read_checkpoint(
 
     With ``X-SGAM-Decision`` the read leaves a receipt under that decision.
     """
-    return store.threads.read_checkpoint(tenant_id, thread_id, version=version, trace=trace)
+    return store.checkpoints.read_checkpoint(tenant_id, thread_id, version=version, trace=trace)
 
 
 @delete(
@@ -57,7 +57,7 @@ def read_checkpoint(
 def erase_thread(*, store: Store, tenant_id: TenantId, thread_id: PathId) -> ErasureResult:
     """Erase a thread: its checkpoints and their receipts go, a content-free tombstone stays.
     404 when it has no checkpoint."""
-    return store.threads.erase(tenant_id, thread_id)
+    return store.checkpoints.erase(tenant_id, thread_id)
 
 
 _METHODS = ", ".join(sorted({*read_checkpoint.http_methods, *write_checkpoint.http_methods}))
@@ -74,4 +74,4 @@ thread_router = Router(
     "/v1/threads/{thread_id:str}/checkpoint",
     route_handlers=[checkpoint_options, read_checkpoint, write_checkpoint],
 )
-thread_routes: list[ControllerRouterHandler] = [thread_router, erase_thread]
+checkpoint_routes: list[ControllerRouterHandler] = [thread_router, erase_thread]

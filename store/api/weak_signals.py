@@ -14,7 +14,7 @@ from store.db.paging import check_limit
 from store.facts import weak_signals
 
 
-class BufferCalls:
+class WeakSignalCalls:
     """Weak candidates buffered and not yet promoted or expired."""
 
     def __init__(self, transactions: Transactions) -> None:

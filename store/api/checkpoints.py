@@ -19,7 +19,7 @@ from store.governance.receipts import NO_TRACE, Touched, Trace
 from store.memory import checkpoints
 
 
-class ThreadCalls:
+class CheckpointCalls:
     """A thread's checkpoints: versions 1, 2, ..., each written once and kept."""
 
     def __init__(self, transactions: Transactions) -> None:
