@@ -45,11 +45,11 @@ class MemoryStore:
     ``facts``: candidates, expiries, retractions and exact reads of a key. ``conflicts``:
     equal-start conflicts and their settlement. ``subjects``: profiles, the subject list,
     export, the read path's whole read. ``erasure``: the one path that deletes.
-    ``snapshots``: a request's reads in one consistent transaction. ``threads``: working
+    ``snapshots``: a request's reads in one consistent transaction. ``checkpoints``: working
     memory, each thread's checkpoints. ``outcomes``: what came of episodes (episodic
     memory). ``procedures``: procedural memory, approved versions active in scopes.
-    ``receipts``: the content-free trace reads for decisions and writes leave. ``buffer``: weak
-    signals waiting for independent episodes to repeat them.
+    ``receipts``: the content-free trace reads for decisions and writes leave. ``weak_signals``:
+    weak signals waiting for independent episodes to repeat them.
     ``extraction``: the queue of episodes sent to an extractor. ``retention``: retention
     classes, legal holds and the purge. ``ui_sessions``: the timeline pages' sign-ins.
     """
