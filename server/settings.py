@@ -7,8 +7,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from extraction.extractor import Extractor
 from retrieval.search.embeddings import Embedder
-from server.extraction.extractor import Extractor
 from store.db.database import default_data_dir
 
 

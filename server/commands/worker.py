@@ -23,7 +23,8 @@ def worker(
     """Run an extraction worker: claim queued episodes, send them to the configured extractor
     (SGAM_EXTRACTOR_URL, SGAM_EXTRACTOR_MODEL), write what it proposes. Stops on SIGTERM or
     SIGINT after the job at hand."""
-    from server.extraction.worker import Worker, WorkPolicy, drain  # noqa: PLC0415
+    from extraction.jobs import drain  # noqa: PLC0415 - keep --help fast
+    from server.extraction.worker import METRICS, Worker, policy_from  # noqa: PLC0415
     from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
     from store.db.migrate import SchemaNotCurrent  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415
@@ -34,12 +35,12 @@ def worker(
         typer.echo("error: no extractor is configured (set SGAM_EXTRACTOR_URL and"
                    " SGAM_EXTRACTOR_MODEL)", err=True)  # fmt: skip
         raise typer.Exit(2)
-    policy = WorkPolicy.from_settings(settings)
+    policy = policy_from(settings)
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
     try:
         with open_store(conninfo, max_connections=2) as store:
             if once:
-                typer.echo(f"claimed {drain(store, extractor, policy)} jobs")
+                typer.echo(f"claimed {drain(store, extractor, policy, METRICS)} jobs")
                 return
             loop = Worker(store, extractor, policy)
 

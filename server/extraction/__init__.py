@@ -1,2 +1,2 @@
-"""Extraction: an episode sent to an OpenAI-compatible chat endpoint and its candidates written
-back, by the worker that claims due jobs."""
+"""Extraction in a serving process: the worker thread that works ``extraction.jobs`` and counts
+them in the server's metrics."""

@@ -16,8 +16,9 @@ from litestar import post
 from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 
-from server.extraction.extractor import PROMPT_VERSION
-from server.extraction.worker import run_job
+from extraction.extractor import PROMPT_VERSION
+from extraction.jobs import run_job
+from server.extraction.worker import METRICS
 from server.http.metrics import count_results
 from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId
 from server.runtime.resources import Resources
@@ -59,7 +60,7 @@ def answer(
     if queued is not None:
         if queued.lease_id is not None and resources.extractor is not None:
             job = Claim(tenant_id, episode.id, queued.lease_id)
-            extracted = run_job(store, resources.extractor, job, resources.policy) or []
+            extracted = run_job(store, resources.extractor, job, resources.policy, METRICS) or []
         state = store.extraction.state(tenant_id, episode.id)
     return EpisodeRecorded(
         **episode.model_dump(), results=results, extraction=state, extracted=extracted

@@ -24,13 +24,14 @@ from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 from psycopg_pool import ConnectionPool
 
+from extraction.extractor import Extract
+from extraction.jobs import WorkPolicy
 from retrieval.reader import Reader
 from retrieval.routing.similarity import AttributeIndex
 from retrieval.search.embeddings import Embedder
 from server.auth.keycache import KeyCache
 from server.auth.keylistener import KeyChangeListener
-from server.extraction.extractor import Extract
-from server.extraction.worker import Worker, WorkPolicy
+from server.extraction.worker import Worker, policy_from
 from server.http.metrics import pool_metrics
 from server.runtime.purger import Purger
 from server.settings import Settings
@@ -124,7 +125,7 @@ def lifespan(
         listener = KeyChangeListener(conninfo, keys)
         listener.start()
         extractor = settings.extractor()
-        policy = WorkPolicy.from_settings(settings)
+        policy = policy_from(settings)
         store = MemoryStore(pool, clock=clock, embedder=model)
         worker = None
         if extractor is not None and settings.extractor_in_server:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from extraction.extractor import PROMPT_VERSION
 from server.cli import app
-from server.extraction.extractor import PROMPT_VERSION
 from store.episodes.extraction import Queued
 from store.service import MemoryStore
 from tests.extraction_helpers import stand_in, updates

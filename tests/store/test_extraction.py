@@ -17,8 +17,9 @@ import psycopg
 import pytest
 from prometheus_client import REGISTRY
 
-from server.extraction.extractor import PROMPT_VERSION, Extractor
-from server.extraction.worker import WorkPolicy, drain, run_job, work_once
+from extraction.extractor import PROMPT_VERSION, Extractor
+from extraction.jobs import WorkPolicy, drain, run_job, work_once
+from server.extraction.worker import METRICS
 from store.db.clock import ManualClock
 from store.db.database import APP_ROLE
 from store.episodes.extraction import Queued
@@ -287,12 +288,12 @@ def test_the_freshness_lag_is_a_metric(store: MemoryStore, tenant: str, clock: M
     _queue(store, tenant, "e1")
     clock.set(clock() + timedelta(seconds=90))
     with stand_in(lambda _: Reply(status=500)) as endpoint:
-        work_once(store, _extractor(endpoint), POLICY)  # failed: still waiting
+        work_once(store, _extractor(endpoint), POLICY, METRICS)  # failed: still waiting
     assert REGISTRY.get_sample_value("sgam_extraction_lag_seconds") == 90.0
     assert (
         REGISTRY.get_sample_value("sgam_extraction_jobs_total", {"outcome": "failed"}) or 0
     ) >= 1
     with stand_in(lambda _: updates(_city())) as endpoint:
         clock.set(clock() + timedelta(seconds=10))
-        work_once(store, _extractor(endpoint), POLICY)
+        work_once(store, _extractor(endpoint), POLICY, METRICS)
     assert REGISTRY.get_sample_value("sgam_extraction_lag_seconds") == 0.0
