@@ -1,1 +1,2 @@
-"""Replay traces, leakage evaluation, the health classifier and benchmarks."""
+"""The evaluations, not the product (the ``evals`` extra): generated histories with gold, the
+systems compared, the stale-fact leakage evaluation, the benchmarks, and replay traces."""

@@ -48,8 +48,8 @@ class MemoryStore:
     ``snapshots``: a request's reads in one consistent transaction. ``checkpoints``: working
     memory, each thread's checkpoints. ``outcomes``: what came of episodes (episodic
     memory). ``procedures``: procedural memory, approved versions active in scopes.
-    ``receipts``: the content-free trace reads for decisions and writes leave. ``weak_signals``:
-    weak signals waiting for independent episodes to repeat them.
+    ``receipts``: the content-free trace reads for decisions and writes leave.
+    ``weak_signals``: weak signals waiting for independent episodes to repeat them.
     ``extraction``: the queue of episodes sent to an extractor. ``retention``: retention
     classes, legal holds and the purge. ``ui_sessions``: the timeline pages' sign-ins.
     """

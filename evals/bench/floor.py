@@ -1,11 +1,10 @@
 """The floor under the served calls, and the plain similarity baseline, measured in process.
 
-The floor is what a call cannot beat: the same exact reads as one prepared SQL statement on
-one connection, the encoder alone, and pgvector's search with the question already embedded:
-exact over the subject's episodes (found through the GIN index on ``subjects``), and HNSW
-over the whole tenant. The baseline is ``dm`` of ``evals.arms.baselines``: embed the question, take
-the
-top k episodes of the subject by exact cosine search, as the leakage evaluation runs it.
+The floor is what a call cannot beat: the same exact reads as one prepared SQL statement on one
+connection, the encoder alone, and pgvector's search with the question already embedded: exact over
+the subject's episodes (found through the GIN index on ``subjects``), and HNSW over the whole
+tenant. The baseline is ``dm`` of ``evals.arms.baselines``: embed the question, take the top k
+episodes of the subject by exact cosine search, as the leakage evaluation runs it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """Which questions a generated history asks: candidates per key, then a share per category.
 
-Each family offers candidate questions per key (``customer_candidates`` here; the records
-family's in ``evals.histories.records``), each with its gold answer and a category saying what it
-tests
-("stale": a past value that is no longer current; "belief_differs": what was believed then is
-not what is known now about then; ...). ``choose_questions`` takes, per tenant and kind, the
-categories asked first up to their share, then fills the rest in order, spreading the
-questions over keys before asking a key twice.
+Each family offers candidate questions per key (``customer_candidates`` here; the records family's
+in ``evals.histories.records``), each with its gold answer and a category saying what it tests
+("stale": a past value that is no longer current; "belief_differs": what was believed then is not
+what is known now about then; ...). ``choose_questions`` takes, per tenant and kind, the categories
+asked first up to their share, then fills the rest in order, spreading the questions over keys
+before asking a key twice.
 """
 
 from __future__ import annotations

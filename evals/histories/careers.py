@@ -1,13 +1,12 @@
 """The careers family's subjects and keys: who holds which roles, with which values, since when.
 
 Per history, ``CareersSpec.subjects`` subjects, half people and half organisations (about two in
-three with diacritics in their names), each holding two or three roles of its line of work or
-kind (``evals.histories.career_roles``). A key has three to six values, each starting on a day or
-at a
-month (its precision: what the text can say), at least 400 days apart, over decades between
-1890 and 2024. A subject's values are distinct across its keys, and none is written inside
-another or inside the subject's name (after ``retrieval.context.folding``'s folding), so a sentence
-stating one value never states another by accident.
+three with diacritics in their names), each holding two or three roles of its line of work or kind
+(``evals.histories.career_roles``). A key has three to six values, each starting on a day or at a
+month (its precision: what the text can say), at least 400 days apart, over decades between 1890 and
+2024. A subject's values are distinct across its keys, and none is written inside another or inside
+the subject's name (after ``retrieval.context.folding``'s folding), so a sentence stating one value
+never states another by accident.
 """
 
 from __future__ import annotations

@@ -11,20 +11,18 @@ asked at the history's end, each carrying a ``gold`` answer that replay ignores:
      "held_by_other_keys": [...],
      "family": "customers" | "records"}}
 
-``answers`` holds the values a correct reply may state: the one value, both disputed values
-for "uncertain", none for "not known". ``values`` is every value the key ever had in the
-tenant and ``other_tenant_values`` those it had only in other tenants: what a context block
-must not present as the answer. ``held_by_other_keys`` lists values that another key of the
-same subject holds at the asked instant (a prime minister who is president later): stating one
-of them is no stale leak, since it is current for that other key, though it is no answer
-either. ``family`` is the shape of history the key belongs to, which the report breaks its
-figures down by: ``customers`` (a few attributes of many people, with
-corrections, delayed extractions, disputes and expiries: ``evals.histories.timelines``) and
-``records`` (places holding one to three of many similar roles, decades of holders recorded
-out of order: ``evals.histories.records``). Every history holds both, its questions mixed; each
-family
-draws from random streams of its own, so adding one leaves the other's keys and questions as
-they were.
+``answers`` holds the values a correct reply may state: the one value, both disputed values for
+"uncertain", none for "not known". ``values`` is every value the key ever had in the tenant and
+``other_tenant_values`` those it had only in other tenants: what a context block must not present as
+the answer. ``held_by_other_keys`` lists values that another key of the same subject holds at the
+asked instant (a prime minister who is president later): stating one of them is no stale leak, since
+it is current for that other key, though it is no answer either. ``family`` is the shape of history
+the key belongs to, which the report breaks its figures down by: ``customers`` (a few attributes of
+many people, with corrections, delayed extractions, disputes and expiries:
+``evals.histories.timelines``) and ``records`` (places holding one to three of many similar roles,
+decades of holders recorded out of order: ``evals.histories.records``). Every history holds both,
+its questions mixed; each family draws from random streams of its own, so adding one leaves the
+other's keys and questions as they were.
 
 Question kinds: current (valid_at = known_at = the end); point in time (a past valid_at,
 known now); known-at (a past known_at, valid then: what was believed that day about that day,

@@ -1,5 +1,6 @@
-"""Masking a context's metadata before values are looked for in it (``evals.leakage.scoring``).
-Pure.
+"""Masking a context's metadata before values are looked for in it. Pure.
+
+``evals.leakage.scoring`` masks every context this way before it reads values.
 
 A date value must not count as stated because something happened on that day, nor a line of
 another key as stating the asked key's value. Masked:

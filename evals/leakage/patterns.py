@@ -1,9 +1,8 @@
 """Five ways a context block goes wrong on real text, one figure per system (careers family).
 
 Pure: read from the scored questions (``evals.leakage.scoring.QuestionResult``) of the careers
-family,
-the one written as paragraphs of real-looking text. Each figure is a share of the questions it
-applies to, with its Wilson interval:
+family, the one written as paragraphs of real-looking text. Each figure is a share of the questions
+it applies to, with its Wilson interval:
 
 1. ``subject_not_found``: asked without the subject, the plan chose another subject or none
    (systems that make a plan); also by name form;

@@ -4,16 +4,14 @@ same questions, scored by ``evals.leakage.scoring`` and reported by ``evals.leak
     sgam eval leakage --size quick --out /tmp/leakage       # a generated history
     sgam eval replay my-traces/ --out my-traces/report      # your own traces with gold
 
-A generated run holds three families of questions: ``customers`` and ``records`` in one
-history (``evals.histories.generate``), ``careers`` (paragraphs of real-looking text, questions
-about
+A generated run holds three families of questions: ``customers`` and ``records`` in one history
+(``evals.histories.generate``), ``careers`` (paragraphs of real-looking text, questions about
 periods that name their subject in many ways, each asked with and without the subject:
 ``evals.histories.career_history``) in a trace of its own. Loads run one after another, each on a
 database of its own per trace on the same PostgreSQL, all with the same embedding model
-(``evals.arms.systems`` says how each system is built). A question is
-asked where it stands among the lines: a generated history asks every question after its last
-write, a hand-written trace may ask between writes. Only the call that builds a context is
-timed.
+(``evals.arms.systems`` says how each system is built). A question is asked where it stands among
+the lines: a generated history asks every question after its last write, a hand-written trace may
+ask between writes. Only the call that builds a context is timed.
 """
 
 from __future__ import annotations

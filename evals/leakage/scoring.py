@@ -22,9 +22,8 @@ The answer rule (``answer_of``), the same for every system, with no language mod
 7. No such line: "not known".
 
 "States a value" is ``evals.leakage.lines.states_value``'s match (whole tokens after folding case,
-diacritics, spacing before punctuation and a leading article), the matcher stale leakage
-uses. Before matching, a context's metadata is masked (``evals.leakage.masking``), so that a date
-value
+diacritics, spacing before punctuation and a leading article), the matcher stale leakage uses.
+Before matching, a context's metadata is masked (``evals.leakage.masking``), so that a date value
 does not count as stated because something happened on that day.
 
 Answer present: every acceptable value is stated on a line not marked superseded, other keys'

@@ -24,8 +24,7 @@ The block spends tokens on content, not format::
 
 The lines themselves are ``retrieval.context.block``'s; which evidence is shown and what it quotes,
 ``retrieval.context.evidence_lines``'; the cut to the token budget, ``retrieval.context.budget``'s;
-the
-citations (each evidence line's citation is its episode id, ``citations`` has the episode's
+the citations (each evidence line's citation is its episode id, ``citations`` has the episode's
 time), ``retrieval.context.citations``'.
 """
 
@@ -98,16 +97,15 @@ def assemble_context(
     """Assemble the cited block: key lines, uncertain keys, then evidence cut to the budget.
 
     ``values`` are the subject's value texts (``retrieval.context.stale.subject_values``); keys'
-    facts
-    count among them too, so a caller that passes none still gets the asked keys checked.
-    There is a header only when a time was asked that differs from ``now`` (when given): it
-    names the subject and the asked instants. A current read's block is its key lines alone.
-    At most ``max_superseded`` lines marked superseded are shown (the most similar): one
-    defuses the stale statement a model is likeliest to meet; more would only spend tokens.
-    ``stale="drop"`` shows none. A period read (mode ``period``, with its ``period``) shows
-    every version of a key valid in it (``KeyFacts.earlier``), one line each, and its header
-    names the period. ``unsure_subject`` is a line saying which subjects the question's name
-    may mean when none was chosen; it goes under "Uncertain:".
+    facts count among them too, so a caller that passes none still gets the asked keys checked.
+    There is a header only when a time was asked that differs from ``now`` (when given): it names
+    the subject and the asked instants. A current read's block is its key lines alone. At most
+    ``max_superseded`` lines marked superseded are shown (the most similar): one defuses the stale
+    statement a model is likeliest to meet; more would only spend tokens. ``stale="drop"`` shows
+    none. A period read (mode ``period``, with its ``period``) shows every version of a key valid in
+    it (``KeyFacts.earlier``), one line each, and its header names the period. ``unsure_subject`` is
+    a line saying which subjects the question's name may mean when none was chosen; it goes under
+    "Uncertain:".
     """
     _check_arguments(valid_at, known_at, evidence_k, token_budget, stale)
     if max_superseded < 0:

@@ -1,15 +1,14 @@
 """Question planning (read path steps 1-3): which mode, which instants, subject and attributes.
 
-Pure: no database and no model. This module only decides, and says why in
-``QuestionPlan.reasons``: the subject from ``retrieval.question.words``, the instants and any period
-from ``retrieval.question.times`` (dates themselves from ``retrieval.question.dates``, ranges from
+Pure: no database and no model. This module only decides, and says why in ``QuestionPlan.reasons``:
+the subject from ``retrieval.question.words``, the instants and any period from
+``retrieval.question.times`` (dates themselves from ``retrieval.question.dates``, ranges from
 ``retrieval.question.periods``), the mode from which were set. A period read ("from 2004 to 2005",
-"in
-1985") has mode ``period`` and names its range in ``valid_from`` / ``valid_to`` (an open end is
-left out); its ``valid_at`` is the range's start (or, with an open start, the second before
-its end). Attributes the caller names are read as named; ``attributes`` that is
-empty counts as naming none, and the reader then routes the question among the subject's
-keys (``retrieval.routing.route``).
+"in 1985") has mode ``period`` and names its range in ``valid_from`` / ``valid_to`` (an open end is
+left out); its ``valid_at`` is the range's start (or, with an open start, the second before its
+end). Attributes the caller names are read as named; ``attributes`` that is empty counts as naming
+none, and the reader then routes the question among the subject's keys
+(``retrieval.routing.route``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The subjects a question's names may mean, looked up in one read snapshot.
 
 The rules are ``retrieval.question.names``'s; this module only asks the store. Names are looked up
-by
-key first; only a question none of whose words names a subject at least by its last word is
-also searched by trigram similarity (a second statement), with a low threshold, so the plan can
-list the near misses it weighed.
+by key first; only a question none of whose words names a subject at least by its last word is also
+searched by trigram similarity (a second statement), with a low threshold, so the plan can list the
+near misses it weighed.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Reading a question's words: the subject it names, and what is left to route.
 
 Pure. ``retrieval.question.names`` scores the names the question's words may be; here the best one
-is
-chosen (or none, on a tie), and a subject named by its id or an alias is matched whole and
+is chosen (or none, on a tie), and a subject named by its id or an alias is matched whole and
 case-insensitively, with any of ``_ - . :`` or spaces between its parts ("account 42" names
-``account:42``). Known subject names are blanked before dates are looked for, so
-"account:2024" is never a year.
+``account:42``). Known subject names are blanked before dates are looked for, so "account:2024" is
+never a year.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Who is looking at a page: a server-side session, found from its cookie on every request.
 
-The browser holds a random session id (``SESSION_COOKIE``), never the API key; the database
-holds only its digest, the key it was opened with and the digest of its CSRF token
+The browser holds a random session id (``SESSION_COOKIE``), never the API key; the database holds
+only its digest, the key it was opened with and the digest of its CSRF token
 (``store/governance/ui_sessions.py``). Every request finds the session again, and the lookup checks
-the
-key as every API key check does: a revoked key's sessions stop working on their next request.
+the key as every API key check does: a revoked key's sessions stop working on their next request.
 
 Forms carry a CSRF token. A session's token is derived from its id (a one-way digest), so a
 page can print it without the server keeping it; the sign-in form, which has no session yet,

@@ -1,2 +1,4 @@
-"""``MemoryStore``'s capabilities, one room each: admin, episodes, facts, conflicts, subjects,
-erasure. Each call checks its input, then runs as one transaction of ``Transactions``."""
+"""``MemoryStore``'s public API, one facade per capability: admin, episodes, facts, conflicts,
+subjects, erasure, snapshots, checkpoints, outcomes, procedures, receipts, weak signals,
+extraction, retention and page sessions. Each call checks its input, then runs as one
+transaction of ``Transactions``."""

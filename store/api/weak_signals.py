@@ -1,4 +1,4 @@
-"""The buffer of weak signals: candidates waiting for independent episodes to repeat them."""
+"""Weak signals: candidates waiting for independent episodes to repeat them (``/v1/buffer``)."""
 
 from __future__ import annotations
 

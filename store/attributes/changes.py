@@ -1,13 +1,12 @@
 """Attribute migrations: a new declaration (type, enum members, name) applied to the facts an
 attribute holds, in one transaction per attribute and tenant.
 
-Every current version of the attribute's facts (current knowledge, whatever its valid window)
-is converted by ``store.attributes.conversions``: a converted one is retired and a new version of
-the
-same fact (same windows, supersedes, ended_by and source) is inserted under the new name and
-schema version, leaving a write receipt. A dry run plans the same and writes nothing, so its
-report is what the run does. Values that do not convert refuse the run, or with
-``keep_unconvertible`` stay as they are, under the old declaration.
+Every current version of the attribute's facts (current knowledge, whatever its valid window) is
+converted by ``store.attributes.conversions``: a converted one is retired and a new version of the
+same fact (same windows, supersedes, ended_by and source) is inserted under the new name and schema
+version, leaving a write receipt. A dry run plans the same and writes nothing, so its report is what
+the run does. Values that do not convert refuse the run, or with ``keep_unconvertible`` stay as they
+are, under the old declaration.
 """
 
 from __future__ import annotations

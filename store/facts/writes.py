@@ -1,9 +1,8 @@
 """The write path's rules for facts: validate a candidate, resolve it against its key; expiries.
 
 The candidates of one call (``store.facts.candidates``), and each expiry, are one transaction
-holding
-its keys' locks, so the temporal rules of ``store.facts.temporal`` always see each key's latest
-committed state."""
+holding its keys' locks, so the temporal rules of ``store.facts.temporal`` always see each key's
+latest committed state."""
 
 from __future__ import annotations
 

@@ -68,8 +68,7 @@ def erase_subject(
     """Physically remove everything held about ``subject``; record a tombstone.
 
     A merged subject is one with its survivor (``store.subjects.merges``): erasing either id erases
-    the
-    survivor and every id merged into it, and the merge records that link them.
+    the survivor and every id merged into it, and the merge records that link them.
 
     A subject under legal hold is refused (``legal_hold``) and nothing changes.
 

@@ -6,11 +6,9 @@
   fact whose every version went is listed in ``purged_facts``, so the ``supersedes`` and
   ``ended_by`` that still name it resolve to "purged".
 - An episode goes once older than its class keeps (store/governance/retention.py says from when):
-  its
-  text, embeddings, subjects, outcomes, weak signals and extraction job. One a remaining row
+  its text, embeddings, subjects, outcomes, weak signals and extraction job. One a remaining row
   still cites stays as a stub with ``purged_at`` (store/episodes/stubs.py); one deleted outright
-  takes
-  its receipts along.
+  takes its receipts along.
 - Receipts recorded, and finished (``done``) extraction jobs completed, before
   ``receipts_before`` go; so do weak signals past their window.
 - Nothing linked to a subject under legal hold goes.

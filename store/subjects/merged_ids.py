@@ -1,5 +1,6 @@
-"""Merged subject ids: the survivor each now names (``store.subjects.merges`` folds one into
-another).
+"""Merged subject ids: the survivor each now names.
+
+``store.subjects.merges`` folds one subject into another and records the link read here.
 
 Rows of ``subject_merges`` always name the final survivor, so one lookup resolves an id.
 """

@@ -341,8 +341,7 @@ def test_the_default_model_has_a_partial_hnsw_index_on_halfvec(
 def test_the_code_defines_the_default_models_index_as_the_migrations_built_it(
     blank: psycopg.Connection[tuple[object, ...]], embedder: Embedder
 ) -> None:
-    """Re-embedding builds a model's index from ``store.episodes.hnsw``; for the default model
-    that
+    """Re-embedding builds a model's index from ``store.episodes.hnsw``; for the default model that
     definition is the one the migrations applied, as PostgreSQL prints it back."""
     migrate(blank)
     index = hnsw_index(embedder.model_id, embedder.dimensions)

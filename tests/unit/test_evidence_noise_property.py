@@ -8,10 +8,9 @@ each value written in a random variant (case, an article, diacritics, spacing be
 Every key is asked; an episode is about the keys whose values it states.
 
 The check is written from the truth, not from ``retrieval.context.stale``: every line shown without
-a
-mark states, of the subject's true values, only those holding at the asked time, the values
-the block's own key lines show (a missed or wrong extraction may cost an answer), or is the
-shown fact's own source (quoted as the store's source, whatever it learned from it).
+a mark states, of the subject's true values, only those holding at the asked time, the values the
+block's own key lines show (a missed or wrong extraction may cost an answer), or is the shown fact's
+own source (quoted as the store's source, whatever it learned from it).
 """
 
 from __future__ import annotations
