@@ -6,8 +6,8 @@ initial; their id is the name's slug (``_2``, ``_3``... when the name repeats). 
 one fact, written by the bulk import that ``sgam import`` runs
 (``store.episodes.bulk_write.import_lines``), which also keeps each id as a name. Display names are
 declared in batches by the statement ``store.subjects.names`` runs for ``PUT /v1/subjects/{id}``:
-the same folding (``fold_name``) and the same keys (``sgam_name_keys``), many subjects a statement. The measured
-people are declared over HTTP instead, as users declare them.
+the same folding (``fold_name``) and the same keys (``sgam_name_keys``), many subjects a statement.
+The measured people are declared over HTTP instead, as users declare them.
 
 A measured person's full name and surname are each theirs alone in the tenant, so that the
 full name and the surname find them by key; their near spelling (the surname less one
