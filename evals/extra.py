@@ -20,7 +20,7 @@ MODULES: tuple[str, ...] = ("matplotlib",)
 
 def missing_modules() -> list[str]:
     """The extra's modules that cannot be imported here."""
-    return [module for module in MODULES if _absent(module)]
+    return [module for module in MODULES if absent(module)]
 
 
 def require_extra(command: str) -> None:
@@ -35,7 +35,8 @@ def require_extra(command: str) -> None:
         raise typer.Exit(1)
 
 
-def _absent(module: str) -> bool:
+def absent(module: str) -> bool:
+    """Whether ``module`` cannot be imported here (its package, or a parent, is not installed)."""
     try:
         return importlib.util.find_spec(module) is None
     except (ModuleNotFoundError, ValueError):  # a parent package is missing, or a stub

@@ -53,6 +53,7 @@ from typing import Any, Literal, cast, get_args
 
 from evals.leakage.lines import (
     SUPERSEDED,
+    presented_as_current,
     shown_as_current,
     stale_statements,
     states_value,
@@ -223,12 +224,30 @@ def stale_leak(
 ) -> tuple[list[str], list[str]]:
     """Other versions' values the context states on lines it presents as current (with
     ``strict``, on any line not marked superseded), and those lines (as written)."""
-    parsed = as_gold(gold)
     written = context.splitlines()
-    masked = _masked_for(context, parsed)
-    found = stale_statements(masked, parsed.stale_values, shown_as_current(written, strict=strict))
+    found = _stale_mentions(context, as_gold(gold), written)
+    return _values_and_lines(written, found if strict else _presented(written, found))
+
+
+def _presented(written: Sequence[str], found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Those of ``found`` on lines the context presents as current."""
+    presented = presented_as_current(written)
+    return [(index, value) for index, value in found if presented[index]]
+
+
+def _values_and_lines(
+    written: Sequence[str], found: list[tuple[int, str]]
+) -> tuple[list[str], list[str]]:
+    """The distinct values of ``found``, in order, and their lines as written."""
     indexes = sorted({index for index, _ in found})
     return list(dict.fromkeys(value for _, value in found)), [written[i] for i in indexes]
+
+
+def _stale_mentions(context: str, gold: Gold, written: Sequence[str]) -> list[tuple[int, str]]:
+    """(line, value) for each stale value stated on a line not marked superseded: the strict
+    reading, of which the lines presented as current are a part."""
+    masked = _masked_for(context, gold)
+    return stale_statements(masked, gold.stale_values, shown_as_current(written, strict=True))
 
 
 def answer_present(context: str, gold: GoldLike) -> bool:
@@ -285,7 +304,9 @@ def score_question(
         attribute=parsed.attribute,
         values=_distinct([*parsed.values, *parsed.answers]),
     )
-    leaked, leaked_lines = stale_leak(context, parsed)
+    written = context.splitlines()
+    mentions = _stale_mentions(context, parsed, written)
+    leaked, leaked_lines = _values_and_lines(written, _presented(written, mentions))
     foreign = cross_tenant_leak(context, parsed)
     return QuestionResult(
         system=system,
@@ -313,7 +334,7 @@ def score_question(
         evidence_leak=any(key_name(line) is None for line in leaked_lines),
         answer_written_differently=bool(set(parsed.answers) & set(parsed.written_differently)),
         stale_written_differently=bool(set(parsed.stale_values) & set(parsed.written_differently)),
-        stale_mention=bool(stale_leak(context, parsed, strict=True)[0]),
+        stale_mention=bool(mentions),
         context=context,
     )
 

@@ -14,9 +14,10 @@ an arm asked for without them is an error naming the install command.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
+
+from evals.extra import absent
 
 PEER_NAMES = ("langgraph", "mem0")
 INSTALL = "pip install 'sgam[peers]'"
@@ -40,7 +41,7 @@ def missing_peers(names: Iterable[str]) -> list[str]:
     return [
         name
         for name in names
-        if name in _MODULES and any(_absent(module) for module in _MODULES[name])
+        if name in _MODULES and any(absent(module) for module in _MODULES[name])
     ]
 
 
@@ -67,13 +68,6 @@ def peer_versions(names: Iterable[str]) -> dict[str, str]:
         if packages:
             described[name] = ", ".join(packages)
     return described
-
-
-def _absent(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is None
-    except ModuleNotFoundError:  # a parent package is missing
-        return True
 
 
 def _version(package: str) -> str:
