@@ -107,10 +107,10 @@ def parse_answer(content: str | None) -> list[object]:
         answer = json.loads(content)
     except ValueError:
         raise ExtractionFailed("malformed answer: not JSON") from None
-    updates = answer.get("updates") if isinstance(answer, dict) else None
-    if not isinstance(updates, list):
+    candidates = answer.get("updates") if isinstance(answer, dict) else None
+    if not isinstance(candidates, list):
         raise ExtractionFailed("malformed answer: no updates list")
-    return list(updates)
+    return list(candidates)
 
 
 class Extractor:

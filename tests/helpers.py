@@ -74,7 +74,7 @@ def assert_value(
     }
     if valid_from is not None:
         candidate["valid_from"] = valid_from
-    [result] = store.facts.apply_updates(tenant, episode_id, [candidate])
+    [result] = store.facts.apply_candidates(tenant, episode_id, [candidate])
     return result
 
 

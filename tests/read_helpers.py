@@ -64,7 +64,7 @@ class ReadPath:
         """Apply one candidate citing ``episode_id``, quoting its text when it was recorded here
         (else quoting nothing: evidence that is unverified)."""
         self.tick()
-        [result] = self.store.facts.apply_updates(
+        [result] = self.store.facts.apply_candidates(
             self.tenant,
             episode_id,
             [

@@ -121,7 +121,7 @@ def build_world(store: MemoryStore, clock: ManualClock, tenant: str) -> World:
         "value": "calm",
         "strength": "weak",
     }
-    [(_, [buffered])] = store.episodes.record_with_updates(
+    [(_, [buffered])] = store.episodes.record_with_candidates(
         tenant, [({"id": "e8", "occurred_at": at, "text": "the text of e8"}, [weak])]
     )
     assert buffered.status == "buffered"

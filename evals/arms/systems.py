@@ -172,7 +172,7 @@ def _episode(client: SGAMClient, line: Mapping[str, Any]) -> str:
 
 
 def _update(client: SGAMClient, line: Mapping[str, Any]) -> str:
-    [result] = client.apply_updates(line["episode"], [line["candidate"]]).results
+    [result] = client.apply_candidates(line["episode"], [line["candidate"]]).results
     return f"update {result.status}"
 
 

@@ -119,7 +119,7 @@ def _cases(store: MemoryStore) -> dict[str, tuple[Callable[[], object], Callable
                 for attribute in ATTRIBUTES[:3]
             ]
             with _receipts(receipts):
-                return store.facts.apply_updates(TENANT, f"e{k}", updates)
+                return store.facts.apply_candidates(TENANT, f"e{k}", updates)
 
         return call
 

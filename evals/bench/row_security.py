@@ -121,7 +121,7 @@ def _calls(store: MemoryStore, writes: Iterator[int]) -> dict[str, Callable[[], 
         # A new value of a key of a subject its episode already names, spread over subjects.
         n = next(writes)
         k = 1 + n % (OTHER_SUBJECTS - 1)
-        return store.facts.apply_updates(
+        return store.facts.apply_candidates(
             TENANT,
             f"e{k}",
             [

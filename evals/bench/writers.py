@@ -105,7 +105,7 @@ def concurrent_writers(store: MemoryStore, *, rounds: int, same_key: bool) -> di
         subject = f"hot-{round_}" if same_key else f"k{i}-{round_}"
         candidate = _candidate(subject, i + 1, round_ * WRITERS + i)
         barrier.wait()
-        return _timed(lambda: store.facts.apply_updates(tenant, "e", [candidate]))
+        return _timed(lambda: store.facts.apply_candidates(tenant, "e", [candidate]))
 
     with ThreadPoolExecutor(WRITERS) as executor:
         for round_ in range(rounds):
@@ -135,7 +135,7 @@ def sustained_writers(
         for c in range(calls):
             candidates = [_candidate(f"w{w}-{c}-{j}", 1, j) for j in range(batch)]
             samples.append(
-                _timed(partial(store.facts.apply_updates, tenant, f"w{w}-{c}", candidates))
+                _timed(partial(store.facts.apply_candidates, tenant, f"w{w}-{c}", candidates))
             )
         return samples
 
@@ -173,7 +173,7 @@ def retry_cost(store: MemoryStore, conninfo: str, *, rounds: int) -> dict[str, A
 
     def assertion(subject: str, i: int) -> float:
         start = time.perf_counter()
-        [result] = store.facts.apply_updates("retry", "e", [_candidate(subject, 1, i)])
+        [result] = store.facts.apply_candidates("retry", "e", [_candidate(subject, 1, i)])
         elapsed = time.perf_counter() - start
         if result.status != "written":
             raise RuntimeError(f"the bench assertion was not written: {result}")

@@ -195,7 +195,7 @@ class Routes:
     record_episode = Route(calls.record_episode)
     record_batch = Route(calls.record_batch)
     episode = Route(calls.episode)
-    apply_updates = Route(calls.apply_updates)
+    apply_candidates = Route(calls.apply_candidates)
     erase_episode = Route(calls.erase_episode)
     record_outcome = Route(episodic_calls.record_outcome)
     outcome = Route(episodic_calls.outcome)

@@ -191,7 +191,7 @@ def episode(episode_id: str) -> Call[EpisodeRead]:
     return Call("GET", path, EpisodeRead.model_validate_json)
 
 
-def apply_updates(episode_id: str, candidates: Sequence[Candidate]) -> Call[CandidateResults]:
+def apply_candidates(episode_id: str, candidates: Sequence[Candidate]) -> Call[CandidateResults]:
     """Candidates from a later extraction of an episode; one result per candidate."""
     path = url_path("/v1/episodes/{}/updates", episode_id)
     body = {"candidates": jsonable(list(candidates))}

@@ -52,7 +52,7 @@ def _episode(replay: Replay, tenant: str, line: JsonObject) -> Any:
 
 
 def _update(replay: Replay, tenant: str, line: JsonObject) -> Any:
-    [result] = replay.store.facts.apply_updates(tenant, line["episode"], [line["candidate"]])
+    [result] = replay.store.facts.apply_candidates(tenant, line["episode"], [line["candidate"]])
     return result
 
 

@@ -37,7 +37,7 @@ def record_episode(
     """Record an episode (idempotent on ``id``) and apply its candidates, in one transaction;
     with ``extract``, send it to the extractor (``now``: before answering)."""
     queued = queued_for(data, resources)
-    [recorded] = store.episodes.record_with_updates(
+    [recorded] = store.episodes.record_with_candidates(
         tenant_id, [(data.episode(), data.updates)], field_prefix="", trace=trace, queue=[queued]
     )
     return answer(store, resources, tenant_id, recorded, queued)
@@ -58,7 +58,7 @@ def record_batch(
         queued_for(body, resources, field=f"episodes.{n}.extract")
         for n, body in enumerate(data.episodes)
     ]
-    recorded = store.episodes.record_with_updates(
+    recorded = store.episodes.record_with_candidates(
         tenant_id,
         [(body.episode(), body.updates) for body in data.episodes],
         trace=trace,
@@ -108,7 +108,7 @@ def record_outcome(
     sync_to_thread=True,
     responses=PROBLEM_RESPONSES,
 )
-def apply_updates(
+def apply_candidates(
     *,
     store: Store,
     tenant_id: TenantId,
@@ -117,7 +117,7 @@ def apply_updates(
     trace: RequestTrace,
 ) -> CandidateResults:
     """Candidates from a later extraction of the episode, in one transaction; one result each."""
-    results = store.facts.apply_updates(tenant_id, episode_id, data.candidates, trace=trace)
+    results = store.facts.apply_candidates(tenant_id, episode_id, data.candidates, trace=trace)
     count_results(results)
     return CandidateResults(results=results)
 
@@ -163,7 +163,7 @@ episode_router = Router(
         outcome_options,
         read_episode,
         read_outcome,
-        apply_updates,
+        apply_candidates,
         record_outcome,
         retry_extraction,
         erase_episode,

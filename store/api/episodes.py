@@ -54,12 +54,12 @@ class EpisodeCalls:
 
         One invalid or conflicting episode fails the whole batch, naming it by index.
         """
-        recorded = self.record_with_updates(
+        recorded = self.record_with_candidates(
             tenant_id, [(item, ()) for item in batch], field_prefix=field_prefix
         )
         return [episode for episode, _ in recorded]
 
-    def record_with_updates(
+    def record_with_candidates(
         self,
         tenant_id: str,
         batch: Sequence[tuple[EpisodeInput | Mapping[str, Any], Sequence[object]]],
@@ -75,7 +75,7 @@ class EpisodeCalls:
 
         The request is all or nothing: an episode refused, or a database error while applying
         a candidate, writes none of it. A candidate refused by the rules is an ``invalid`` (or
-        other) result, as ``facts.apply_updates`` gives, and the rest proceed.
+        other) result, as ``facts.apply_candidates`` gives, and the rest proceed.
         """
         parsed = []
         for index, (item, _) in enumerate(batch):
@@ -139,9 +139,11 @@ class EpisodeCalls:
             return [
                 (
                     episode,
-                    _apply(conn, tenant_id, episode, updates, transactions, now=now, trace=trace),
+                    _apply(
+                        conn, tenant_id, episode, candidates, transactions, now=now, trace=trace
+                    ),
                 )
-                for episode, updates in zip(recorded, checked, strict=True)
+                for episode, candidates in zip(recorded, checked, strict=True)
             ]
 
         return transactions.run(work, tenant_id=tenant_id)
@@ -279,19 +281,19 @@ def _apply(
     conn: psycopg.Connection[Any],
     tenant_id: str,
     episode: Episode,
-    updates: Sequence[MemoryUpdate | UpdateResult],
+    candidates: Sequence[MemoryUpdate | UpdateResult],
     transactions: Transactions,
     *,
     now: datetime,
     trace: Trace,
 ) -> list[UpdateResult]:
-    if not updates:
+    if not candidates:
         return []
     results = send_candidates(
         conn,
         tenant_id,
         episode_id=episode.id,
-        updates=updates,
+        candidates=candidates,
         clock=transactions.clock,
         asked_at=now,
         new_id=transactions.new_id,

@@ -97,7 +97,7 @@ class ExtractionCalls:
                     conn,
                     job.tenant_id,
                     episode_id=job.episode_id,
-                    updates=checked,
+                    candidates=checked,
                     clock=transactions.clock,
                     asked_at=now,
                     new_id=transactions.new_id,

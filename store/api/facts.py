@@ -31,7 +31,7 @@ class FactCalls:
     def __init__(self, transactions: Transactions) -> None:
         self._transactions = transactions
 
-    def apply_updates(
+    def apply_candidates(
         self,
         tenant_id: str,
         episode_id: str,
@@ -46,14 +46,14 @@ class FactCalls:
         nothing. Results keep the candidates' order.
         """
         check_identifier(episode_id, "episode_id")
-        updates = [facts.validate_candidate(item, index) for index, item in enumerate(candidates)]
+        checked = [facts.validate_candidate(item, index) for index, item in enumerate(candidates)]
         transactions = self._transactions
         return transactions.pipelined(
             lambda conn, now: candidates_.send_candidates(
                 conn,
                 tenant_id,
                 episode_id=episode_id,
-                updates=updates,
+                candidates=checked,
                 clock=transactions.clock,
                 asked_at=now,
                 new_id=transactions.new_id,

@@ -45,7 +45,7 @@ class ImportLine:
     line: int
     tenant_id: str
     episode: EpisodeInput
-    updates: list[MemoryUpdate | UpdateResult]
+    candidates: list[MemoryUpdate | UpdateResult]
 
 
 class _Line(EpisodeInput):
@@ -78,8 +78,8 @@ def parse_lines(texts: Iterable[str]) -> list[ImportLine]:
         episode = EpisodeInput.model_construct(
             fields, **{name: getattr(whole, name) for name in _EPISODE_FIELDS}
         )
-        updates: list[MemoryUpdate | UpdateResult] = [*whole.updates]
-        parsed.append(ImportLine(line, whole.tenant, episode, updates))
+        candidates: list[MemoryUpdate | UpdateResult] = [*whole.updates]
+        parsed.append(ImportLine(line, whole.tenant, episode, candidates))
     return parsed
 
 
@@ -92,15 +92,15 @@ def read_line(line: int, text: str) -> ImportLine:
     if not isinstance(data, dict):
         raise BadLine(line, "not a JSON object")
     tenant = data.pop("tenant", None)
-    updates = data.pop("updates", [])
+    listed = data.pop("updates", [])
     if not isinstance(tenant, str):
         raise BadLine(line, "tenant is required (a tenant id)", field="tenant")
-    if not isinstance(updates, list):
+    if not isinstance(listed, list):
         raise BadLine(line, "updates must be a list of candidates", field="updates")
     try:
         check_identifier(tenant, "tenant")
         episode = parse_input(EpisodeInput, data)
     except InvalidInput as error:
         raise BadLine(line, error.detail, field=error.field) from None
-    candidates = [validate_candidate(item, index) for index, item in enumerate(updates)]
+    candidates = [validate_candidate(item, index) for index, item in enumerate(listed)]
     return ImportLine(line, tenant, episode, candidates)

@@ -109,7 +109,7 @@ class _TenantImport:
                     self.outcomes.add(candidate.line, _refusal(candidate, refused[key]))
                 else:
                     self.subjects.setdefault(candidate.episode.id, set()).add(key[0])
-                    if name := candidate.item.update.subject_name:
+                    if name := candidate.item.candidate.subject_name:
                         self.named.append((key[0], name, candidate.episode.id))
             if key not in refused:
                 ready[key] = candidates
@@ -189,23 +189,23 @@ class _TenantImport:
         unverified = tenants.ask_unverified_evidence(self.conn, self.tenant_id)()
         by_key: dict[Key, list[Candidate]] = {}
         for line, episode in zip(lines, cited, strict=True):
-            for index, update in enumerate(line.updates):
+            for index, candidate in enumerate(line.candidates):
                 checked = (
-                    update
-                    if isinstance(update, UpdateResult)
+                    candidate
+                    if isinstance(candidate, UpdateResult)
                     else check_candidate(
-                        update,
+                        candidate,
                         index,
                         episode=episode,
-                        attribute=declared.get(update.attribute),
+                        attribute=declared.get(candidate.attribute),
                         unverified=unverified,
                     )
                 )
                 if isinstance(checked, UpdateResult):
                     self.outcomes.add(line.line, checked)
                     continue
-                assert not isinstance(update, UpdateResult)
-                accepted = Accepted(index, update, *checked)
+                assert not isinstance(candidate, UpdateResult)
+                accepted = Accepted(index, candidate, *checked)
                 by_key.setdefault(accepted.key, []).append(Candidate(line.line, accepted, episode))
         return by_key
 

@@ -43,7 +43,7 @@ def send_candidates(
     tenant_id: str,
     *,
     episode_id: str,
-    updates: Sequence[MemoryUpdate | UpdateResult],
+    candidates: Sequence[MemoryUpdate | UpdateResult],
     clock: Clock,
     asked_at: datetime,
     new_id: IdFactory,
@@ -55,7 +55,7 @@ def send_candidates(
     ``asked_at`` is the call's time, read before its transaction: an old attribute name is
     judged within its dual-read window then. Writes record the time read under their locks.
 
-    ``updates`` are the candidates as ``validate_candidate`` left them. Every key a candidate
+    ``candidates`` are as ``validate_candidate`` left them. Every key a candidate
     may write is locked (in lock-id order) before system time is read, once, so writers queued
     on a key record in the order they commit. A refused candidate writes nothing and never
     undoes the others: each is checked before anything of it is written. A key's later
@@ -63,13 +63,13 @@ def send_candidates(
     """
     results: dict[int, UpdateResult] = {}
     proposed: list[tuple[int, MemoryUpdate]] = []
-    for index, update in enumerate(updates):
-        if isinstance(update, UpdateResult):
-            results[index] = update
+    for index, candidate in enumerate(candidates):
+        if isinstance(candidate, UpdateResult):
+            results[index] = candidate
         else:
-            proposed.append((index, update))
+            proposed.append((index, candidate))
     proposed, keys = _lock_survivor_keys(conn, tenant_id, proposed)
-    names = {update.attribute for _, update in proposed}
+    names = {candidate.attribute for _, candidate in proposed}
     episode_of = episodes.ask_cited_episode(conn, tenant_id, episode_id)
     declared_of = ask_attributes(conn, tenant_id, names)
     unverified_of = tenants.ask_unverified_evidence(conn, tenant_id)
@@ -92,22 +92,22 @@ def send_candidates(
         declared |= ask_attributes(conn, tenant_id, set(renamed.values()))()
         state_of = versions.ask_key_state(conn, tenant_id=tenant_id, keys=keys) if keys else None
     accepted = []
-    for index, update in proposed:
+    for index, candidate in proposed:
         checked = check_candidate(
-            update,
+            candidate,
             index,
             episode=episode,
-            attribute=declared.get(update.attribute),
+            attribute=declared.get(candidate.attribute),
             buffers_weak=True,
             unverified=unverified,
         )
         if isinstance(checked, UpdateResult):
             results[index] = checked
         else:
-            accepted.append(Accepted(index, update, *checked))
+            accepted.append(Accepted(index, candidate, *checked))
     finish = None
     supporting: dict[int, list[str]] = {}
-    if state_of is not None and any(item.update.strength == "weak" for item in accepted):
+    if state_of is not None and any(item.candidate.strength == "weak" for item in accepted):
         # Weak candidates are buffered; those the buffer promotes are written like the rest.
         weak = weak_signals.take_weak(
             conn,
@@ -140,7 +140,7 @@ def send_candidates(
         weak_signals.mark_promoted(results, supporting)
         for index, old_name in migrated.items():
             results[index].migrated_from = old_name
-        return [results[index] for index in range(len(updates))]
+        return [results[index] for index in range(len(candidates))]
 
     return shaped
 
@@ -243,13 +243,17 @@ def _send_writes(
     if written:
         # Last, so the episode's row, which every call citing it updates, is locked only until
         # the COMMIT that follows.
-        subjects = [item.update.subject for item in written]
+        subjects = [item.candidate.subject for item in written]
         episodes.add_subjects(conn, tenant_id, episode.id, subjects)
         subject_names.note(
             conn,
             tenant_id,
             subjects,
-            [(i.update.subject, i.update.subject_name) for i in written if i.update.subject_name],
+            [
+                (i.candidate.subject, i.candidate.subject_name)
+                for i in written
+                if i.candidate.subject_name
+            ],
             episode_id=episode.id,
             episode_text=episode.text,
             now=now,

@@ -133,7 +133,7 @@ def take_weak(
     supporting: dict[int, list[str]] = {}
     waiting: list[str] = []
     for item in accepted:
-        if item.update.strength != "weak" or item.key in refused:
+        if item.candidate.strength != "weak" or item.key in refused:
             kept.append(item)
             continue
         live = _live(conn, tenant_id, item.key, now)
@@ -142,14 +142,14 @@ def take_weak(
             window = timedelta(days=item.declared.weak_window_days)
             signal = BufferedSignal(
                 signal_id=new_id(),
-                subject=item.update.subject,
-                attribute=item.update.attribute,
+                subject=item.candidate.subject,
+                attribute=item.candidate.attribute,
                 value=item.value,
                 episode_id=episode.id,
                 content_hash=episode.content_hash,
-                evidence=item.update.evidence,
-                evidence_verified=evidence_occurs(item.update.evidence, episode.text),
-                valid_from=item.update.valid_from or episode.occurred_at,
+                evidence=item.candidate.evidence,
+                evidence_verified=evidence_occurs(item.candidate.evidence, episode.text),
+                valid_from=item.candidate.valid_from or episode.occurred_at,
                 buffered_at=now,
                 expires_at=now + window,
             )
@@ -164,8 +164,8 @@ def take_weak(
                 {"tenant_id": tenant_id, "ids": [signal.signal_id for signal in same]},
             )
             earliest = min(signal.valid_from for signal in same)
-            update = item.update.model_copy(update={"valid_from": earliest})
-            kept.append(Accepted(item.index, update, item.declared, item.value))
+            candidate = item.candidate.model_copy(update={"valid_from": earliest})
+            kept.append(Accepted(item.index, candidate, item.declared, item.value))
             supporting[item.index] = supporting_ids(same, episode)
         else:
             count = len(independent(same))
@@ -175,7 +175,7 @@ def take_weak(
                 reason=f"weak signal: {count} of {quorum} independent episodes support this"
                 " value so far",
             )
-            waiting.append(item.update.subject)
+            waiting.append(item.candidate.subject)
     if waiting:
         episodes.add_subjects(conn, tenant_id, episode.id, waiting)
     kept.sort(key=lambda item: item.index)

@@ -59,7 +59,7 @@ def validate_candidate(candidate: object, index: int) -> MemoryUpdate | UpdateRe
 
 
 def check_candidate(
-    update: MemoryUpdate,
+    candidate: MemoryUpdate,
     index: int,
     *,
     episode: CitedEpisode,
@@ -73,32 +73,38 @@ def check_candidate(
 
     ``unverified`` is the tenant's default for evidence not found in the episode's text; the
     attribute's own ``on_unverified_evidence``, when declared, wins over it."""
-    if update.change == "no_change":
+    if candidate.change == "no_change":
         return UpdateResult(index=index, status="ignored", reason="change is no_change")
-    if update.strength == "weak" and not buffers_weak:
+    if candidate.strength == "weak" and not buffers_weak:
         return invalid_result(
             index, "weak signals are buffered only on the episode write path", "strength"
         )
-    if update.value is None:
+    if candidate.value is None:
         return invalid_result(index, "value is required unless change is no_change", "value")
     if episode.erased_at is not None:
         return invalid_result(index, f"episode {episode.id!r} was erased", "episode")
     if episode.purged_at is not None:
         return invalid_result(index, f"episode {episode.id!r} was purged", "episode")
     if attribute is None:
-        return invalid_result(index, f"attribute {update.attribute!r} is not declared", "attribute")
+        return invalid_result(
+            index, f"attribute {candidate.attribute!r} is not declared", "attribute"
+        )
     try:
-        value = parse_value(update.value, attribute.value_type, enum_values=attribute.enum_values)
+        value = parse_value(
+            candidate.value, attribute.value_type, enum_values=attribute.enum_values
+        )
     except ValueParseError as error:
         return invalid_result(index, f"not a {attribute.value_type}: {error}", "value")
-    refused = _refuses_unverified(update, episode=episode, attribute=attribute, tenant=unverified)
+    refused = _refuses_unverified(
+        candidate, episode=episode, attribute=attribute, tenant=unverified
+    )
     if refused is not None:
         return invalid_result(index, refused, "evidence")
     return attribute, value
 
 
 def _refuses_unverified(
-    update: MemoryUpdate,
+    candidate: MemoryUpdate,
     *,
     episode: CitedEpisode,
     attribute: Attribute,
@@ -106,7 +112,7 @@ def _refuses_unverified(
 ) -> str | None:
     """Why a candidate is refused for evidence not in its episode, or None when it is not."""
     declared = attribute.on_unverified_evidence
-    if (declared or tenant) == "accept" or evidence_occurs(update.evidence, episode.text):
+    if (declared or tenant) == "accept" or evidence_occurs(candidate.evidence, episode.text):
         return None
     by = f"attribute {attribute.attribute!r}" if declared else "the tenant"
     return (
@@ -120,26 +126,26 @@ class Accepted:
     """A candidate that passed its checks: what it asserts, and under which declaration."""
 
     index: int
-    update: MemoryUpdate
+    candidate: MemoryUpdate
     declared: Attribute
     value: JsonValue
 
     @property
     def key(self) -> tuple[str, str]:
         """The (subject, attribute) key it writes."""
-        return self.update.subject, self.update.attribute
+        return self.candidate.subject, self.candidate.attribute
 
     def new_fact(self, episode: CitedEpisode, fact_id: UUID) -> Version:
         """The fact it asserts, stamped with its source episode, open from its start."""
         return Version(
             fact_id=fact_id,
             value=self.value,
-            valid_from=self.update.valid_from or episode.occurred_at,
+            valid_from=self.candidate.valid_from or episode.occurred_at,
             valid_to=None,
             source_episode_id=episode.id,
             source_kind=episode.kind,
-            evidence=self.update.evidence,
-            evidence_verified=evidence_occurs(self.update.evidence, episode.text),
+            evidence=self.candidate.evidence,
+            evidence_verified=evidence_occurs(self.candidate.evidence, episode.text),
             schema_version=self.declared.schema_version,
         )
 

@@ -66,7 +66,7 @@ def assert_shared_key(
             conn,
             tenant_id,
             episode_id=str(episode_id),
-            update=_update(
+            candidate=_update(
                 survivor, attribute, value=value, valid_from=valid_from, evidence=evidence
             ),
             clock=clock,
@@ -105,7 +105,7 @@ def _write(
     clock: Clock,
     new_id: IdFactory,
 ) -> None:
-    update = _update(
+    candidate = _update(
         survivor,
         fact_like.attribute,
         value=fact_like.value,
@@ -116,7 +116,7 @@ def _write(
         conn,
         tenant_id,
         episode_id=fact_like.source_episode_id,
-        update=update,
+        candidate=candidate,
         clock=clock,
         new_id=new_id,
     )
@@ -127,7 +127,7 @@ def _send(
     tenant_id: str,
     *,
     episode_id: str,
-    update: MemoryUpdate,
+    candidate: MemoryUpdate,
     clock: Clock,
     new_id: IdFactory,
 ) -> UpdateResult:
@@ -136,15 +136,15 @@ def _send(
         conn,
         tenant_id,
         episode_id=episode_id,
-        updates=[update],
+        candidates=[candidate],
         clock=clock,
         asked_at=clock(),
         new_id=new_id,
     )()
     if result.status == "invalid":
         raise Conflict(
-            f"the value of {update.attribute!r} from episode {episode_id!r} cannot be written"
-            f" to {update.subject!r}: {result.reason}",
+            f"the value of {candidate.attribute!r} from episode {episode_id!r} cannot be written"
+            f" to {candidate.subject!r}: {result.reason}",
             field="into",
         )
     return result

@@ -21,7 +21,7 @@ def test_sgam_worker_once_works_the_queue(
     declare(store, tenant, "city", "string")
     episode = {"id": "e1", "occurred_at": "2026-05-28T09:00:00Z", "subjects": ["mira"],
                "text": "Mira moved to Tromsø."}  # fmt: skip
-    store.episodes.record_with_updates(tenant, [(episode, ())], queue=[Queued(PROMPT_VERSION)])
+    store.episodes.record_with_candidates(tenant, [(episode, ())], queue=[Queued(PROMPT_VERSION)])
     candidate = {"evidence": "moved to Tromsø", "subject": "mira", "attribute": "city",
                  "change": "new", "value": "Tromsø"}  # fmt: skip
     monkeypatch.setenv("DATABASE_URL", conninfo)

@@ -133,7 +133,7 @@ def _candidate(subject: str, value: str, valid_from: str, **extra: object) -> di
 def test_one_call_is_one_transaction_at_one_system_time(store: MemoryStore, mira: str) -> None:
     ticks = iter(ts(f"2026-06-10T00:00:0{second}Z") for second in range(10))
     store = MemoryStore(store.pool, clock=lambda: next(ticks))
-    results = store.facts.apply_updates(
+    results = store.facts.apply_candidates(
         mira,
         "e1",
         [_candidate(subject, "2026-07-15", "2026-06-01T09:00:00Z") for subject in ("a", "b", "c")],
@@ -150,7 +150,7 @@ def test_a_refused_candidate_leaves_the_others_of_its_call_written(
     clock.set(ts("2026-06-10T00:00:00Z"))
     assert_value(store, mira, "e1", "2026-07-15", "2026-06-01T09:00:00Z", subject="later")
     clock.set(ts("2026-06-09T00:00:00Z"))
-    results = store.facts.apply_updates(
+    results = store.facts.apply_candidates(
         mira,
         "e2",
         [
@@ -175,7 +175,7 @@ def test_a_refused_candidate_leaves_the_others_of_its_call_written(
 def test_candidates_of_one_key_in_one_call_see_each_other_in_order(
     store: MemoryStore, mira: str
 ) -> None:
-    results = store.facts.apply_updates(
+    results = store.facts.apply_candidates(
         mira,
         "e1",
         [
@@ -213,7 +213,7 @@ def test_writers_of_overlapping_keys_in_any_order_lose_nothing_and_never_deadloc
             _candidate(s, f"2026-07-{i + 10:02d}", f"2026-06-{i + 1:02d}T00:00:00Z") for s in order
         ]
         barrier.wait()
-        return store.facts.apply_updates(tenant, f"e{i}", candidates)
+        return store.facts.apply_candidates(tenant, f"e{i}", candidates)
 
     with ThreadPoolExecutor(WRITERS) as executor:
         results = [r for batch in executor.map(write, range(WRITERS)) for r in batch]

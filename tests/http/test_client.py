@@ -327,8 +327,8 @@ def test_a_rejected_equal_start_waits_as_a_conflict_and_resolves_to_the_challeng
     start = "2026-06-01T09:00:00Z"
     for episode_id, text in [("m1", "Account 42 is on gold."), ("m2", "Account 42 is on silver.")]:
         client.record_episode(text, start, id=episode_id, subjects=["account:42"])
-    [gold] = client.apply_updates("m1", [tier_candidate("gold")]).results
-    [silver] = client.apply_updates("m2", [tier_candidate("silver")]).results
+    [gold] = client.apply_candidates("m1", [tier_candidate("gold")]).results
+    [silver] = client.apply_candidates("m2", [tier_candidate("silver")]).results
     assert gold.status == "written"
     assert gold.fact is not None
     assert (silver.status, silver.fact, silver.reason) == (
@@ -603,7 +603,7 @@ async def test_the_async_client_records_and_reads_the_seed_trace(
                 updates=[seed_candidate("2026-07-15", "2026-06-01T09:00:00Z", "2026-07-15")],
             )
             await client.with_now(E2_AT).record_episode(E2_TEXT, "2026-06-03T10:00:00Z", id="e2")
-            recorded = await client.with_now(E2_AT).apply_updates(
+            recorded = await client.with_now(E2_AT).apply_candidates(
                 "e2", [seed_candidate("2026-06-30", "2026-06-03T10:00:00Z", "2026-06-30")]
             )
             assert [result.status for result in recorded.results] == ["written"]

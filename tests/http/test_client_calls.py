@@ -74,7 +74,7 @@ SAMPLE_CALLS: dict[str, Call[Any]] = {
     "record_episode": calls.record_episode("text", "2026-06-01T00:00:00Z"),
     "record_batch": calls.record_batch([]),
     "episode": calls.episode("e1"),
-    "apply_updates": calls.apply_updates("e1", []),
+    "apply_candidates": calls.apply_candidates("e1", []),
     "erase_episode": calls.erase_episode("e1"),
     "record_outcome": episodic_calls.record_outcome("e1", "succeeded"),
     "outcome": episodic_calls.outcome("e1"),

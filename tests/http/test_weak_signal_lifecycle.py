@@ -126,7 +126,7 @@ def test_a_fact_appears_exactly_when_the_quorum_rule_says(
             buffered.append(same[-1])
         expected = n == _CONFIRMATION or len({entry[1] for entry in same}) >= quorum
         update = {"evidence": "", "subject": "mira", "attribute": "mode", "change": "new"}
-        [result] = store.facts.apply_updates(
+        [result] = store.facts.apply_candidates(
             tenant, f"e{n}", [{**update, "value": value, "strength": "weak"}]
         )
         assert (result.status != "buffered") == expected, (result, buffered)

@@ -59,7 +59,7 @@ def _queue(
     text: str = TEXT,
     occurred_at: str = "2026-05-28T09:00:00Z",
 ) -> None:
-    store.episodes.record_with_updates(
+    store.episodes.record_with_candidates(
         tenant,
         [({"id": episode_id, "occurred_at": occurred_at, "text": text,
            "subjects": ["mira"]}, ())],

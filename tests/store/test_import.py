@@ -169,7 +169,7 @@ def one_call_at_a_time(
     for number, line in enumerate(history, start=1):
         episode = {name: value for name, value in line.items() if name != "updates"}
         store.episodes.record(tenant, episode)
-        for result in store.facts.apply_updates(tenant, line["id"], line["updates"]):
+        for result in store.facts.apply_candidates(tenant, line["id"], line["updates"]):
             results.append((number, result))
     return results
 

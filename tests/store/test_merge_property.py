@@ -40,7 +40,7 @@ def _write(
 ) -> None:
     """One candidate through the ordinary write call, a minute of system time after the last."""
     clock.set(clock.now + timedelta(minutes=1))
-    [result] = store.facts.apply_updates(
+    [result] = store.facts.apply_candidates(
         tenant,
         cited["episode_id"],
         [

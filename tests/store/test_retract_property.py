@@ -171,7 +171,7 @@ class Writer:
         """Apply one operation; note the fact or expiry id it created."""
         self.tick()
         if isinstance(op, Assert):
-            [result] = self.store.facts.apply_updates(
+            [result] = self.store.facts.apply_candidates(
                 self.tenant,
                 self.episode_id,
                 [

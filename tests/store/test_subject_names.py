@@ -101,7 +101,7 @@ def test_declared_names_find_a_subject_whose_id_says_nothing(reads: ReadPath) ->
 def test_names_are_learned_from_the_text_that_wrote_them(reads: ReadPath) -> None:
     text = "Dr. Ngozi Adichie-Eze was appointed at the Lagos Institute."
     reads.record("e1", "2020-03-01T00:00:00Z", text)
-    [written, guessed] = reads.store.facts.apply_updates(
+    [written, guessed] = reads.store.facts.apply_candidates(
         reads.tenant,
         "e1",
         [

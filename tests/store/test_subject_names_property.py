@@ -121,7 +121,7 @@ def test_a_subject_is_found_by_any_way_text_writes_its_name(
         if known == "learned":
             candidate["subject_name"] = full
         reads.tick()
-        [result] = reads.store.facts.apply_updates(tenant, episode, [candidate])
+        [result] = reads.store.facts.apply_candidates(tenant, episode, [candidate])
         assert result.status == "written"
         if known == "declared":
             reads.store.subjects.declare_names(tenant, subject, {"display_name": full})

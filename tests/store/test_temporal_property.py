@@ -194,7 +194,7 @@ def _apply(
 ) -> str:
     """Apply one operation to the store; return its status (``invalid`` for a refused expiry)."""
     if isinstance(operation, Assert):
-        [result] = store.facts.apply_updates(
+        [result] = store.facts.apply_candidates(
             tenant,
             episode_id,
             [

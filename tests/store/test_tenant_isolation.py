@@ -384,7 +384,7 @@ def test_a_tenant_cannot_cite_or_read_an_episode_only_the_other_has(
     clock.set(ts("2026-06-02T00:00:00Z"))
 
     with pytest.raises(NotFound) as cited:
-        store.facts.apply_updates(
+        store.facts.apply_candidates(
             a.tenant,
             "e3",
             [
@@ -474,7 +474,7 @@ def test_errors_of_one_tenants_reads_do_not_mention_the_others_data(
         "attribute 'loyalty_tier' is not declared",
         "attribute",
     )
-    [invalid] = store.facts.apply_updates(
+    [invalid] = store.facts.apply_candidates(
         a.tenant,
         "e1",
         [

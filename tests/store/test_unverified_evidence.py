@@ -42,7 +42,7 @@ def _candidate(evidence: str, value: str = "2026-09-09") -> dict[str, Any]:
 
 def _write(store: MemoryStore, tenant: str, evidence: str) -> tuple[str, str | None, str | None]:
     record(store, tenant, "x4", "2026-05-31T09:00:00Z", TEXT)
-    [result] = store.facts.apply_updates(tenant, "x4", [_candidate(evidence)])
+    [result] = store.facts.apply_candidates(tenant, "x4", [_candidate(evidence)])
     return result.status, result.field, result.reason
 
 
@@ -97,7 +97,7 @@ def test_a_refused_candidate_never_undoes_the_others_of_its_call(store: MemorySt
     declare(store, tenant, "home_city", "string")
     record(store, tenant, "x4", "2026-05-31T09:00:00Z", TEXT)
     city = {**_candidate("Mira lives in Oslo", "Oslo"), "attribute": "home_city"}
-    results = store.facts.apply_updates(tenant, "x4", [_candidate(NOT_QUOTED), city])
+    results = store.facts.apply_candidates(tenant, "x4", [_candidate(NOT_QUOTED), city])
     assert [(r.status, r.field) for r in results] == [("invalid", "evidence"), ("written", None)]
     assert _held(store, tenant) == []
 
@@ -125,7 +125,9 @@ def test_the_tenant_default_can_be_changed_and_bad_values_are_refused(
     store.admin.set_unverified_evidence(tenant, "refuse")
     assert _write(store, tenant, NOT_QUOTED)[:2] == ("invalid", "evidence")
     store.admin.set_unverified_evidence(tenant, "accept")
-    assert store.facts.apply_updates(tenant, "x4", [_candidate(NOT_QUOTED)])[0].status == "written"
+    assert (
+        store.facts.apply_candidates(tenant, "x4", [_candidate(NOT_QUOTED)])[0].status == "written"
+    )
     with pytest.raises(InvalidInput) as bad:
         store.admin.set_unverified_evidence(tenant, "maybe")
     assert bad.value.field == "on_unverified_evidence"

@@ -100,7 +100,7 @@ def test_invalid_candidates_say_why_and_write_nothing(
         "change": "new",
         "value": "2026-07-15",
     }
-    [result] = store.facts.apply_updates(mira, "e1", [base | candidate])
+    [result] = store.facts.apply_candidates(mira, "e1", [base | candidate])
     assert (result.status, result.field) == ("invalid", field)
     assert result.reason
     assert values(store, mira) == []
@@ -110,7 +110,7 @@ def test_invalid_candidates_say_why_and_write_nothing(
 def test_no_change_is_ignored_and_results_keep_candidate_order(
     store: MemoryStore, mira: str
 ) -> None:
-    results = store.facts.apply_updates(
+    results = store.facts.apply_candidates(
         mira,
         "e1",
         [

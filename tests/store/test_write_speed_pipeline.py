@@ -178,7 +178,7 @@ def test_unchanged_candidates_show_past_current_and_future_facts_as_a_read_does(
         }
         for value, valid_from in timeline
     ]
-    results = store.facts.apply_updates(tenant, "e1", candidates)
+    results = store.facts.apply_candidates(tenant, "e1", candidates)
     assert [(r.status, r.reason) for r in results] == [("unchanged", "same value")] * 3
     history = store.facts.history(tenant, "mira", "passport_deadline")
     current = [fact for fact in history if fact.retired_at is None]

@@ -26,7 +26,7 @@ def _shown(line: ImportLine) -> list[Any]:
         line.tenant_id,
         repr(line.episode),
         sorted(line.episode.model_fields_set),
-        [repr(update) for update in line.updates],
+        [repr(update) for update in line.candidates],
     ]
 
 
@@ -90,19 +90,19 @@ _LINE = {
 def test_a_well_formed_line_reads_the_same_either_way(text: str) -> None:
     found = _same_either_way(text)
     assert found is not None
-    assert all(not isinstance(update, UpdateResult) for update in found.updates)
+    assert all(not isinstance(update, UpdateResult) for update in found.candidates)
 
 
 def test_a_bad_candidate_becomes_an_outcome_and_keeps_the_others() -> None:
     updates = [_CANDIDATE, {**_CANDIDATE, "subject": "not an id!"}, {**_CANDIDATE, "extra": 1}]
     found = _same_either_way(json.dumps({**_LINE, "updates": updates}))
     assert found is not None
-    assert [type(update).__name__ for update in found.updates] == [
+    assert [type(update).__name__ for update in found.candidates] == [
         "MemoryUpdate",
         "UpdateResult",
         "UpdateResult",
     ]
-    assert [(u.index, u.status, u.field) for u in found.updates[1:]] == [  # type: ignore[union-attr]
+    assert [(u.index, u.status, u.field) for u in found.candidates[1:]] == [  # type: ignore[union-attr]
         (1, "invalid", "subject"),
         (2, "invalid", "extra"),
     ]
