@@ -204,7 +204,7 @@ def _model() -> tuple[Settings, Embedder]:
 def _server(database_url: str | None) -> Iterator[tuple[str, str]]:
     """A server to create the run's databases on, and how the report names it."""
     from evals.leakage.run_meta import describe_server  # noqa: PLC0415
-    from store.db.database import scratch_database  # noqa: PLC0415
+    from store.bench import scratch_database  # noqa: PLC0415
     from store.errors import DatabaseUnavailable  # noqa: PLC0415
 
     where = "the server at DATABASE_URL" if database_url else "an embedded scratch cluster"

@@ -22,9 +22,8 @@ from evals.leakage.lines import baseline_context
 from retrieval.context.snippets import one_line
 from retrieval.search.embeddings import Embedder
 from server.replay.runner import ReplayClock
+from store.bench import EvidenceHit, SearchScope, temporary_database
 from store.contract.times import parse_timestamp
-from store.db.database import temporary_database
-from store.episodes.evidence import EvidenceHit, SearchScope
 from store.errors import StoreError
 from store.service import MemoryStore, open_store
 

@@ -27,9 +27,8 @@ from retrieval.search.embeddings import Embedder, Vectors
 from server.client import SGAMClient, SGAMError
 from server.settings import Settings
 from server.testing import app_client
+from store.bench import migrate_database, temporary_database
 from store.contract.times import parse_timestamp
-from store.db.database import temporary_database
-from store.db.migrate import migrate_database
 
 Line = dict[str, Any]
 

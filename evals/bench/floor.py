@@ -15,9 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-import psycopg
 from pgvector import HalfVector
-from psycopg import sql
 
 from evals.arms.baselines import BaselineOptions, EpisodeMemory
 from evals.arms.systems import Question
@@ -26,8 +24,7 @@ from evals.bench.evidence.load import connect_to
 from evals.bench.runner import Call, Timing, run_clients
 from retrieval.search.embeddings import Embedder
 from server.replay.runner import ReplayClock
-from store.episodes.evidence import HNSW_EF_SEARCH
-from store.episodes.hnsw import halfvec
+from store.bench import HNSW_EF_SEARCH, Connection, halfvec, sql
 from store.service import open_store
 
 K = 3
@@ -83,9 +80,7 @@ READS: dict[str, Times] = {"current": _now, "point_in_time": _point_in_time, "kn
 """The exact reads by kind, as the served fact reads are asked."""
 
 
-def _sql_read(
-    conn: psycopg.Connection[Any], statement: str, keys: Sequence[MeasuredKey], times: Times
-) -> Call:
+def _sql_read(conn: Connection, statement: str, keys: Sequence[MeasuredKey], times: Times) -> Call:
     def call(n: int) -> int:
         key = keys[n % len(keys)]
         valid_at, known_at = times(key)
@@ -100,7 +95,7 @@ def _sql_read(
 
 
 def _search(
-    conn: psycopg.Connection[Any], statement: sql.Composed, keys: Sequence[MeasuredKey], query: Any
+    conn: Connection, statement: sql.Composed, keys: Sequence[MeasuredKey], query: Any
 ) -> Call:
     def call(n: int) -> int:
         key = keys[n % len(keys)]

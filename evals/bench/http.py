@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-import psycopg
 
 from evals.bench.cases import measure_reads
 from evals.bench.data import (
@@ -42,7 +41,7 @@ from evals.bench.writes import measure_writes
 from evals.leakage.report import run_environment
 from retrieval.search.embeddings import Embedder
 from server.settings import Settings
-from store.db.database import scratch_database
+from store.bench import raw_connection, scratch_database
 
 FULL_SCALES = (10_000, 100_000, 1_000_000)
 FULL_EPISODES = 200_000
@@ -90,7 +89,7 @@ class Options:
 
 
 def _database_facts(conninfo: str) -> dict[str, Any]:
-    with psycopg.connect(conninfo) as conn:
+    with raw_connection(conninfo) as conn:
         row = conn.execute(
             "SELECT current_setting('server_version'), current_setting('shared_buffers'),"
             " (SELECT extversion FROM pg_extension WHERE extname = 'vector')"

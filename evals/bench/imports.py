@@ -22,10 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 from evals.bench.data import PERSON_WORDS, TENANT, slug
 from evals.bench.writes import candidate
+from store.bench import raw_connection
 
 IMPORT_TIMEOUT_S = 1_800
 _CANDIDATES = 100
@@ -81,7 +80,7 @@ def _write(path: Path, lines: Sequence[dict[str, Any]]) -> Path:
 
 
 def _imported_facts(conninfo: str) -> int:
-    with psycopg.connect(conninfo) as conn:
+    with raw_connection(conninfo) as conn:
         row = conn.execute(
             "SELECT count(DISTINCT fact_id) FROM fact_versions"
             " WHERE tenant_id = %(tenant_id)s AND subject LIKE 'import-%%'",

@@ -11,12 +11,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import psycopg
-
 from evals.bench.data import COPY_COLUMNS, TENANT, slug
 from evals.bench.evidence.corpus import Episode, generate_corpus
 from evals.bench.evidence.load import Vectors16, connect_to, embed_corpus, load_store
 from retrieval.search.embeddings import Embedder
+from store.bench import raw_connection
 
 _CHUNK = 1 << 20
 
@@ -64,7 +63,7 @@ def load_facts(conninfo: str, files: Sequence[Path]) -> dict[str, float]:
                         copy.write(chunk)
         conn.commit()
     copied = time.perf_counter() - start
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with raw_connection(conninfo, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE fact_versions")
         row = conn.execute("SELECT count(*) FROM fact_versions").fetchone()
     return {

@@ -20,13 +20,11 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, cast
-from unittest import mock
 from uuid import uuid4
 
 import numpy as np
@@ -45,13 +43,8 @@ from evals.bench.row_security import (
 )
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
+from store.bench import Trace, make_pool, migrate, receipts_left_out, scratch_database, wall_clock
 from store.contract.reads import ContextRequest
-from store.db import snapshot as snapshot_module
-from store.db.clock import wall_clock
-from store.db.database import make_pool, scratch_database
-from store.db.migrate import migrate
-from store.governance import receipts as receipts_module
-from store.governance.receipts import Trace, leave_receipts
 from store.service import MemoryStore
 
 RESULTS = Path(__file__).parent / "results" / "receipts.json"
@@ -73,18 +66,6 @@ class _RandomEncoder(_RandomVectors):
         return done
 
 
-@contextmanager
-def _receipts(written: bool) -> Iterator[None]:
-    """The call as served, or with its receipt writes left out (the read path's and the write
-    path's); both sides patch, so that the patching costs them alike."""
-    leave = leave_receipts if written else (lambda *_, **__: None)
-    with (
-        mock.patch.object(snapshot_module, "leave_receipts", leave),
-        mock.patch.object(receipts_module, "leave_receipts", leave),
-    ):
-        yield
-
-
 def _cases(store: MemoryStore) -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
     """Each case as (with receipts, without)."""
     reader = Reader(store, cast(Embedder, _RandomEncoder()))
@@ -95,7 +76,7 @@ def _cases(store: MemoryStore) -> dict[str, tuple[Callable[[], object], Callable
 
     def context(request: ContextRequest, *, receipts: bool) -> Callable[[], object]:
         def call() -> object:
-            with _receipts(receipts):
+            with receipts_left_out(not receipts):
                 return reader.context(TENANT, request)
 
         return call
@@ -118,7 +99,7 @@ def _cases(store: MemoryStore) -> dict[str, tuple[Callable[[], object], Callable
                 }
                 for attribute in ATTRIBUTES[:3]
             ]
-            with _receipts(receipts):
+            with receipts_left_out(not receipts):
                 return store.facts.apply_candidates(TENANT, f"e{k}", updates)
 
         return call

@@ -27,12 +27,16 @@ from typing import Annotated, Any
 
 import numpy as np
 import typer
-from psycopg_pool import ConnectionPool
 
-from store.db.clock import wall_clock
-from store.db.database import APP_ROLE, make_pool, scratch_database
-from store.db.migrate import migrate
-from store.episodes.evidence import SearchScope
+from store.bench import (
+    APP_ROLE,
+    ConnectionPool,
+    SearchScope,
+    make_pool,
+    migrate,
+    scratch_database,
+    wall_clock,
+)
 from store.service import MemoryStore
 
 RESULTS = Path(__file__).parent / "results" / "row_security.json"

@@ -32,10 +32,7 @@ from pathlib import Path
 from threading import Barrier
 from typing import Any
 
-import psycopg
-from psycopg import sql
-
-from store.db.database import scratch_database
+from store.bench import raw_connection, scratch_database, sql
 from store.service import MemoryStore, open_store
 
 WRITERS = 8
@@ -168,7 +165,7 @@ def retry_cost(store: MemoryStore, conninfo: str, *, rounds: int) -> dict[str, A
     attempt has done all its work before it is rolled back and run again.
     """
     _setup(store, "retry")
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with raw_connection(conninfo, autocommit=True) as conn:
         conn.execute(_FAIL_FIRST_ATTEMPTS)
 
     def assertion(subject: str, i: int) -> float:
@@ -181,7 +178,7 @@ def retry_cost(store: MemoryStore, conninfo: str, *, rounds: int) -> dict[str, A
 
     plain = [assertion(f"r{i}", i) for i in range(rounds)]
     retried = [assertion(f"{FAILING}{i}", i) for i in range(rounds)]
-    with psycopg.connect(conninfo) as conn:
+    with raw_connection(conninfo) as conn:
         attempts = conn.execute("SELECT last_value FROM bench_attempts").fetchone()
     if attempts != (2 * rounds,):
         raise RuntimeError(f"expected two attempts per failed assertion, counted {attempts}")

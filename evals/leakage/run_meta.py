@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import psycopg
-
 from evals.arms.systems import TRANSPORT
 from evals.leakage.report import SYSTEMS, run_environment
 from evals.leakage.scoring import KINDS
 from evals.peers import PEER_NAMES, peer_versions
+from store.bench import raw_connection
 
 if TYPE_CHECKING:
     from evals.leakage.run import Options
@@ -35,7 +34,7 @@ PEER_ARMS = {
 
 def describe_server(server: str) -> str:
     """The PostgreSQL and pgvector versions of the server, in words."""
-    with psycopg.connect(server) as conn:
+    with raw_connection(server) as conn:
         version = conn.execute("SHOW server_version").fetchone()
         vector = conn.execute(
             "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"

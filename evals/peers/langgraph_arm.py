@@ -17,7 +17,7 @@ from typing import Any
 
 from evals.peers.episodes import PeerMemory, Placed
 from retrieval.search.embeddings import Embedder
-from store.db.database import temporary_database
+from store.bench import temporary_database
 
 FIELD = "text"
 

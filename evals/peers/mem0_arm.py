@@ -23,7 +23,7 @@ from typing import Any
 
 from evals.peers.episodes import PeerMemory, Placed
 from retrieval.search.embeddings import Embedder
-from store.db.database import temporary_database
+from store.bench import ConnectionPool, temporary_database
 
 UNREACHABLE = "http://127.0.0.1:9/v1"
 """The never-called LLM client's endpoint: the discard port on this machine."""
@@ -71,8 +71,6 @@ def open_mem0(
     server: str, *, embedder: Embedder, subjects: Mapping[tuple[str, str], set[str]], k: int
 ) -> Iterator[Mem0Memory]:
     """A Mem0 ``Memory`` on a fresh database of ``server``, its history in a temporary folder."""
-    from psycopg_pool import ConnectionPool  # noqa: PLC0415 - the store's own pool library
-
     with (
         tempfile.TemporaryDirectory(prefix="sgam-mem0-") as folder,
         temporary_database(server) as conninfo,

@@ -8,10 +8,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import psycopg
 from numpy.typing import NDArray
 from pgvector import HalfVector
 from pgvector.psycopg import register_vector
@@ -21,9 +19,7 @@ from evals.bench.evidence.corpus import (
     Episode,
 )
 from retrieval.search.embeddings import DEFAULT_MODEL_ID, Embedder
-from store.db.migrate import migrate_database
-from store.episodes.hnsw import index_name
-from store.episodes.record import content_hash
+from store.bench import Connection, content_hash, index_name, migrate_database, raw_connection
 
 EMBED_CHUNK = 2_048
 
@@ -71,8 +67,8 @@ def embed_corpus(
 
 
 @contextmanager
-def connect_to(conninfo: str, *, autocommit: bool = False) -> Iterator[psycopg.Connection[Any]]:
-    with psycopg.connect(conninfo, autocommit=autocommit) as conn:
+def connect_to(conninfo: str, *, autocommit: bool = False) -> Iterator[Connection]:
+    with raw_connection(conninfo, autocommit=autocommit) as conn:
         register_vector(conn)
         conn.execute("SET TIME ZONE 'UTC'")
         conn.commit()

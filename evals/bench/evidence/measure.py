@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import psycopg
 from numpy.typing import NDArray
 from pgvector import HalfVector
-from psycopg import sql
 
 from evals.bench.evidence.corpus import (
     Indices,
@@ -24,8 +22,7 @@ from evals.bench.evidence.load import (
     Vectors32,
     episode_index,
 )
-from store.episodes.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, search_evidence
-from store.episodes.hnsw import halfvec
+from store.bench import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, Connection, halfvec, search_evidence, sql
 
 K = 10
 
@@ -107,7 +104,7 @@ class Outcome:
 Searcher = Callable[[Vectors32], Outcome]
 
 
-def _index_scans(conn: psycopg.Connection[Any]) -> int:
+def _index_scans(conn: Connection) -> int:
     # Scans of the HNSW index this backend counted and has not flushed yet: nothing is flushed
     # inside a transaction, so two reads in one transaction say whether a statement between
     # them used the index (the planner, not the SQL's shape, decides).
@@ -117,9 +114,7 @@ def _index_scans(conn: psycopg.Connection[Any]) -> int:
     return int(row[0]) if row else 0
 
 
-def _in_transaction(
-    conn: psycopg.Connection[Any], work: Callable[[], tuple[list[int], str]]
-) -> Outcome:
+def _in_transaction(conn: Connection, work: Callable[[], tuple[list[int], str]]) -> Outcome:
     """Time ``work`` alone, in a transaction of its own that is rolled back afterwards."""
     try:
         before = _index_scans(conn)
@@ -133,7 +128,7 @@ def _in_transaction(
 
 
 def evidence_searcher(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     tenant: str,
     *,
     model: str,
@@ -163,7 +158,7 @@ def evidence_searcher(
 
 
 def iterative_scan_searcher(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     tenant: str,
     *,
     model: str,
@@ -232,7 +227,7 @@ def without_method(result: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def session_settings(conn: psycopg.Connection[Any], settings: dict[str, str]) -> Iterator[None]:
+def session_settings(conn: Connection, settings: dict[str, str]) -> Iterator[None]:
     """Change settings for the session (every later transaction), restoring them afterwards."""
     previous = {}
     for name, value in settings.items():

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from evals.bench.evidence.corpus import (
     SEED,
@@ -67,14 +66,13 @@ from evals.bench.evidence.sweeps import (
     index_build_sweep,
 )
 from retrieval.search.embeddings import Embedder
-from store.db.database import scratch_database
-from store.episodes.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH
+from store.bench import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, Connection, scratch_database
 
 SINGLE_TENANT = "single_tenant"
 
 
 def _configuration(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     name: str,
     scope: Indices,
     *,
@@ -120,7 +118,7 @@ def _configuration(
     return result
 
 
-def _storage(conn: psycopg.Connection[Any], dimensions: int) -> dict[str, Any]:
+def _storage(conn: Connection, dimensions: int) -> dict[str, Any]:
     def size(expression: str) -> int:
         row = conn.execute(f"SELECT {expression}").fetchone()
         return int(row[0]) if row else 0
@@ -150,7 +148,7 @@ def _storage(conn: psycopg.Connection[Any], dimensions: int) -> dict[str, Any]:
     }
 
 
-def _server_facts(conn: psycopg.Connection[Any]) -> dict[str, Any]:
+def _server_facts(conn: Connection) -> dict[str, Any]:
     facts = {}
     for setting in ("server_version", "shared_buffers", "work_mem", "max_parallel_workers"):
         row = conn.execute(f"SELECT current_setting('{setting}')").fetchone()
@@ -187,7 +185,7 @@ def _measure_store(
 
 
 def _attach_build_sweep(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     configs: list[dict[str, Any]],
     scopes: dict[str, Indices],
     *,

@@ -6,8 +6,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
-
 from evals.bench.evidence.corpus import (
     Indices,
 )
@@ -27,7 +25,7 @@ from evals.bench.evidence.measure import (
     session_settings,
     without_method,
 )
-from store.episodes.evidence import HNSW_EF_SEARCH
+from store.bench import HNSW_EF_SEARCH, Connection
 
 # The optional HNSW investigation (--sweep): on the first SWEEP_QUERIES queries of each scope.
 SWEEP_QUERIES = 50
@@ -44,7 +42,7 @@ MIB = 1024 * 1024
 
 
 def hnsw_sweep(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     tenant: str,
     *,
     queries: Vectors32,
@@ -96,7 +94,7 @@ def hnsw_sweep(
 
 
 def index_build_sweep(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     scopes: dict[str, Indices],
     *,
     questions: dict[str, Vectors32],
@@ -142,7 +140,7 @@ def index_build_sweep(
     return rows
 
 
-def relation_mib(conn: psycopg.Connection[Any], name: str) -> float:
+def relation_mib(conn: Connection, name: str) -> float:
     row = conn.execute("SELECT pg_relation_size(%(name)s::regclass)", {"name": name}).fetchone()
     conn.commit()
     return round(int(row[0]) / MIB, 1) if row else 0.0

@@ -13,16 +13,20 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import psycopg
-from psycopg import sql
-
 from evals.bench.data import TENANT
 from evals.bench.names.data import NamedKey, name_rows
 from evals.bench.server import Served
 from retrieval.question.names import asked_keys, question_grams, similar_texts
 from retrieval.question.subjects import BEST_SIMILAR, WEIGHED_SIMILARITY
-from store.db.database import APP_ROLE
-from store.subjects.names import find_by_keys, find_similar
+from store.bench import (
+    APP_ROLE,
+    Connection,
+    Diagnostic,
+    find_by_keys,
+    find_similar,
+    raw_connection,
+    sql,
+)
 
 KEY_INDEX = "subject_names_key"
 TRIGRAM_INDEX = "subject_names_similar"
@@ -38,17 +42,17 @@ _DURATION = re.compile(r"duration: ([\d.]+) ms")
 _ROWS = re.compile(r"actual time=[\d.]+\.\.[\d.]+ rows=([\d.]+)")
 
 
-def _plans(conninfo: str, run: Callable[[psycopg.Connection[Any]], object]) -> list[str]:
+def _plans(conninfo: str, run: Callable[[Connection], object]) -> list[str]:
     """The plans of the statements ``run(conn)`` executes under the app role, as text; the
     second of two runs, as a served connection finds its caches warm."""
     plans: list[str] = []
 
-    def keep(notice: psycopg.errors.Diagnostic) -> None:
+    def keep(notice: Diagnostic) -> None:
         message = notice.message_primary or ""
         if "Query Text" in message and "set_config(" not in message:
             plans.append(message)
 
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with raw_connection(conninfo, autocommit=True) as conn:
         conn.add_notice_handler(keep)
         conn.execute("LOAD 'auto_explain'")
         for name, value in _EXPLAIN_SETTINGS.items():
@@ -111,13 +115,13 @@ def bulk_rows_match_put(conninfo: str, served: Served, people: Sequence[Any]) ->
     """Whether the bulk-declared rows of ``people`` are the rows ``PUT /v1/subjects/{id}``
     leaves: their rows before, the same names declared over HTTP, their rows after."""
     subjects = [person.subject for person in people]
-    with psycopg.connect(conninfo) as conn:
+    with raw_connection(conninfo) as conn:
         before = name_rows(conn, subjects)
     with served.client() as client:
         for person in people:
             client.put(
                 f"/v1/subjects/{person.subject}", json={"display_name": person.display_name}
             ).raise_for_status()
-    with psycopg.connect(conninfo) as conn:
+    with raw_connection(conninfo) as conn:
         after = name_rows(conn, subjects)
     return {"subjects": subjects, "rows": len(after), "match": before == after}

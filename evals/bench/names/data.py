@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import psycopg
-
 from evals.bench.data import TENANT
+from store.bench import Connection
 from store.contract.names import fold_name
 
 ATTRIBUTE = "employer"
@@ -189,7 +188,7 @@ ON CONFLICT DO NOTHING
 """
 
 
-def declare_display_names(conn: psycopg.Connection[Any], everyone: Sequence[Person]) -> int:
+def declare_display_names(conn: Connection, everyone: Sequence[Person]) -> int:
     """Declare each person's display name, ``BATCH`` a statement; the rows written."""
     written = 0
     for start in range(0, len(everyone), BATCH):
@@ -214,6 +213,6 @@ ORDER BY subject, source, folded, kind
 """
 
 
-def name_rows(conn: psycopg.Connection[Any], subjects: Sequence[str]) -> list[tuple[Any, ...]]:
+def name_rows(conn: Connection, subjects: Sequence[str]) -> list[tuple[Any, ...]]:
     """The subjects' name rows, all but when they were recorded, in a fixed order."""
     return conn.execute(_NAME_ROWS, {"tenant_id": TENANT, "subjects": list(subjects)}).fetchall()

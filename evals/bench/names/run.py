@@ -37,9 +37,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
-import psycopg
 import typer
-from psycopg import sql
 
 from evals.bench.cases import expect_ok
 from evals.bench.data import TENANT
@@ -57,8 +55,7 @@ from evals.bench.names.report import FLOOR, added_ms, ratios, report_text, save
 from evals.bench.names.timing import NameRequest, measure
 from evals.bench.runner import Timing
 from evals.bench.server import Served, declare_attributes, rss_mib, serve
-from store.db.database import scratch_database
-from store.db.migrate import migrate_database
+from store.bench import migrate_database, raw_connection, scratch_database, sql
 from store.service import open_store
 
 RESULTS = Path(__file__).parent / "results" / "names.json"
@@ -142,7 +139,7 @@ def _load(
     load: dict[str, Any] = {"import_s": round(time.perf_counter() - started, 1)}
     load["candidates"] = imported.candidates
     started = time.perf_counter()
-    with psycopg.connect(conninfo) as conn:
+    with raw_connection(conninfo) as conn:
         declare_display_names(conn, [p for p in everyone if p.subject not in measured])
     with served.client() as client:
         for person in everyone:
@@ -150,7 +147,7 @@ def _load(
                 body = {"display_name": person.display_name}
                 expect_ok(client.put(f"/v1/subjects/{person.subject}", json=body))
     load["names_s"] = round(time.perf_counter() - started, 1)
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with raw_connection(conninfo, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE subject_names")
         conn.execute("VACUUM ANALYZE fact_versions")
         for table in ("subject_names", "fact_versions"):
