@@ -47,7 +47,7 @@ from store.bench import Trace, make_pool, migrate, receipts_left_out, scratch_da
 from store.contract.reads import ContextRequest
 from store.service import MemoryStore
 
-RESULTS = Path(__file__).parent / "results" / "receipts.json"
+RESULTS = Path(__file__).parents[1] / "results" / "receipts.json"
 TARGET_MS = 1.0
 """The most receipts may add to a context call's median."""
 

@@ -39,7 +39,7 @@ from store.bench import (
 )
 from store.service import MemoryStore
 
-RESULTS = Path(__file__).parent / "results" / "row_security.json"
+RESULTS = Path(__file__).parents[1] / "results" / "row_security.json"
 TENANT = "bench"
 SUBJECT = "mira"
 ATTRIBUTES = [f"attribute_{n:02d}" for n in range(42)]

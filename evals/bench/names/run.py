@@ -58,7 +58,7 @@ from evals.bench.server import Served, declare_attributes, rss_mib, serve
 from store.bench import migrate_database, raw_connection, scratch_database, sql
 from store.service import open_store
 
-RESULTS = Path(__file__).parent / "results" / "names.json"
+RESULTS = Path(__file__).parents[2] / "results" / "names.json"
 FULL_SUBJECTS = 100_000
 QUICK_SUBJECTS = 10_000
 MEASURED = 64
