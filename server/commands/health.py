@@ -10,6 +10,8 @@ from typing import Annotated, TypeVar
 import typer
 from pydantic import ValidationError
 
+from store.db.inputs import plain_reason
+
 health_app = typer.Typer(
     help="Judge memory health from content-free receipts: one verdict per expected memory."
 )
@@ -88,5 +90,5 @@ def _parse(path: Path, validate: Callable[[bytes], _Parsed]) -> _Parsed:
         field = ".".join(str(part) for part in first["loc"]) or "(document)"
         more = error.error_count() - 1
         extra = f" (and {more} more)" if more else ""
-        typer.echo(f"error: {path}: {field}: {first['msg']}{extra}", err=True)
+        typer.echo(f"error: {path}: {field}: {plain_reason(first['msg'])}{extra}", err=True)
         raise typer.Exit(2) from None

@@ -23,7 +23,7 @@ from store.contract.problems import (
     ErrorKind,
     Problem,
 )
-from store.db.inputs import user_reason
+from store.db.inputs import plain_reason, user_reason
 from store.errors import StoreError, UnconvertibleValues
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ def _validation_detail(error: ValidationException) -> str:
     if first.get("key") == _WHOLE_BODY:
         # Litestar reports a missing body as the KeyError of its own parameter: "'data'".
         return "the request needs a JSON body"
-    message = str(first.get("message", "")).strip()
+    message = plain_reason(str(first.get("message", "")).strip())
     if message:
         return message
     detail = str(error.detail)

@@ -32,11 +32,22 @@ def user_reason(message: str, given: object = None) -> str:
     return message if len(message) <= MAX_REASON else message[: MAX_REASON - 1] + "…"
 
 
+_LIBRARY_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def plain_reason(message: str) -> str:
+    """A validator's message as it wrote it, without the prefix pydantic puts before it."""
+    for prefix in _LIBRARY_PREFIXES:
+        if message.startswith(prefix):
+            return message.removeprefix(prefix)
+    return message
+
+
 def first_error(error: ValidationError) -> tuple[str, str | None]:
     """The first failure of a validation: its reason for a client, and the dotted field."""
     first = error.errors(include_url=False)[0]
     field = ".".join(str(part) for part in first["loc"]) or None
-    return user_reason(first["msg"], first.get("input")), field
+    return user_reason(plain_reason(first["msg"]), first.get("input")), field
 
 
 def parse_input(model: type[M], data: M | Mapping[str, Any], *, field_prefix: str = "") -> M:
