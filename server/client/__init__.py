@@ -4,7 +4,8 @@
         fact = sgam.fact("mira", "passport_deadline", valid_at="2026-06-02T00:00:00Z")
 
 Results are the contract's models (``store.contract``), which the server answers with; a
-problem+json answer raises the ``SGAMError`` subclass the contract names for its ``code``. The
+problem+json answer raises the ``SGAMError`` subclass the contract names for its ``code``;
+no answer at all raises ``Unavailable`` (``Timeout`` past the client's timeout). The
 client loads the contract, httpx and pydantic only, never the server or the store.
 """
 
@@ -18,6 +19,7 @@ from server.client.errors import (
     NotFound,
     SchemaChangeRequiresMigration,
     SGAMError,
+    Timeout,
     TooLarge,
     Unauthorized,
     Unavailable,
@@ -38,6 +40,7 @@ __all__ = [
     "SGAMClient",
     "SGAMError",
     "SchemaChangeRequiresMigration",
+    "Timeout",
     "TooLarge",
     "Unauthorized",
     "Unavailable",

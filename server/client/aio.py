@@ -12,6 +12,7 @@ import httpx
 from server.client import read_calls
 from server.client.base import AsyncSender, ClientBase, Page, Routes, read
 from server.client.call import Call
+from server.client.errors import unreachable
 from store.contract.facts import ConflictRecord
 
 T = TypeVar("T")
@@ -29,7 +30,11 @@ class AsyncSGAMClient(ClientBase[httpx.AsyncClient], AsyncSender, Routes):
 
     async def send(self, call: Call[T]) -> T:
         """Send one call from ``server.client.calls`` and return its result."""
-        return read(call, await self.http.request(**self.request_args(call)))
+        try:
+            response = await self.http.request(**self.request_args(call))
+        except httpx.RequestError as error:
+            raise unreachable(error, self.base_url) from error
+        return read(call, response)
 
     async def iter_subjects(self, *, page_size: int = 100) -> AsyncIterator[str]:
         """Every subject id, by id, following ``next_cursor`` page after page."""

@@ -64,7 +64,14 @@ class UnsupportedMediaType(SGAMError):
 
 
 class Unavailable(SGAMError):
-    """``unavailable``: the server's database cannot be reached."""
+    """``unavailable``: the server's database cannot be reached, or the server itself cannot
+    (then the client raises it with status 503, as a gateway would answer)."""
+
+
+class Timeout(Unavailable):
+    """The server did not answer within the client's ``timeout`` (status 504, as a gateway
+    would answer). Whether a write sent that way was applied is unknown: send it again with
+    the same ids, which every write accepts without a second effect."""
 
 
 _CLASSES: Final[dict[str, type[SGAMError]]] = {
@@ -89,6 +96,16 @@ ERRORS: Final[dict[str, type[SGAMError]]] = {
 }
 """The exception for each ``code``, by the name the contract gives it (``internal``: a plain
 SGAMError, as for any code the contract does not list)."""
+
+
+def unreachable(error: httpx.RequestError, url: str) -> Unavailable:
+    """The client's own error for a request that got no answer: ``Timeout`` when it waited
+    past its timeout, ``Unavailable`` when the server could not be reached or hung up."""
+    code = str(ErrorCode.UNAVAILABLE)
+    kind = type(error).__name__
+    if isinstance(error, httpx.TimeoutException):
+        return Timeout(f"SGAM at {url} did not answer in time: {kind}", status=504, code=code)
+    return Unavailable(f"SGAM at {url} cannot be reached: {kind}", status=503, code=code)
 
 
 def is_problem(response: httpx.Response) -> bool:

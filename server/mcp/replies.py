@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from server.client import Call, SGAMError
@@ -49,14 +48,10 @@ def route_call(tool: Tool, arguments: Mapping[str, Any] | None) -> Call[Any]:
     return tool.call(**given.model_dump(mode="json", exclude_unset=True))
 
 
-def problem_from(error: SGAMError | httpx.HTTPError, *, base_url: str) -> ToolProblem:
-    """The problem of a failed call: the server's own, or ``unavailable`` when it is not
-    reached."""
-    if isinstance(error, SGAMError):
-        return ToolProblem(error.code, error.detail, status=error.status, field=error.field)
-    return ToolProblem(
-        "unavailable", f"SGAM at {base_url} cannot be reached: {type(error).__name__}", status=503
-    )
+def problem_from(error: SGAMError) -> ToolProblem:
+    """The problem of a failed call: the server's own, or the client's ``unavailable`` when the
+    server was not reached or did not answer."""
+    return ToolProblem(error.code, error.detail, status=error.status, field=error.field)
 
 
 def structured(tool: Tool, result: object) -> dict[str, Any]:

@@ -11,7 +11,6 @@ import json
 from importlib.metadata import version
 from typing import Any, Final
 
-import httpx
 from mcp import types
 from mcp.server.lowlevel import Server
 
@@ -57,8 +56,8 @@ async def call_tool(
         answer = await client.send(route_call(tool, arguments))
     except ToolProblem as refused:
         return _result(refused.problem(), is_error=True)
-    except (SGAMError, httpx.HTTPError) as error:
-        return _result(problem_from(error, base_url=client.base_url).problem(), is_error=True)
+    except SGAMError as error:
+        return _result(problem_from(error).problem(), is_error=True)
     return _result(structured(tool, answer))
 
 
