@@ -30,7 +30,9 @@ def purge(
     """Purge every tenant: expired episode text and vectors, expired fact versions, receipts
     and finished extraction jobs past SGAM_RECEIPT_RETENTION_DAYS, stale weak signals.
 
-    Subjects under legal hold are skipped. Exits 3 when another purge is running.
+    Subjects under legal hold are skipped. A tenant whose purge fails is rolled back and named
+    on stderr, the others are purged all the same, and the command exits 1. Exits 3 when
+    another purge is running.
     """
     settings = Settings()
     # One connection holds the purge's lock while the other works tenant by tenant.
@@ -44,5 +46,9 @@ def purge(
     verb = "would delete" if dry_run else "deleted"
     for counts in report.tenants:
         typer.echo(f"{verb} {_line(counts)}")
+    for failure in report.failed:
+        typer.echo(f"error: tenant {failure.tenant_id} was not purged: {failure.detail}", err=True)
     if dry_run:
         typer.echo("dry run: nothing was deleted")
+    if report.failed:
+        raise typer.Exit(1)

@@ -62,6 +62,12 @@ PURGE_RUNS = Counter(
     " purging, failed).",
     ["outcome"],
 )
+PURGE_TENANT_FAILURES = Counter(
+    "sgam_purge_tenant_failures",
+    "Tenants whose retention purge failed and was rolled back (the purge went on with the"
+    " others), by the store's error code.",
+    ["code"],
+)
 EXTRACTION_LAG = Gauge(
     "sgam_extraction_lag_seconds",
     "Freshness lag: age of the oldest extraction job still waiting (0 when none), as a worker"

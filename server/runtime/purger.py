@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from server.http.metrics import PURGE_RUNS
+from server.http.metrics import PURGE_RUNS, PURGE_TENANT_FAILURES
 from server.runtime.background import BackgroundLoop
 from store.contract.governance import PurgeReport
 from store.errors import StoreError
@@ -20,9 +20,15 @@ log = logging.getLogger(__name__)
 
 
 def purge_once(store: MemoryStore, *, receipt_retention: timedelta) -> PurgeReport | None:
-    """One purge of every tenant; None when another process was purging."""
+    """One purge of every tenant; None when another process was purging.
+
+    A tenant whose purge failed is counted and logged; the others were purged all the same.
+    """
     report = store.retention.purge(receipt_retention=receipt_retention)
     PURGE_RUNS.labels("skipped" if report is None else "done").inc()
+    for failure in [] if report is None else report.failed:
+        PURGE_TENANT_FAILURES.labels(failure.code).inc()
+        log.warning("retention purge of tenant %s failed: %s", failure.tenant_id, failure.detail)
     return report
 
 

@@ -18,10 +18,11 @@ from store.contract.governance import (
     RetentionClass,
     RetentionClassDeclaration,
     TenantPurge,
+    TenantPurgeFailure,
 )
 from store.db import tenants
 from store.db.inputs import check_identifier, parse_input, parse_uuid
-from store.errors import NotFound, translate
+from store.errors import NotFound, StoreError, translate
 from store.governance import legal_holds, purge, retention
 
 PURGE_LOCK = (0x5350, 0)
@@ -109,7 +110,11 @@ class RetentionCalls:
         return self._transactions.run(work, tenant_id=tenant_id)
 
     def purge(self, *, receipt_retention: timedelta, dry_run: bool = False) -> PurgeReport | None:
-        """Purge every tenant, each as itself; None when another purge is running."""
+        """Purge every tenant, each as itself; None when another purge is running.
+
+        A tenant whose purge fails (its transaction rolled back) is reported in ``failed``;
+        the purge goes on with the tenants after it.
+        """
         with self._purge_lock() as held:
             if not held:
                 return None
@@ -117,13 +122,22 @@ class RetentionCalls:
                 lambda conn, _: [row[0] for row in conn.execute("SELECT sgam_tenant_ids()")],
                 tenant_id=None,
             )
-            return PurgeReport(
-                dry_run=dry_run,
-                tenants=[
-                    self.purge_tenant(t, receipt_retention=receipt_retention, dry_run=dry_run)
-                    for t in tenant_ids
-                ],
-            )
+            purged: list[TenantPurge] = []
+            failed: list[TenantPurgeFailure] = []
+            for tenant_id in tenant_ids:
+                try:
+                    purged.append(
+                        self.purge_tenant(
+                            tenant_id, receipt_retention=receipt_retention, dry_run=dry_run
+                        )
+                    )
+                except StoreError as error:
+                    failed.append(
+                        TenantPurgeFailure(
+                            tenant_id=tenant_id, code=error.code, detail=error.detail
+                        )
+                    )
+            return PurgeReport(dry_run=dry_run, tenants=purged, failed=failed)
 
     @contextmanager
     def _purge_lock(self) -> Iterator[bool]:

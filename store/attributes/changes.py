@@ -5,8 +5,7 @@ Every current version of the attribute's facts (current knowledge, whatever its 
 converted by ``store.attributes.conversions``: a converted one is retired and a new version of the
 same fact (same windows, supersedes, ended_by and source) is inserted under the new name and schema
 version, leaving a write receipt. A dry run plans the same and writes nothing, so its report is what
-the run does. Values that do not convert refuse the run, or with ``keep_unconvertible`` stay as they
-are, under the old declaration.
+the run does. Values that do not convert refuse the run, or stay as they are (keep_unconvertible).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from store.contract.governance import (
     UnconvertibleValue,
 )
 from store.db.clock import Clock
-from store.db.locks import lock_tenants
+from store.db.locks import lock_keys, lock_tenants
 from store.errors import Conflict, InvalidInput, UnconvertibleValues
 from store.facts import versions
 from store.facts.temporal import Plan
@@ -95,11 +94,13 @@ def migrate_attribute(
 ) -> MigrationResult:
     """Apply (or, on a dry run, plan) ``change`` to the tenant's ``attribute`` and its facts.
 
-    A run holds the tenant's lock exclusively, as a bulk import does: the tenant's key writers
-    wait for its commit, then read the new declaration, so none writes under the old one a fact
-    the migration did not see.
+    A run holds the tenant's lock exclusively, as a bulk import does, and no key's: the tenant's
+    key writers wait for its commit, then read the new declaration, so none writes under the old
+    one a fact the migration did not see. A dry run holds the tenant's lock shared.
     """
-    if not dry_run:
+    if dry_run:
+        lock_keys(conn, tenant_id=tenant_id, keys=[])
+    else:
         lock_tenants(conn, [tenant_id])
     conn.execute(
         "SELECT 1 FROM attributes WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s"
@@ -118,7 +119,9 @@ def migrate_attribute(
         )
     ]
     keys = [(s, name) for s in subjects for name in dict.fromkeys((attribute, target))]
-    now, current, refused_keys = versions.hold_keys(conn, clock, tenant_id=tenant_id, keys=keys)
+    now, current, refused_keys = versions.hold_keys(
+        conn, clock, tenant_id=tenant_id, keys=keys, locked=True
+    )
     for error in refused_keys.values():
         raise error
     _refuse_pending(conn, tenant_id, attribute, now=now)

@@ -77,11 +77,23 @@ class TenantPurge(BaseModel):
     tombstone_id: UUID | None = None
 
 
+class TenantPurgeFailure(BaseModel):
+    """A tenant whose purge failed: its transaction rolled back, so nothing of it went."""
+
+    tenant_id: str
+    code: str = Field(description="The store's error code (the problem codes' vocabulary)")
+    detail: str
+
+
 class PurgeReport(BaseModel):
-    """What a purge of every tenant deleted (or, ``dry_run``, would delete), tenant by tenant."""
+    """What a purge of every tenant deleted (or, ``dry_run``, would delete), tenant by tenant.
+
+    A tenant whose purge fails is listed in ``failed`` and the purge goes on with the others.
+    """
 
     dry_run: bool
     tenants: list[TenantPurge]
+    failed: list[TenantPurgeFailure] = Field(default_factory=list)
 
 
 MapText = Annotated[str, StringConstraints(min_length=1, max_length=10_000), NoNul]

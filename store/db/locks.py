@@ -3,8 +3,11 @@
 Writers to one (tenant, subject, attribute) queue on the key's lock, so each sees the previous
 writer's committed versions; writers to different keys run in parallel. Every key writer also
 holds its tenant's lock in shared mode, which a bulk import takes in exclusive mode instead of
-one lock per key. Deadlocks and serialization failures are retried a bounded number of times;
-any other error (a constraint violation would only recur) propagates at once.
+one lock per key. So does any writer of more than ``KEY_LOCKS_AT_MOST`` keys: PostgreSQL's lock
+table is shared by every transaction and holds about 64 locks per connection, so one transaction
+taking a lock per key of a big tenant would fill it, fail ("out of shared memory") and make other
+tenants' writes fail with it. Deadlocks and serialization failures are retried a bounded number
+of times; any other error (a constraint violation would only recur) propagates at once.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ MAX_ATTEMPTS = 5
 
 TENANT_LOCKS = 0x5347
 """The first half of a tenant lock's two-integer key: a key space apart from the keys' locks."""
+
+KEY_LOCKS_AT_MOST = 256
+"""The most key locks one ``lock_keys`` takes; past it, the tenant's lock alone, exclusively."""
 
 # The tenant's lock first, then the keys' in lock-id order (not name order), so writers holding
 # several can never wait on each other in a cycle, even when two keys hash alike. The lock
@@ -54,9 +60,14 @@ def lock_keys(
     """Hold the tenant's lock (shared), then each (subject, attribute) key's, until commit.
 
     One statement, one round trip; the tenant's lock always comes first and the keys' in
-    lock-id order, so no two writers can deadlock on them.
+    lock-id order, so no two writers can deadlock on them. More than ``KEY_LOCKS_AT_MOST`` keys
+    take the tenant's lock exclusively instead, which covers every key of the tenant: the
+    tenant's other writers wait for this one's commit, as they do for a bulk import's.
     """
-    names = [key_lock_name(tenant_id, subject, attribute) for subject, attribute in keys]
+    names = sorted({key_lock_name(tenant_id, subject, attribute) for subject, attribute in keys})
+    if len(names) > KEY_LOCKS_AT_MOST:
+        lock_tenants(conn, [tenant_id])
+        return
     conn.execute(_LOCK_KEYS, {"space": TENANT_LOCKS, "tenant_id": tenant_id, "keys": names})
 
 

@@ -81,12 +81,7 @@ def load_current_keys(
 
 
 def load_current(
-    conn: psycopg.Connection[Any],
-    *,
-    tenant_id: str,
-    subject: str,
-    attribute: str,
-    now: datetime,
+    conn: psycopg.Connection[Any], *, tenant_id: str, subject: str, attribute: str, now: datetime
 ) -> list[Fact]:
     """The key's versions in current knowledge, by valid_from."""
     key = (subject, attribute)
@@ -241,15 +236,19 @@ class PendingWrites:
 
 
 def hold_keys(
-    conn: psycopg.Connection[Any], clock: Clock, *, tenant_id: str, keys: Sequence[Key]
+    conn: psycopg.Connection[Any],
+    clock: Clock,
+    *,
+    tenant_id: str,
+    keys: Sequence[Key],
+    locked: bool = False,
 ) -> tuple[datetime, dict[Key, list[Fact]], dict[Key, InvalidInput]]:
-    """Lock the keys, then read the write's system time once; their current knowledge then, and
-    the keys it would take back in time, refused with the reason.
-
-    Read once every lock is held, system time orders each key's writers as they commit; a key
-    whose knowledge last changed after it may not be written.
-    """
-    lock_keys(conn, tenant_id=tenant_id, keys=keys)
+    """Lock the keys (unless ``locked``: the caller's locks cover them), then read the write's
+    system time once; their current knowledge then, and the keys it would take back in time,
+    refused with the reason. Read once every lock is held, system time orders each key's
+    writers as they commit; a key whose knowledge last changed after it may not be written."""
+    if not locked:
+        lock_keys(conn, tenant_id=tenant_id, keys=keys)
     now = clock()
     current = load_current_keys(conn, tenant_id=tenant_id, keys=keys, now=now)
     last = last_system_times(conn, tenant_id=tenant_id, current=current)
