@@ -1,7 +1,8 @@
 """Fixtures: one embedded PostgreSQL per test session, a fresh migrated database per module.
 
 The tests live in rooms that mirror the product's: ``unit`` (no database), ``store``, ``http``,
-``cli``, ``ui``, ``evals`` and ``docs``. Each test carries its room as a marker
+``conformance`` (each scenario once, run on the store, over HTTP and through MCP), ``cli``, ``ui``,
+``evals`` and ``docs``. Each test carries its room as a marker
 (``pytest -m unit``, ``pytest -m "not evals and not cli"``); ``slow`` marks the rooms that start
 processes, browsers or whole evaluations (cli, ui, evals).
 """
@@ -30,7 +31,7 @@ from store.service import MemoryStore
 from tests.receipt_audit import audit_receipts
 
 _tenant_numbers = itertools.count(1)
-ROOMS = ("unit", "store", "http", "cli", "ui", "evals", "docs")
+ROOMS = ("unit", "store", "http", "conformance", "cli", "ui", "evals", "docs")
 SLOW_ROOMS = frozenset({"cli", "ui", "evals"})
 
 

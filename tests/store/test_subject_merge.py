@@ -3,7 +3,8 @@
 Keys only the duplicate holds move with their history exactly as it was; keys both hold take
 the duplicate's values through the write path (a later start supersedes, an equal start with
 another value is a conflict). The duplicate's id then resolves to the survivor for reads,
-writes and erasure; refused merges change nothing; other tenants never notice.
+writes and erasure. Refused merges, tenants and chains of merges, which every surface answers
+the same way, are scenarios of tests/conformance/test_subject_merge.py.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from store.contract.facts import Fact
 from store.contract.receipts import owner_key
 from store.contract.results import MergeResult
 from store.db.clock import ManualClock
-from store.errors import Conflict, InvalidInput, LegalHold, NotFound
+from store.errors import LegalHold, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.dbsearch import tenant_rows
@@ -158,80 +159,6 @@ def test_open_conflicts_of_the_duplicate_move_to_the_survivor(
     assert (merged.versions_moved, merged.conflicts_moved) == (1, 1)
     [after] = store.conflicts.list(tenant).conflicts
     assert after == before.model_copy(update={"subject": "mira"})
-
-
-def test_merges_chain_to_the_final_survivor(store: MemoryStore, tenant: str) -> None:
-    _world(store, tenant)
-    assert_value(store, tenant, "e2", "Lisbon", subject="a", attribute="home_city")
-    assert_value(store, tenant, "e1", "2026-07-15", subject="b")
-    record(store, tenant, "e5", "2026-05-05T09:00:00Z", "A note on c.", subjects=["c"])
-
-    store.subjects.merge(tenant, "a", into="b")
-    second = store.subjects.merge(tenant, "b", into="c")
-    assert (second.merged, second.into) == ("b", "c")
-    # Into a merged id means into its survivor.
-    record(store, tenant, "e6", "2026-05-06T09:00:00Z", "A note on d.", subjects=["d"])
-    third = store.subjects.merge(tenant, "d", into="a")
-
-    assert third.into == "c"
-    for name in ("a", "b", "c", "d"):
-        profile = store.subjects.profile(tenant, name)
-        assert profile.subject == "c"
-        assert sorted((fact.attribute, fact.value) for fact in profile.facts) == [
-            ("home_city", "Lisbon"),
-            ("passport_deadline", "2026-07-15"),
-        ]
-    # A write naming a merged id writes the survivor's key.
-    assert_value(
-        store, tenant, "e3", "Porto", "2026-05-03T09:00:00Z", subject="a", attribute="home_city"
-    )
-    assert store.facts.current(tenant, "c", "home_city").value == "Porto"
-
-
-def test_refused_merges_change_nothing(store: MemoryStore, tenant: str, pool: Any) -> None:
-    _world(store, tenant)
-    assert_value(store, tenant, "e1", "2026-07-15", subject="mira")
-    assert_value(store, tenant, "e2", "Lisbon", subject="mira-2", attribute="home_city")
-    store.subjects.merge(tenant, "mira-2", into="mira")
-    conninfo = pool.conninfo
-    before = tenant_rows(conninfo, tenant)
-
-    with pytest.raises(InvalidInput) as itself:
-        store.subjects.merge(tenant, "mira", into="mira")
-    assert itself.value.field == "into"
-    with pytest.raises(Conflict) as through_a_merge:
-        store.subjects.merge(tenant, "mira", into="mira-2")
-    assert through_a_merge.value.field == "into"
-    with pytest.raises(InvalidInput) as bad_id:
-        store.subjects.merge(tenant, "mira", into="not an id")
-    assert bad_id.value.field == "into"
-    with pytest.raises(NotFound) as unknown:
-        store.subjects.merge(tenant, "nobody", into="mira")
-    assert unknown.value.field == "subject"
-    with pytest.raises(Conflict) as again:
-        store.subjects.merge(tenant, "mira-2", into="someone")
-    assert again.value.field == "subject"
-
-    assert tenant_rows(conninfo, tenant) == before
-
-
-def test_a_merge_stays_within_its_tenant(store: MemoryStore, tenant: str, pool: Any) -> None:
-    other = f"{tenant}-other"
-    store.admin.create_tenant(other)
-    for name in (tenant, other):
-        _world(store, name)
-        assert_value(store, name, "e2", "Lisbon", subject="mira-2", attribute="home_city")
-    assert_value(store, other, "e1", "2026-07-15", subject="solo")
-    before = tenant_rows(pool.conninfo, other)
-
-    store.subjects.merge(tenant, "mira-2", into="mira")
-    with pytest.raises(NotFound):
-        store.subjects.merge(tenant, "solo", into="mira")
-
-    assert tenant_rows(pool.conninfo, other) == before
-    assert store.facts.current(other, "mira-2", "home_city").subject == "mira-2"
-    with pytest.raises(NotFound):
-        store.facts.current(other, "mira", "home_city")
 
 
 @pytest.mark.parametrize("erased", ["mira", "mira-2"])
