@@ -12,6 +12,7 @@ import psycopg
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
 from store.attributes.names import former_names, refuse_retired_name, renamed_targets
+from store.attributes.registry import refuse_undeclared
 from store.contract.facts import Fact
 from store.contract.results import ExpireResult, RetractResult, UpdateResult
 from store.db.inputs import check_identifier, parse_instant, parse_uuid, read_times
@@ -175,6 +176,7 @@ class FactCalls:
                 # of a declared name stays one statement.
                 renamed = renamed_targets(conn, tenant_id, [attribute], now=now)
                 if attribute not in renamed:
+                    refuse_undeclared(conn, tenant_id, attribute)
                     raise
             fact = read_key(renamed[attribute])
             fact.migrated_from = attribute
@@ -223,6 +225,8 @@ def migrated_history(
         refuse_retired_name(conn, tenant_id, attribute)
     names = [name, *former_names(conn, tenant_id, name)]
     facts = reads.read_history(conn, tenant_id, subject=subject, attributes=names, now=now)
+    if not facts and name == attribute:
+        refuse_undeclared(conn, tenant_id, attribute)
     if len(names) > 1:
         facts.sort(key=lambda fact: (fact.valid_from, fact.recorded_at, str(fact.version_id)))
     if name != attribute:

@@ -199,6 +199,7 @@ class _TenantImport:
                         episode=episode,
                         attribute=declared.get(candidate.attribute),
                         unverified=unverified,
+                        declared=declared,
                     )
                 )
                 if isinstance(checked, UpdateResult):

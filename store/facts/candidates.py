@@ -17,7 +17,7 @@ from uuid import UUID
 import psycopg
 
 from store.attributes.names import ask_renamed_targets
-from store.attributes.registry import ask_attributes
+from store.attributes.registry import ask_attributes, declared_names
 from store.contract.facts import MemoryUpdate
 from store.contract.results import UpdateResult
 from store.db import tenants
@@ -91,6 +91,9 @@ def send_candidates(
         lock_keys(conn, tenant_id=tenant_id, keys=keys)
         declared |= ask_attributes(conn, tenant_id, set(renamed.values()))()
         state_of = versions.ask_key_state(conn, tenant_id=tenant_id, keys=keys) if keys else None
+    # Only a refusal reads the tenant's names, for the reason's closest ones.
+    misnamed = any(candidate.attribute not in declared for _, candidate in proposed)
+    known_names = declared_names(conn, tenant_id) if misnamed else ()
     accepted = []
     for index, candidate in proposed:
         checked = check_candidate(
@@ -100,6 +103,7 @@ def send_candidates(
             attribute=declared.get(candidate.attribute),
             buffers_weak=True,
             unverified=unverified,
+            declared=known_names,
         )
         if isinstance(checked, UpdateResult):
             results[index] = checked

@@ -6,6 +6,7 @@ latest committed state."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -15,7 +16,7 @@ from uuid import UUID
 import psycopg
 from pydantic import ValidationError
 
-from store.attributes.registry import get_attribute
+from store.attributes.registry import get_attribute, undeclared
 from store.contract.common import UnverifiedEvidencePolicy
 from store.contract.facts import Attribute, Fact, MemoryUpdate
 from store.contract.results import ExpireResult, UpdateResult
@@ -66,13 +67,15 @@ def check_candidate(
     attribute: Attribute | None,
     buffers_weak: bool = False,
     unverified: UnverifiedEvidencePolicy = "accept",
+    declared: Iterable[str] = (),
 ) -> tuple[Attribute, JsonValue] | UpdateResult:
     """The declaration (``attribute``, None if undeclared) and typed value of a candidate, or
     the result that refuses it. A weak candidate is refused where nothing buffers it
     (``buffers_weak`` false: the bulk import); it is checked like any other elsewhere.
 
     ``unverified`` is the tenant's default for evidence not found in the episode's text; the
-    attribute's own ``on_unverified_evidence``, when declared, wins over it."""
+    attribute's own ``on_unverified_evidence``, when declared, wins over it. ``declared``: the
+    tenant's declared names, which an undeclared attribute's reason picks the closest of."""
     if candidate.change == "no_change":
         return UpdateResult(index=index, status="ignored", reason="change is no_change")
     if candidate.strength == "weak" and not buffers_weak:
@@ -86,9 +89,7 @@ def check_candidate(
     if episode.purged_at is not None:
         return invalid_result(index, f"episode {episode.id!r} was purged", "episode")
     if attribute is None:
-        return invalid_result(
-            index, f"attribute {candidate.attribute!r} is not declared", "attribute"
-        )
+        return invalid_result(index, undeclared(candidate.attribute, declared), "attribute")
     try:
         value = parse_value(
             candidate.value, attribute.value_type, enum_values=attribute.enum_values
@@ -238,8 +239,8 @@ def expire(
         # tie the episode to the subject by.
         return ExpireResult(status="unchanged")
     # Logged even when it changes nothing now: a later retraction replays the key's log, and
-    # without the retracted fact this expiry may end another value. An unchanged expiry is
-    # still no link between the episode and the subject (``episodes.LINKED_TO_SUBJECT``).
+    # without the retracted fact this expiry may end another value. The expiry links the
+    # episode to the subject by itself (``episodes.LINKED_TO_SUBJECTS``): a hold keeps it.
     conn.execute(
         """
         INSERT INTO expiries (tenant_id, expiry_id, subject, attribute, at, source_episode_id,

@@ -121,7 +121,10 @@ def test_a_rename_keeps_each_fact_and_its_history_and_the_old_name_reads_and_wri
     with pytest.raises(NotFound):
         store.facts.history(tenant, "mira", "home_city")
     late = assert_value(store, tenant, "e3", "Narvik", attribute="home_city")
-    assert (late.status, late.reason) == ("invalid", "attribute 'home_city' is not declared")
+    assert (late.status, late.reason) == (
+        "invalid",
+        "attribute 'home_city' is not declared; did you mean 'city'?",
+    )
 
 
 def test_a_type_change_converts_values_and_older_versions_say_their_schema_version(

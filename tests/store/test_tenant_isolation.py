@@ -303,7 +303,8 @@ def test_every_read_returns_only_the_tenants_own_data(
     assert len(ids_a) == len(ids_b) == 3
     assert ids_a.isdisjoint(ids_b)
     # What only B has is absent from A.
-    assert store.facts.history(a.tenant, "mira", "loyalty_tier") == []
+    with pytest.raises(NotFound):  # A never declared it: A's own words, nothing of B's
+        store.facts.history(a.tenant, "mira", "loyalty_tier")
     assert store.subjects.profile(a.tenant, "mira", valid_at="2026-04-25T00:00:00Z").facts == []
     [loyalty] = store.subjects.profile(b.tenant, "mira", valid_at="2026-04-25T00:00:00Z").facts
     assert (loyalty.attribute, loyalty.value, loyalty.source_episode_id) == (
@@ -444,14 +445,15 @@ def test_errors_of_one_tenants_reads_do_not_mention_the_others_data(
 ) -> None:
     a, b = pair
     clock.set(ts(READ_AT))
-    # Reads that fail in A but succeed in B: B's key, time and episode exist.
+    # Reads that fail in A but succeed in B: B's key, time and episode exist. A names B's
+    # attribute, which A never declared.
     cases: list[tuple[str, Callable[[str], object]]] = [
         (
-            "mira.loyalty_tier is not known at that time",
+            "attribute 'loyalty_tier' is not declared",
             lambda tenant: store.facts.current(tenant, "mira", "loyalty_tier"),
         ),
         (
-            "mira.loyalty_tier is not known at that time",
+            "attribute 'loyalty_tier' is not declared",
             lambda tenant: store.facts.at(
                 tenant, "mira", "loyalty_tier", valid_at="2026-05-01T00:00:00Z"
             ),
