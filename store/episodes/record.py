@@ -224,34 +224,35 @@ def add_subjects(
     )
 
 
-LINKED_TO_SUBJECT = """
-    (%(subject)s = ANY(subjects)
-     OR id IN (SELECT source_episode_id FROM fact_versions
-                       WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s)
-     OR id IN (SELECT e.source_episode_id FROM expiries AS e
-                       JOIN fact_versions AS v
-                         ON v.tenant_id = e.tenant_id AND v.subject = e.subject
-                        AND v.attribute = e.attribute AND v.ended_by = e.expiry_id
-                       WHERE e.tenant_id = %(tenant_id)s AND e.subject = %(subject)s)
-     OR id IN (SELECT source_episode_id FROM conflicts
-                       WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s))
+LINKED_TO_SUBJECTS = """
+    (e.subjects && %(subjects)s::text[]
+     OR e.id IN (SELECT source_episode_id FROM fact_versions
+                 WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
+     OR e.id IN (SELECT source_episode_id FROM expiries
+                 WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
+     OR e.id IN (SELECT source_episode_id FROM conflicts
+                 WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
+     OR e.id IN (SELECT episode_id FROM weak_signals
+                 WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)))
 """
-"""Episodes linked to ``%(subject)s``: naming it, or sourcing a version, an expiry that ended one
-of its versions, or a conflict challenger of its keys. Export lists them and erasure deletes
-them: one condition for both. An expiry that ended nothing is kept for retraction's replay
-only: it links no episode to the subject."""
+"""The episode ``e`` is linked to one of ``%(subjects)s`` (a list): it names one, or sources a
+version, an expiry (whether or not it ended a value), a conflict's challenger or a weak signal
+of one's keys. One condition for export (what it lists), erasure (what it deletes) and legal
+holds (what a held subject keeps from purge and erasure). Each link is an uncorrelated ``IN``:
+one hashed lookup per link, not one probe per episode."""
 
 
 def subject_episodes(conn: psycopg.Connection[Any], tenant_id: str, subject: str) -> list[Episode]:
-    """Episodes linked to ``subject`` (``LINKED_TO_SUBJECT``), stubs included, oldest first."""
+    """Episodes linked to ``subject`` (``LINKED_TO_SUBJECTS``), stubs included, oldest first."""
     with conn.cursor(row_factory=class_row(Episode)) as cur:
         cur.execute(
             "SELECT"
             + _COLUMNS
-            + "FROM episodes WHERE tenant_id = %(tenant_id)s AND"
-            + LINKED_TO_SUBJECT
-            + "ORDER BY occurred_at, id",
-            {"tenant_id": tenant_id, "subject": subject},
+            + "FROM episodes WHERE tenant_id = %(tenant_id)s AND id IN (SELECT e.id"
+            " FROM episodes AS e WHERE e.tenant_id = %(tenant_id)s AND"
+            + LINKED_TO_SUBJECTS
+            + ") ORDER BY occurred_at, id",
+            {"tenant_id": tenant_id, "subjects": [subject]},
         )
         return cur.fetchall()
 

@@ -72,12 +72,13 @@ def remove_episodes(
         params,
     ).rowcount
     # A stub keeps no subject, outcome, buffered weak signal, extraction job nor learned name
-    # (deleted episodes take theirs along by cascade).
+    # (deleted episodes take theirs along by cascade). A purge has deleted the signals and
+    # jobs already, with those past their time, in one statement each: it counts them.
+    signals_and_jobs = ("weak_signals", "extraction_jobs") if mark == "erased_at" else ()
     for table in (
         "episode_subjects",
         "episode_outcomes",
-        "weak_signals",
-        "extraction_jobs",
+        *signals_and_jobs,
         "subject_names",  # the names learned from it
     ):
         conn.execute(

@@ -20,20 +20,22 @@ from store.contract.results import ErasureResult
 from store.db.locks import lock_keys
 
 # An erased id is named in its tombstone by the same one-way hash as content.
-from store.episodes.record import LINKED_TO_SUBJECT, content_hash
+from store.episodes.record import LINKED_TO_SUBJECTS, content_hash
 from store.episodes.stubs import remove_episodes
 from store.errors import NotFound
 from store.facts.retraction import retract_current
 from store.facts.versions import IdFactory
 from store.governance import receipts
-from store.governance.legal_holds import refuse_if_episode_held, refuse_if_held
+from store.governance.legal_holds import refuse_held_episodes, refuse_if_held
 from store.governance.tombstones import write_tombstone
 from store.subjects import names as subject_names
 from store.subjects.merged_ids import merged_into, resolve_subject
 
 _LINKED_EPISODES = (
-    "SELECT id, content_hash FROM episodes"
-    " WHERE tenant_id = %(tenant_id)s AND erased_at IS NULL AND" + LINKED_TO_SUBJECT + "ORDER BY id"
+    "SELECT e.id, e.content_hash FROM episodes AS e"
+    " WHERE e.tenant_id = %(tenant_id)s AND e.erased_at IS NULL AND"
+    + LINKED_TO_SUBJECTS
+    + "ORDER BY e.id"
 )
 
 # Anything at all about the subject, bookkeeping included: erasing must leave none of it.
@@ -89,16 +91,17 @@ def erase_subject(
     lock_keys(
         conn, tenant_id=tenant_id, keys=sorted((one, name) for one in group for name in attributes)
     )
-    linked: dict[str, str] = {}
     held = False
     for one in group:
         refuse_if_held(conn, tenant_id, one)
-        params: dict[str, Any] = {"tenant_id": tenant_id, "subject": one}
-        linked |= dict(conn.execute(_LINKED_EPISODES, params).fetchall())
-        found = conn.execute(_HELD, params).fetchone()
+        found = conn.execute(_HELD, {"tenant_id": tenant_id, "subject": one}).fetchone()
         held = held or bool(found and found[0])
+    found_linked = conn.execute(_LINKED_EPISODES, {"tenant_id": tenant_id, "subjects": group})
+    linked: dict[str, str] = dict(found_linked.fetchall())
     if not linked and not held:
         raise NotFound(f"subject {subject!r} is not known", field="subject")
+    # An episode of the subject's that another, held, subject is linked to stays: so does this.
+    refuse_held_episodes(conn, tenant_id, sorted(linked), field="subject")
 
     group_params: dict[str, Any] = {"tenant_id": tenant_id, "subjects": group}
     by_subject = "WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)"
@@ -166,7 +169,7 @@ def erase_episode(
     ).fetchone()
     if found is None:
         raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
-    refuse_if_episode_held(conn, tenant_id, episode_id)
+    refuse_held_episodes(conn, tenant_id, [episode_id], field="episode_id")
     stored_hash, erased_at = found
     sourced = conn.execute(
         """

@@ -1,7 +1,9 @@
 """Legal holds: a subject held keeps everything linked to it until the hold is released.
 
 The purge skips a held subject's facts, weak signals and receipts and every episode linked to
-it; erasing the subject, or an episode linked to it, is refused (``legal_hold``).
+it (``store.episodes.record.LINKED_TO_SUBJECTS``, the same rule export and erasure follow);
+erasing the subject, an episode linked to it, or another subject one of whose episodes is
+linked to it, is refused (``legal_hold``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import psycopg
 from psycopg.rows import class_row
 
 from store.contract.governance import Hold
+from store.episodes.record import LINKED_TO_SUBJECTS
 from store.errors import LegalHold, NotFound
 
 
@@ -75,28 +78,30 @@ def refuse_if_held(conn: psycopg.Connection[Any], tenant_id: str, subject: str) 
         raise LegalHold(f"subject {subject!r} is under legal hold", field="subject")
 
 
-_EPISODE_HELD = """
-SELECT h.subject FROM legal_holds AS h
-WHERE h.tenant_id = %(tenant_id)s
-  AND (EXISTS (SELECT FROM episode_subjects AS s
-               WHERE s.tenant_id = h.tenant_id AND s.episode_id = %(episode_id)s
-                 AND s.subject = h.subject)
-       OR EXISTS (SELECT FROM fact_versions AS v
-                  WHERE v.tenant_id = h.tenant_id AND v.source_episode_id = %(episode_id)s
-                    AND v.subject = h.subject)
-       OR EXISTS (SELECT FROM conflicts AS c
-                  WHERE c.tenant_id = h.tenant_id AND c.source_episode_id = %(episode_id)s
-                    AND c.subject = h.subject))
-ORDER BY h.subject LIMIT 1 FOR SHARE OF h
-"""
+_HELD_EPISODE = (
+    "SELECT e.id FROM episodes AS e"
+    " WHERE e.tenant_id = %(tenant_id)s AND e.id = ANY(%(episode_ids)s) AND"
+    + LINKED_TO_SUBJECTS
+    + "ORDER BY e.id LIMIT 1"
+)
 
 
-def refuse_if_episode_held(conn: psycopg.Connection[Any], tenant_id: str, episode_id: str) -> None:
-    """Refuse to erase an episode linked to a held subject (``legal_hold``, ``episode_id``)."""
-    found = conn.execute(_EPISODE_HELD, {"tenant_id": tenant_id, "episode_id": episode_id})
-    row = found.fetchone()
-    if row is not None:
-        raise LegalHold(
-            f"episode {episode_id!r} concerns subject {row[0]!r}, which is under legal hold",
-            field="episode_id",
-        )
+def refuse_held_episodes(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_ids: list[str], *, field: str
+) -> None:
+    """Refuse (``legal_hold``, ``field``) when any of ``episode_ids`` is linked to a held
+    subject (``LINKED_TO_SUBJECTS``, the rule the purge keeps them by), naming one such pair.
+
+    The holds are taken ``FOR SHARE``: none is released before the caller's commit.
+    """
+    held = held_subjects(conn, tenant_id)
+    params: dict[str, Any] = {"tenant_id": tenant_id, "episode_ids": episode_ids}
+    if not held or conn.execute(_HELD_EPISODE, params | {"subjects": held}).fetchone() is None:
+        return
+    for subject in held:  # which one, to say so: a refusal's path only
+        found = conn.execute(_HELD_EPISODE, params | {"subjects": [subject]}).fetchone()
+        if found is not None:
+            raise LegalHold(
+                f"episode {found[0]!r} concerns subject {subject!r}, which is under legal hold",
+                field=field,
+            )

@@ -27,7 +27,7 @@ import psycopg
 from store.contract.governance import TenantPurge
 from store.contract.receipts import owner_key
 from store.db.locks import lock_keys
-from store.episodes.record import content_hash
+from store.episodes.record import LINKED_TO_SUBJECTS, content_hash
 from store.episodes.stubs import remove_episodes
 from store.facts.versions import IdFactory
 from store.governance import receipts
@@ -72,21 +72,9 @@ WHERE e.tenant_id = %(tenant_id)s AND e.text IS NOT NULL AND e.recorded_at < c.c
            AND EXISTS (SELECT FROM episodes AS s
                        WHERE s.tenant_id = e.tenant_id AND s.session_id = e.session_id
                          AND s.recorded_at >= c.cutoff))
-  AND NOT EXISTS (SELECT FROM episode_subjects AS h
-                  WHERE h.tenant_id = e.tenant_id AND h.episode_id = e.id
-                    AND h.subject = ANY(%(held)s))
-  AND NOT EXISTS (SELECT FROM fact_versions AS h
-                  WHERE h.tenant_id = e.tenant_id AND h.source_episode_id = e.id
-                    AND h.subject = ANY(%(held)s))
-  AND NOT EXISTS (SELECT FROM conflicts AS h
-                  WHERE h.tenant_id = e.tenant_id AND h.source_episode_id = e.id
-                    AND h.subject = ANY(%(held)s))
-  AND NOT EXISTS (SELECT FROM expiries AS h
-                  WHERE h.tenant_id = e.tenant_id AND h.source_episode_id = e.id
-                    AND h.subject = ANY(%(held)s))
-  AND NOT EXISTS (SELECT FROM weak_signals AS h
-                  WHERE h.tenant_id = e.tenant_id AND h.episode_id = e.id
-                    AND h.subject = ANY(%(held)s))
+  AND NOT"""
+    + LINKED_TO_SUBJECTS  # %(subjects)s: the held ones
+    + """
 ORDER BY e.id
 FOR UPDATE OF e
 """
@@ -123,6 +111,7 @@ def purge_tenant(
         "now": now,
         "receipts_before": receipts_before,
         "held": held,
+        "subjects": held,
         "names": [c.name for c in expiring],
         "cutoffs": [now - timedelta(days=c.keep_days or 0) for c in expiring],
         "by_session": [c.counts_from == "session_end" for c in expiring],
