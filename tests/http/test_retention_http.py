@@ -1,4 +1,7 @@
-"""Retention over HTTP: classes, an undeclared class refused, a purged episode's answer, holds."""
+"""Retention over HTTP: refusals as problems, a purged episode's answer, a fact purged whole.
+
+Classes, undeclared classes and legal holds are scenarios of tests/conformance/test_retention.py,
+run over HTTP too."""
 
 from __future__ import annotations
 
@@ -25,57 +28,20 @@ def _problem(response: httpx.Response, status: int, code: str) -> dict[str, Any]
     return body
 
 
-def test_the_four_default_classes_are_listed_and_a_declared_one_joins_them(
+def test_refusals_of_retention_are_problems_with_their_status(
     http: TestClient[Litestar], api_tenant: ApiTenant
 ) -> None:
-    key = api_tenant.headers
-    listed = http.get("/v1/retention-classes", headers=key)
-    assert listed.status_code == 200, listed.text
-    assert listed.json() == {
-        "classes": [
-            {"name": "ephemeral", "keep_days": 1, "counts_from": "recorded",
-             "declared_at": None, "updated_at": None},
-            {"name": "permanent", "keep_days": None, "counts_from": "recorded",
-             "declared_at": None, "updated_at": None},
-            {"name": "session", "keep_days": 1, "counts_from": "session_end",
-             "declared_at": None, "updated_at": None},
-            {"name": "standard", "keep_days": 365, "counts_from": "recorded",
-             "declared_at": None, "updated_at": None},
-        ]
-    }  # fmt: skip
-    declared = http.put(
-        "/v1/retention-classes/chat",
-        json={"keep_days": 7, "counts_from": "session_end"},
-        headers={**key, "X-SGAM-Now": NOW},
-    )
-    assert declared.status_code == 200, declared.text
-    assert declared.json() == {
-        "name": "chat",
-        "keep_days": 7,
-        "counts_from": "session_end",
-        "declared_at": NOW,
-        "updated_at": NOW,
-    }
-    names = [c["name"] for c in http.get("/v1/retention-classes", headers=key).json()["classes"]]
-    assert names == ["chat", "ephemeral", "permanent", "session", "standard"]
-    refused = http.put("/v1/retention-classes/chat", json={"keep_days": 7, "x": 1}, headers=key)
-    assert _problem(refused, 422, "invalid")["field"] == "x"
-
-
-def test_an_undeclared_class_is_422_naming_the_field_and_writes_nothing(
-    http: TestClient[Litestar], api_tenant: ApiTenant
-) -> None:
-    key = api_tenant.headers
-    episode = {"id": "u1", "occurred_at": NOW, "text": "x", "retention_class": "forever"}
-    refused = http.post("/v1/episodes", json=episode, headers=key)
-    assert _problem(refused, 422, "invalid")["field"] == "retention_class"
-    batch = http.post("/v1/episodes/batch", json={"episodes": [episode]}, headers=key)
-    assert _problem(batch, 422, "invalid")["field"] == "episodes.0.retention_class"
-    _problem(http.get("/v1/episodes/u1", headers=key), 404, "not_found")
-    declaration = {"value_type": "string", "retention_class": "forever"}
-    attribute = http.put("/v1/attributes/city", json=declaration, headers=key)
-    assert _problem(attribute, 422, "invalid")["field"] == "retention_class"
-    assert http.get("/v1/attributes", headers=key).json() == {"attributes": []}
+    key = {**api_tenant.headers, "X-SGAM-Now": NOW}
+    episode = {"id": "h1", "occurred_at": NOW, "text": "About Hal.", "subjects": ["hal"]}
+    undeclared = http.post("/v1/episodes", json={**episode, "retention_class": "x"}, headers=key)
+    assert _problem(undeclared, 422, "invalid")["field"] == "retention_class"
+    assert http.post("/v1/episodes", json=episode, headers=key).is_success
+    assert http.post("/v1/subjects/hal/legal-hold", headers=key).is_success
+    refused = _problem(http.delete("/v1/subjects/hal", headers=key), 409, "legal_hold")
+    assert (refused["field"], refused["status"]) == ("subject", 409)
+    _problem(http.delete("/v1/episodes/h1", headers=key), 409, "legal_hold")
+    assert http.delete("/v1/subjects/hal/legal-hold", headers=key).is_success
+    _problem(http.delete("/v1/subjects/hal/legal-hold", headers=key), 404, "not_found")
 
 
 def test_a_purged_episode_answers_with_purged_at_and_no_text_and_its_fact_still_cites_it(
@@ -111,26 +77,6 @@ def test_a_purged_episode_answers_with_purged_at_and_no_text_and_its_fact_still_
     assert (fact.json()["value"], fact.json()["source_episode_id"]) == ("Oslo", "p1")
     _problem(http.get(f"/v1/purged-facts/{fact.json()['fact_id']}", headers=key), 404, "not_found")
     assert http.post("/v1/evidence/search", json={"query": "Oslo"}, headers=key).is_success
-
-
-def test_a_held_subject_and_its_episodes_cannot_be_erased_until_released(
-    http: TestClient[Litestar], api_tenant: ApiTenant
-) -> None:
-    key = {**api_tenant.headers, "X-SGAM-Now": NOW}
-    episode = {"id": "h1", "occurred_at": NOW, "text": "About Hal.", "subjects": ["hal"]}
-    assert http.post("/v1/episodes", json=episode, headers=key).is_success
-    held = http.post("/v1/subjects/hal/legal-hold", headers=key)
-    assert held.json() == {"subject": "hal", "status": "held", "placed_at": NOW}
-    refused = _problem(http.delete("/v1/subjects/hal", headers=key), 409, "legal_hold")
-    assert (refused["field"], refused["status"]) == ("subject", 409)
-    episode_refused = _problem(http.delete("/v1/episodes/h1", headers=key), 409, "legal_hold")
-    assert episode_refused["field"] == "episode_id"
-    assert http.get("/v1/episodes/h1", headers=key).json()["text"] == "About Hal."
-    released = http.delete("/v1/subjects/hal/legal-hold", headers=key)
-    assert released.json() == {"subject": "hal", "status": "released", "placed_at": NOW}
-    _problem(http.delete("/v1/subjects/hal/legal-hold", headers=key), 404, "not_found")
-    erased = http.delete("/v1/subjects/hal", headers=key)
-    assert erased.json()["status"] == "erased", erased.text
 
 
 def test_a_fact_purged_whole_resolves_as_purged(
