@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from server.commands.admin import attribute_app, key_app, receipts_app, subjects_app, tenant_app
+from server.commands.failures import run
 from server.commands.health import health_app
 from server.commands.imports import import_episodes
 from server.commands.purge import purge
@@ -25,7 +26,8 @@ app = typer.Typer(
     name="sgam",
     help="SGAM: a temporal, cited memory server for AI agents.\n\n"
     "Start with `sgam serve`; settings come from SGAM_* environment variables and"
-    " DATABASE_URL (unset = an embedded PostgreSQL in SGAM_DATA_DIR).",
+    " DATABASE_URL (unset = an embedded PostgreSQL in SGAM_DATA_DIR). A failure is one line;"
+    " `--debug` anywhere shows its traceback.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="markdown",
@@ -82,9 +84,16 @@ def serve(
     One server per SGAM_DATA_DIR (a second is refused); SIGTERM and Ctrl-C stop the embedded
     database with the server.
     """
-    from server.runtime.shutdown import unwinding_on_stop_signals  # noqa: PLC0415 - keep --help fast
+    from server.runtime.listen import AddressInUse, check_address  # noqa: PLC0415 - fast --help
+    from server.runtime.shutdown import unwinding_on_stop_signals  # noqa: PLC0415
 
     settings = Settings()
+    host, port = host or settings.host, port or settings.port
+    try:
+        check_address(host, port)
+    except AddressInUse as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
     with unwinding_on_stop_signals(), ExitStack() as owned:
         if settings.database_url is None:
             conninfo = owned.enter_context(_own_embedded_database(settings.data_dir))
@@ -95,8 +104,8 @@ def serve(
         _serve(
             conninfo,
             settings=settings,
-            host=host or settings.host,
-            port=port or settings.port,
+            host=host,
+            port=port,
             workers=workers or settings.workers,
             log_level=log_level,
         )
@@ -286,8 +295,9 @@ def _expected_lines(path: Path) -> list[object]:
 
 
 def main() -> None:
-    """Entry point of the ``sgam`` console script."""
-    app()
+    """Entry point of the ``sgam`` console script: each failure one line, ``--debug`` anywhere
+    for its traceback (``server.commands.failures``)."""
+    sys.exit(run(app, sys.argv[1:]))
 
 
 if __name__ == "__main__":
