@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 from litestar import Litestar, Router
 from litestar.di import Provide
+from litestar.exceptions import MethodNotAllowedException, NotFoundException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
@@ -20,9 +21,10 @@ from server.auth.guard import (
     provide_tenant_store,
     tenant_guard,
 )
-from server.http.json_bodies import check_json_body
+from server.http.body_scan import LIMITS_TEXT
+from server.http.json_bodies import JsonBodyCheck
 from server.http.openapi import ExactBodySchemaPlugin
-from server.http.problems import EXCEPTION_HANDLERS
+from server.http.problems import EXCEPTION_HANDLERS, http_error_handler
 from server.http.request_log import REQUEST_ID_RESPONSE_HEADER, RequestLog
 from server.http.trace import provide_trace
 from server.routes.admin import admin_routes
@@ -43,7 +45,7 @@ from server.routes.subjects import subject_routes
 from server.routes.weak_signals import weak_signal_routes
 from server.runtime.resources import lifespan, provide_reader, provide_resources
 from server.settings import Settings
-from server.ui.pages import template_config
+from server.ui.pages import routing_error, template_config
 from server.ui.routes import ui_routers
 from store.db.clock import Clock, wall_clock
 
@@ -114,9 +116,15 @@ def create_app(
         route_handlers=[tenant_api, admin_api, *probe_routes, *ui_routers()],
         template_config=template_config(),
         dependencies={"resources": Provide(provide_resources, sync_to_thread=False)},
-        exception_handlers=EXCEPTION_HANDLERS,
-        # After the guards, before a body is decoded: a body must be JSON, each key once.
-        before_request=check_json_body,
+        # A path or method no route answers is a page under /ui, a problem elsewhere.
+        exception_handlers={
+            **EXCEPTION_HANDLERS,
+            NotFoundException: routing_error(http_error_handler),
+            MethodNotAllowedException: routing_error(http_error_handler),
+        },
+        # After the guards, before a body is decoded: a body must be JSON, within the limits,
+        # each key once.
+        before_request=JsonBodyCheck(),
         type_encoders={BaseModel: pydantic_json},
         # Request bodies documented as pydantic validates them (``server.http.openapi``).
         plugins=[ExactBodySchemaPlugin()],
@@ -128,7 +136,8 @@ def create_app(
             title="SGAM",
             version=VERSION,
             description="Temporal, cited memory for AI agents: typed facts with validity and"
-            " belief windows, exact reads, cited evidence and context blocks.",
+            " belief windows, exact reads, cited evidence and context blocks.\n\n"
+            f"Request bodies: at most {settings.max_body_bytes:,} bytes. {LIMITS_TEXT}",
             path="/schema",
             render_plugins=[ScalarRenderPlugin()],
             components=Components(

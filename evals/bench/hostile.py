@@ -22,6 +22,8 @@ from evals.bench.server import Served
 BODY_BYTES = 4 * 1024 * 1024
 """The server's default ``SGAM_MAX_BODY_BYTES``: the largest body it reads at all."""
 HOSTILE_CLIENTS = 3
+MIN_PROBES = 20
+"""Timed ``/healthz`` calls of each phase at least, however short."""
 _HEAD = b'{"id": "hostile", "occurred_at": "2026-01-01T00:00:00Z", "text": "t", "metadata": {"m": ['
 _TAIL = b"{}]}}"
 _ITEM = b"{},"
@@ -34,8 +36,8 @@ def hostile_body(size: int = BODY_BYTES) -> bytes:
 
 
 def _probe(client: httpx.Client, until: float) -> list[float]:
-    latencies = []
-    while time.perf_counter() < until:
+    latencies: list[float] = []
+    while time.perf_counter() < until or len(latencies) < MIN_PROBES:
         started = time.perf_counter()
         client.get("/healthz").raise_for_status()
         latencies.append(time.perf_counter() - started)
@@ -53,9 +55,9 @@ def _stats(latencies: list[float]) -> dict[str, Any]:
 
 
 def _send(served: Served, body: bytes, stop: threading.Event) -> list[tuple[int, float]]:
-    answers = []
+    answers: list[tuple[int, float]] = []
     with served.client(timeout=300.0) as client:
-        while not stop.is_set():
+        while not (answers and stop.is_set()):  # one body at least, however short the phase
             started = time.perf_counter()
             response = client.post(
                 "/v1/episodes", content=body, headers={"Content-Type": "application/json"}

@@ -5,7 +5,8 @@ A scratch embedded PostgreSQL gets the seeded episodes and vectors (COPY); a rea
 the benchmark tenant's key; attributes are declared over HTTP; then, scale by scale, fact
 versions are COPY-loaded and every case is timed: the floor and the baseline in process,
 the served calls over HTTP with keep-alive clients. Writes and the bulk import run at the
-first scale. Generated rows and episode vectors are cached, so a rerun skips making them.
+first scale, and so does ``/healthz`` while three 4 MiB hostile bodies arrive (its p99 against
+its idle p99). Generated rows and episode vectors are cached, so a rerun skips making them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from evals.bench.data import (
     subjects_for,
 )
 from evals.bench.floor import measure_floor, uses_index
+from evals.bench.hostile import measure_hostile_bodies
 from evals.bench.imports import measure_import
 from evals.bench.load import Corpus, load_episodes, load_facts, make_corpus
 from evals.bench.report import with_targets
@@ -163,7 +165,7 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
         embedder = Settings().embedder().load()
         say(f"episodes: {options.episodes:,} (embedded once, cached in {options.cache_dir})")
         data = _prepare(options, embedder)
-    found: dict[str, Any] = {"scales": [], "writes": {}, "import": {}}
+    found: dict[str, Any] = {"scales": [], "writes": {}, "import": {}, "hostile_bodies": {}}
     timing = options.timing
     with ExitStack() as stack:
         conninfo = stack.enter_context(scratch_database(None))
@@ -191,6 +193,11 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
                     found["writes"] = _writes(served, data.texts, options)
                 with _stage(timings, "import"):
                     found["import"] = _bulk_import(conninfo, data.texts, options, scratch)
+                say("measuring /healthz while hostile bodies arrive")
+                with _stage(timings, "hostile_bodies"):
+                    found["hostile_bodies"] = measure_hostile_bodies(
+                        served, seconds=options.seconds
+                    )
         found["server"] = rss_mib(served.pid)
         found["server"]["hnsw_index_used_by_the_floor"] = uses_index(
             conninfo, model=embedder.model_id, dimensions=embedder.dimensions

@@ -62,6 +62,17 @@ def cases_table(scale: Results, writes: Results | None = None) -> str:
     return "\n".join(lines)
 
 
+def hostile_line(hostile: Mapping[str, Any]) -> str:
+    """``/healthz`` p99 while hostile bodies arrive, against its idle p99."""
+    idle, loaded = hostile["healthz_idle"], hostile["healthz_under_bodies"]
+    return (
+        f"/healthz p99 while {hostile['bodies_at_once']} bodies of"
+        f" {hostile['body_bytes'] / 2**20:.0f} MiB arrive: {loaded['p99_ms']:.1f} ms, idle"
+        f" {idle['p99_ms']:.1f} ms ({hostile['p99_ratio']:g}x); the bodies answered"
+        f" {hostile['body_statuses']} in {hostile['body_p50_ms']:g} ms (p50)"
+    )
+
+
 def report_text(results: Results) -> str:
     """The machine, every scale's table, then the targets."""
     machine, server = results["machine"], results["server"]
@@ -75,6 +86,8 @@ def report_text(results: Results) -> str:
     for number, scale in enumerate(results["scales"]):
         parts.append(f"## {scale['fact_versions']:,} fact versions\n")
         parts.append(cases_table(scale, results["writes"] if number == 0 else None) + "\n")
+    if hostile := results.get("hostile_bodies"):
+        parts.append(hostile_line(hostile) + "\n")
     parts.append("## Targets\n")
     parts.append(targets_table([Target(**found) for found in results["targets"]]))
     return "\n".join(parts) + "\n"

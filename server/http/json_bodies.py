@@ -1,22 +1,29 @@
-"""A route that reads a body reads JSON: sent as JSON (else 415), each key once per object.
+"""A route that reads a body reads JSON: sent as JSON (else 415), within the body limits, each
+key once per object.
 
 Litestar decodes a body as JSON whatever its ``Content-Type``, and msgspec keeps the last of
 repeated keys; both would let a client's mistake pass silently. The hook runs after the
-guards (the caller is known) and before the body is decoded for the handler.
+guards (the caller is known) and before the body is decoded for the handler. It scans the
+body in a worker thread of its own small pool (``server.http.body_scan``), so a hostile body
+costs the event loop nothing, and the decoder and the models then see only bodies the limits
+bound.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
+import anyio.to_thread
+from anyio import CapacityLimiter
 from litestar import Request
 from litestar.exceptions import ClientException, ValidationException
 
+from server.http.body_scan import cut, scan_body
 from store.contract.problems import ERRORS, ErrorCode
-from store.contract.values import MAX_QUOTE
 
 CONTENT_TYPE: Final = "Content-Type"
+SCAN_THREADS: Final = 1
+"""Bodies scanned at once; more wait their turn, so bodies never take every worker thread."""
 
 
 class UnsupportedMediaType(ClientException):
@@ -27,14 +34,6 @@ class UnsupportedMediaType(ClientException):
     field = CONTENT_TYPE
 
 
-class _Repeated(Exception):
-    """Some object of the body names a key twice (found cheaply; located on a second pass)."""
-
-
-class _Pairs(list[tuple[str, Any]]):
-    """An object's members as sent, repeats kept."""
-
-
 def is_json_media_type(content_type: str) -> bool:
     """Whether ``content_type`` names JSON: ``application/json`` or ``application/*+json``."""
     media_type = content_type.partition(";")[0].strip().lower()
@@ -43,69 +42,28 @@ def is_json_media_type(content_type: str) -> bool:
     )
 
 
-async def check_json_body(request: Request[Any, Any, Any]) -> None:
-    """Refuse a body a JSON route would misread; routes without a body pass untouched."""
-    if request.route_handler.parsed_data_field is None:
-        return
-    content_type = request.headers.get(CONTENT_TYPE)
-    if content_type is None:
-        if not await request.body():
-            return  # no body at all: the route's own rules say whether it needs one
-        raise UnsupportedMediaType("the body must be sent as Content-Type: application/json")
-    if not is_json_media_type(content_type):
-        raise UnsupportedMediaType(
-            f"the body must be sent as application/json, not {_cut(content_type)}"
-        )
-    path = repeated_key_path(await request.body())
-    if path is not None:
-        key = _cut(str(path[-1]))
-        field = ".".join(_cut(str(part)) for part in path)
-        raise ValidationException(
-            extra=[{"key": field, "message": f'the JSON body repeats the key "{key}"'}]
-        )
+class JsonBodyCheck:
+    """The ``before_request`` hook: refuse a body a JSON route would misread or that breaks a
+    limit; routes without a body pass untouched. One per app, with its pool of scans."""
 
+    def __init__(self, *, threads: int = SCAN_THREADS) -> None:
+        self._scans = CapacityLimiter(threads)
 
-def repeated_key_path(body: bytes) -> list[str | int] | None:
-    """The path to the first key some object of ``body`` repeats; None if none does.
-
-    A body that is not JSON is left to the decoder, which refuses it with its own words.
-    Numbers stay text: nothing is converted, so the check costs one scan of the body.
-    """
-    try:
-        json.loads(body, object_pairs_hook=_unique, parse_int=str, parse_float=str)
-    except _Repeated:
-        pass
-    except (ValueError, RecursionError):
-        return None
-    else:
-        return None
-    return _first_repeat(json.loads(body, object_pairs_hook=_Pairs, parse_int=str, parse_float=str))
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    members = dict(pairs)
-    if len(members) != len(pairs):
-        raise _Repeated
-    return members
-
-
-def _first_repeat(document: Any) -> list[str | int] | None:
-    pending: list[tuple[Any, list[str | int]]] = [(document, [])]
-    while pending:
-        node, path = pending.pop()
-        if isinstance(node, _Pairs):
-            seen: set[str] = set()
-            for key, _ in node:
-                if key in seen:
-                    return [*path, key]
-                seen.add(key)
-            pending.extend((child, [*path, key]) for key, child in reversed(node))
-        elif isinstance(node, list):
-            pending.extend(
-                (child, [*path, index]) for index, child in reversed(list(enumerate(node)))
+    async def __call__(self, request: Request[Any, Any, Any]) -> None:
+        """Check the request's body, if its route reads one."""
+        if request.route_handler.parsed_data_field is None:
+            return
+        content_type = request.headers.get(CONTENT_TYPE)
+        if content_type is None:
+            if not await request.body():
+                return  # no body at all: the route's own rules say whether it needs one
+            raise UnsupportedMediaType("the body must be sent as Content-Type: application/json")
+        if not is_json_media_type(content_type):
+            raise UnsupportedMediaType(
+                f"the body must be sent as application/json, not {cut(content_type)}"
             )
-    return None
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
+        body = await request.body()
+        fault = await anyio.to_thread.run_sync(scan_body, body, limiter=self._scans)
+        if fault is not None:
+            field = ".".join(cut(str(part)) for part in fault.path)
+            raise ValidationException(extra=[{"key": field, "message": fault.detail}])

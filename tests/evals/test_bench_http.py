@@ -240,6 +240,11 @@ def test_sgam_bench_runs_end_to_end_and_writes_every_case(tmp_path: Path) -> Non
         "written": results["writes"]["candidates_spread"]["2"]["calls"] * 10
     }
     assert results["import"] == {"skipped": "not asked for (--no-import)"}
+    hostile = results["hostile_bodies"]
+    assert hostile["body_statuses"] == {"422": hostile["bodies_answered"]}
+    assert hostile["bodies_answered"] >= 3
+    assert hostile["healthz_under_bodies"]["calls"] >= 20
+    assert hostile["p99_ratio"] > 0
     assert len(results["targets"]) == 13
     assert results["server"]["peak_rss_mib"] > 0
     assert results["machine"]["postgres"]

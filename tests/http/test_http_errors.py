@@ -24,6 +24,7 @@ from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
+from server.http.body_scan import MAX_DEPTH
 from server.settings import Settings
 from store.contract.common import MAX_METADATA_DEPTH
 from store.contract.times import TimestampError, parse_timestamp
@@ -945,13 +946,15 @@ BODY_ROUTES = {
 }
 JSON_TYPE = {"content-type": "application/json"}
 DEEP = b"[" * 100_000 + b"]" * 100_000
+DEEP_FIELD = ".".join(["0"] * MAX_DEPTH)
+"""Where ``DEEP`` passes the depth limit: the first element of each array open there."""
 OVERSIZE = json.dumps({"pad": "x" * (300 * 1024)}).encode()
 
 WHOLE_BODIES = {
     "malformed-json": (b'{"text": ', 400),
     "invalid-utf8": (b'{"text": "\xff\xfe"}', 400),
     "lone-surrogate": (b'{"text": "\\ud800"}', 400),
-    "nested-too-deep": (DEEP, 400),
+    "nested-too-deep": (DEEP, 422),
     "an-array": (b"[]", 422),
     "a-string": (b'"text"', 422),
     "null": (b"null", 422),
@@ -972,7 +975,7 @@ def test_a_body_that_is_not_the_routes_json_object_is_refused_whole(
         method,
         path,
         status,
-        None,
+        DEEP_FIELD if kind == "nested-too-deep" else None,
         content=content,
         headers=JSON_TYPE,
         admin=route == "create-tenant",
