@@ -8,12 +8,13 @@ policy allows nothing but this origin's files, no inline script or style, and no
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from litestar import MediaType, Request, Response
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, ValidationException
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Redirect, Template
 from litestar.template import TemplateConfig
@@ -26,11 +27,9 @@ from store.errors import StoreError
 
 log = logging.getLogger("server.ui")
 
-STATIC_FILES: Final = {
-    "ui.css": "text/css; charset=utf-8",
-    "ui.js": "text/javascript; charset=utf-8",
-}
-"""The files under ``/ui/static`` (package data in ``server/ui/static``) and their types."""
+STATIC_FILES: Final = {"ui.css": "text/css", "ui.js": "text/javascript"}
+"""The files under ``/ui/static`` (package data in ``server/ui/static``) and their types; Litestar
+adds ``charset=utf-8`` to every text type itself."""
 
 CONTENT_SECURITY_POLICY: Final = "; ".join(
     (
@@ -142,6 +141,15 @@ def http_error(request: Request[Any, Any, Any], error: HTTPException) -> Respons
     return error_page(error.status_code, str(error.detail))
 
 
+def invalid_input(request: Request[Any, Any, Any], error: ValidationException) -> Response[Any]:
+    """An address or form value that does not validate (an id's pattern): a 422 page naming it."""
+    del request
+    extra = error.extra if isinstance(error.extra, list) else []
+    names = [str(item["key"]) for item in extra if isinstance(item, dict) and item.get("key")]
+    what = f"'{names[0]}'" if names else "The request"
+    return error_page(422, f"{what} is not valid here: check the address and try again.")
+
+
 def internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[Any]:
     """A bug: a page that says nothing of it; the log has it."""
     del request
@@ -149,10 +157,30 @@ def internal_error(request: Request[Any, Any, Any], error: Exception) -> Respons
     return error_page(500, "The server failed to show this page.")
 
 
+PAGES_PATH: Final = "/ui"
+
+
+def routing_error(
+    api: Callable[[Request[Any, Any, Any], HTTPException], Response[Any]],
+) -> Callable[[Request[Any, Any, Any], HTTPException], Response[Any]]:
+    """An app-wide handler of 404 and 405, which routing raises before any router's handlers
+    apply: a page under ``/ui`` (with the security headers), ``api``'s answer elsewhere."""
+
+    def handle(request: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
+        path = request.url.path
+        if path == PAGES_PATH or path.startswith(PAGES_PATH + "/"):
+            return http_error(request, error)
+        return api(request, error)
+
+    return handle
+
+
 EXCEPTION_HANDLERS: Final[ExceptionHandlersMap] = {
     SignInRequired: sign_in_redirect,
     CsrfRefused: csrf_refused,
     StoreError: store_error,
+    # Named apart from HTTPException: the app's own handler for it (problem+json) would win.
+    ValidationException: invalid_input,
     HTTPException: http_error,
     Exception: internal_error,
 }

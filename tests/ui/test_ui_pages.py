@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
+from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
 from server.settings import Settings
-from server.ui.pages import CONTENT_SECURITY_POLICY
+from server.ui.pages import CONTENT_SECURITY_POLICY, SECURITY_HEADERS
+from store.contract.times import parse_timestamp
+from store.db.clock import ManualClock
+from store.service import MemoryStore
 from tests.ui_helpers import Key, make_key, page_client, seed_mira, sign_in, version_rows
 
 Client = TestClient[Litestar]
@@ -135,6 +140,79 @@ def test_every_page_and_file_sends_the_security_headers_and_no_inline_code(
         }, answer.url
         if answer.headers.get("content-type", "").startswith("text/html"):
             assert re.findall(r"<script(?![^>]*\ssrc=)|<style|\sstyle=|\son\w+=", answer.text) == []
+
+
+SECURITY_HEADER_NAMES = (
+    "content-security-policy",
+    "x-frame-options",
+    "referrer-policy",
+    "x-content-type-options",
+    "cache-control",
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/ui/nope", 404),
+        ("/ui/subjects/mira/more", 404),
+        ("/ui/static/nope.js", 404),
+        ("/ui/subjects/a%20b", 422),
+        ("/ui/episodes/bad%20id!", 422),
+    ],
+)
+def test_an_error_answer_is_a_page_with_the_security_headers(
+    browser: Client, mira: Key, path: str, status: int
+) -> None:
+    assert sign_in(browser, mira.api_key).status_code == 303
+
+    answer = browser.get(path)
+
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"] == "text/html; charset=utf-8"
+    assert {name: answer.headers.get(name) for name in SECURITY_HEADER_NAMES} == {
+        name.lower(): value for name, value in SECURITY_HEADERS.items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type"),
+    [("ui.css", "text/css; charset=utf-8"), ("ui.js", "text/javascript; charset=utf-8")],
+)
+def test_a_static_file_names_its_charset_once(
+    browser: Client, name: str, content_type: str
+) -> None:
+    answer = browser.get(f"/ui/static/{name}")
+
+    assert (answer.status_code, answer.headers["content-type"]) == (200, content_type)
+
+
+def test_a_purged_episodes_page_says_it_was_purged_and_shows_no_text(
+    browser: Client, pool: ConnectionPool
+) -> None:
+    key = make_key(browser, "ui-purged")
+    then = key.headers("2026-06-01T00:00:00Z")
+    declared = browser.put("/v1/attributes/city", json={"value_type": "string"}, headers=then)
+    assert declared.is_success, declared.text
+    # A fact cites it, so the purge keeps its stub rather than deleting it.
+    candidate = {"subject": "mira", "attribute": "city", "change": "new", "value": "Oslo",
+                 "evidence": "Oslo", "valid_from": "2026-06-01T00:00:00Z"}  # fmt: skip
+    episode = {"id": "gone", "occurred_at": "2026-06-01T00:00:00Z", "text": "Mira left Oslo.",
+               "retention_class": "ephemeral", "updates": [candidate]}  # fmt: skip
+    assert browser.post("/v1/episodes", json=episode, headers=then).status_code == 200
+    later = ManualClock(parse_timestamp("2026-06-03T00:00:00Z"))
+    purged = MemoryStore(pool, clock=later).retention.purge_tenant(
+        key.tenant, receipt_retention=timedelta(days=90)
+    )
+    assert purged.episodes_stubbed == 1
+    assert sign_in(browser, key.api_key).status_code == 303
+
+    page = browser.get("/ui/episodes/gone")
+
+    assert page.status_code == 200, page.text
+    assert "None" not in page.text
+    assert "Mira left Oslo." not in page.text
+    assert "Purged 2026-06-03 00:00:00 UTC by its retention class\n  (ephemeral)" in page.text
 
 
 def test_the_pages_are_not_in_the_openapi_document(browser: Client) -> None:
