@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from store.contract.common import Identifier, MemoryType
+from store.contract.common import Identifier, Integer, MemoryType
 from store.contract.receipts import OWNER_KINDS, Receipt, memory_key, procedure_owner, scope_hash
 
 VerdictCode = Literal[
@@ -46,6 +46,14 @@ OperatingState = Literal[
     "healthy", "investigate_execution", "degraded_dependency", "fix_memory_first", "uncertain"
 ]
 TaskOutcome = Literal["verified", "missing"]
+
+
+# JSON integers only (never true or "5"); bounds after a validator are pydantic's own keywords,
+# so the schema states them itself.
+CheckpointVersion = Annotated[
+    Integer, Field(ge=1), WithJsonSchema({"type": "integer", "minimum": 1})
+]
+BudgetSeconds = Annotated[Integer, Field(ge=0), WithJsonSchema({"type": "integer", "minimum": 0})]
 
 
 class _MemoryRef(BaseModel):
@@ -85,9 +93,8 @@ class WorkingMemory(_MemoryRef):
 
     type: Literal["working"]
     thread: Identifier = Field(description="The thread (both the memory's key and its owner)")
-    version: int | None = Field(
+    version: CheckpointVersion | None = Field(
         default=None,
-        ge=1,
         description="The checkpoint version the decision must have read; null: the latest"
         " written before the read",
     )
@@ -136,9 +143,8 @@ class Expectation(BaseModel):
         default=None,
         description="The caller's scope string (as in X-SGAM-Scope, e.g. project:acme); null: none",
     )
-    freshness_budget_s: int | None = Field(
+    freshness_budget_s: BudgetSeconds | None = Field(
         default=None,
-        ge=0,
         description="The oldest, in seconds, the version read may have been when read; null:"
         " the budget the read itself recorded",
     )

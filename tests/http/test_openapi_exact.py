@@ -46,6 +46,15 @@ BODIES = [
 ]
 
 
+DECISION = "5f0c1e6a-3b0e-4c55-9d53-8d1c2b7f4a10"
+FACT_EXPECTED = {
+    "decision_id": DECISION,
+    "memory": {"type": "semantic", "subject": "ada", "attribute": "city"},
+}
+THREAD = {"type": "working", "thread": "t-1"}
+THREAD_EXPECTED = {"decision_id": DECISION, "memory": THREAD}
+
+
 @pytest.fixture(scope="module")
 def schemas(http: TestClient[Litestar]) -> dict[str, Any]:
     """The components of the document the running app serves."""
@@ -75,6 +84,26 @@ def _refused(response: Any, field: str) -> None:
         ("/v1/evidence/search", {"query": "passport", "k": True}, "k"),
         ("/v1/context", {"question": "When?", "evidence_k": False}, "evidence_k"),
         ("/v1/evidence/search", {"query": "passport", "k": "5"}, "k"),
+        (
+            "/v1/health/classify",
+            {"expectations": [{**FACT_EXPECTED, "freshness_budget_s": True}]},
+            "expectations.0.freshness_budget_s",
+        ),
+        (
+            "/v1/health/classify",
+            {"expectations": [{**FACT_EXPECTED, "freshness_budget_s": "5"}]},
+            "expectations.0.freshness_budget_s",
+        ),
+        (
+            "/v1/health/classify",
+            {"expectations": [{**THREAD_EXPECTED, "memory": {**THREAD, "version": True}}]},
+            "expectations.0.memory.working.version",
+        ),
+        (
+            "/v1/health/classify",
+            {"expectations": [{**THREAD_EXPECTED, "memory": {**THREAD, "version": "5"}}]},
+            "expectations.0.memory.working.version",
+        ),
     ],
 )
 def test_a_count_that_is_not_a_json_integer_is_refused_naming_it(
