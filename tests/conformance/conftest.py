@@ -48,3 +48,11 @@ def surface(request: pytest.FixtureRequest) -> Surface:
 def any_surface(request: pytest.FixtureRequest) -> FactSurface:
     """A fresh tenant on the store, the HTTP client or MCP's tools."""
     return _surface(request, request.param)
+
+
+@pytest.fixture
+def mcp(request: pytest.FixtureRequest) -> McpSurface:
+    """A fresh tenant on MCP's tools alone."""
+    made = _surface(request, "mcp")
+    assert isinstance(made, McpSurface)
+    return made
