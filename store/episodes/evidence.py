@@ -15,7 +15,7 @@ through its read snapshot (``store.db.snapshot``); quoting a hit is its own busi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -70,6 +70,32 @@ _FROM = """
     JOIN episodes AS e ON e.tenant_id = v.tenant_id AND e.id = v.episode_id
 """
 
+# A subject's exact scan starts from the subject's own (episode, subject) rows and looks each
+# episode's vector and row up by its key. The lateral lookups (OFFSET 0 keeps the planner from
+# flattening them) fix that order, so the plan does not hang on the tables' statistics: right
+# after a load, before any ANALYZE, a join left to the planner rescanned the subject's rows
+# once per vector of the tenant.
+_FROM_SUBJECT = """
+    FROM episode_subjects AS s
+    CROSS JOIN LATERAL (SELECT * FROM episode_vectors AS v
+        WHERE v.tenant_id = %(tenant_id)s AND v.model = {model} AND v.episode_id = s.episode_id
+        OFFSET 0) AS v
+    CROSS JOIN LATERAL (SELECT * FROM episodes AS e
+        WHERE e.tenant_id = %(tenant_id)s AND e.id = s.episode_id OFFSET 0) AS e
+"""
+
+
+def exact_source(model: str, scope: SearchScope) -> sql.Composable:
+    """The FROM and WHERE clauses of an exact scan of ``scope``: a subject's scope is read
+    from the subject's rows outward, any other scope from the tenant's vectors."""
+    if scope.subject is None:
+        return sql.SQL(_FROM) + scope_condition(model, scope)
+    return (
+        sql.SQL(_FROM_SUBJECT).format(model=sql.Literal(model))
+        + scope_condition(model, replace(scope, subject=None))
+        + sql.SQL("AND s.tenant_id = %(tenant_id)s AND s.subject = %(subject)s ")
+    )
+
 
 @dataclass(frozen=True, slots=True)
 class SearchScope:
@@ -120,6 +146,36 @@ def _params(
     }
 
 
+def search_params(
+    tenant_id: str,
+    scope: SearchScope,
+    query: np.ndarray[Any, Any],
+    *,
+    k: int,
+    exact_limit: int = EXACT_SCAN_LIMIT,
+) -> dict[str, Any]:
+    """The parameters of a search's statements."""
+    return {**_params(tenant_id, scope, query, k), "limit": exact_limit + 1}
+
+
+def exact_statement(model: str, scope: SearchScope) -> sql.Composed:
+    """The first statement of a search: the scope's size, up to the exact limit, and, when
+    it is within it, the scope's ``k`` nearest by an exact scan. The gate names only the
+    count: it is checked once, before the scan, so a scope over the limit is never scanned."""
+    return sql.SQL(
+        "WITH size AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1"
+        " {source} LIMIT %(limit)s) AS counted)"
+        " SELECT size.n, hit.* FROM size LEFT JOIN LATERAL ("
+        + _COLUMNS
+        + " {source} AND size.n < %(limit)s ORDER BY {distance}, v.episode_id LIMIT %(k)s"
+        ") AS hit ON true"
+    ).format(
+        source=exact_source(model, scope),
+        # Not the index's expression, so the planner scans the scope's rows exactly.
+        distance=sql.SQL("v.embedding <=> %(query)s"),
+    )
+
+
 def search_evidence(
     conn: psycopg.Connection[Any],
     tenant_id: str,
@@ -137,26 +193,9 @@ def search_evidence(
     One statement counts the scope and, when it is small enough, scans it exactly; only a
     larger scope takes a second statement, on the HNSW index.
     """
-    condition = scope_condition(model, scope)
-    params = {**_params(tenant_id, scope, query, k), "limit": exact_limit + 1}
-    # The exact scan's gate names only the count: it is checked once, before the scan, so a
-    # scope over the limit is counted and never scanned.
-    statement = sql.SQL(
-        "WITH size AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1"
-        + _FROM
-        + "{scope} LIMIT %(limit)s) AS s)"
-        " SELECT size.n, hit.* FROM size LEFT JOIN LATERAL ("
-        + _COLUMNS
-        + _FROM
-        + "{scope} AND size.n < %(limit)s ORDER BY {distance}, v.episode_id LIMIT %(k)s"
-        ") AS hit ON true"
-    ).format(
-        scope=condition,
-        # Not the index's expression, so the planner scans the scope's rows exactly.
-        distance=sql.SQL("v.embedding <=> %(query)s"),
-    )
+    params = search_params(tenant_id, scope, query, k=k, exact_limit=exact_limit)
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(statement, params).fetchall()
+        rows = cur.execute(exact_statement(model, scope), params).fetchall()
     size = int(rows[0]["n"]) if rows else 0
     if size <= exact_limit:
         hits = [_hit(row) for row in rows if row["episode_id"] is not None]
@@ -166,6 +205,7 @@ def search_evidence(
         " set_config('hnsw.ef_search', %(ef)s, true)",
         {"ef": str(ef_search)},
     )
+    condition = scope_condition(model, scope)
     typed = halfvec(dimensions)  # the index's expression, so the planner uses it
     # Relaxed order can return neighbours slightly out of order: sort the few found.
     statement = sql.SQL(
