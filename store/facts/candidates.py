@@ -136,6 +136,7 @@ def send_candidates(
             clock=clock,
             new_id=new_id,
             trace=trace,
+            supporting=supporting,
         )
 
     def shaped() -> list[UpdateResult]:
@@ -189,9 +190,11 @@ def _send_writes(
     clock: Clock,
     new_id: IdFactory,
     trace: Trace,
+    supporting: dict[int, list[str]],
 ) -> Callable[[], None]:
     """Plan and send the accepted candidates' writes at the system time read under their
-    locks; the returned call sets their results from what the writes returned."""
+    locks; the returned call sets their results from what the writes returned. A weak signal
+    promoted (its index in ``supporting``) notes every episode its new fact stands on."""
     now = clock()
     current, last = state_of(now)
     refused = versions.refused_keys(now, last)
@@ -229,6 +232,15 @@ def _send_writes(
             )
             planned[item.index] = (outcome, shown)
     writes.flush(conn)
+    weak_signals.record_sources(
+        conn,
+        tenant_id,
+        {
+            plan.shown.fact_id: [episode.id, *supporting[index]]
+            for index, (plan, _) in planned.items()
+            if supporting.get(index) and plan.status == "written" and plan.shown is not None
+        },
+    )
     # Each version written leaves its receipt, in the same transaction (and round trip).
     receipts.leave_receipts(
         conn,

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 import psycopg
 from psycopg.rows import dict_row
@@ -182,6 +183,26 @@ def take_weak(
     return WeakOutcome(
         accepted=kept, clock=lambda: now, state_of=lambda _: state, supporting=supporting
     )
+
+
+def record_sources(
+    conn: psycopg.Connection[Any], tenant_id: str, promoted: dict[UUID, list[str]]
+) -> None:
+    """Note every episode each promoted fact (by fact id) stands on: erasing one of them
+    retracts the fact only when it was the last (``store.governance.erasure``)."""
+    pairs = [(fact_id, episode_id) for fact_id, ids in promoted.items() for episode_id in ids]
+    if pairs:
+        conn.execute(
+            "INSERT INTO fact_sources (tenant_id, fact_id, episode_id)"
+            " SELECT %(tenant_id)s, fact_id, episode_id"
+            " FROM unnest(%(fact_ids)s::uuid[], %(episode_ids)s::text[]) AS s (fact_id, episode_id)"
+            " ON CONFLICT DO NOTHING",
+            {
+                "tenant_id": tenant_id,
+                "fact_ids": [fact_id for fact_id, _ in pairs],
+                "episode_ids": [episode_id for _, episode_id in pairs],
+            },
+        )
 
 
 def mark_promoted(results: dict[int, UpdateResult], supporting: dict[int, list[str]]) -> None:

@@ -55,6 +55,36 @@ SELECT EXISTS (SELECT FROM fact_versions AS t WHERE t.tenant_id = %(tenant_id)s
 """
 
 
+# A fact promoted from several weak signals (``fact_sources``) stands while a source of it other
+# than the episode being erased remains: only the facts this episode is the last source of go.
+_OTHER_SOURCE = """
+    EXISTS (SELECT FROM fact_sources AS o
+            WHERE o.tenant_id = v.tenant_id AND o.fact_id = v.fact_id
+              AND o.episode_id <> %(episode_id)s)
+"""
+
+_LAST_SOURCE_OF = (
+    """
+SELECT DISTINCT v.subject, v.attribute, v.fact_id FROM fact_versions AS v
+WHERE v.tenant_id = %(tenant_id)s AND v.retired_at IS NULL
+  AND (v.source_episode_id = %(episode_id)s
+       OR v.fact_id IN (SELECT fact_id FROM fact_sources
+                        WHERE tenant_id = %(tenant_id)s AND episode_id = %(episode_id)s))
+  AND NOT"""
+    + _OTHER_SOURCE
+    + "ORDER BY v.subject, v.attribute, v.fact_id"
+)
+
+_DELETE_SOURCED = (
+    """
+DELETE FROM fact_versions AS v
+WHERE v.tenant_id = %(tenant_id)s
+  AND (v.fact_id = ANY(%(fact_ids)s) OR (v.source_episode_id = %(episode_id)s AND NOT"""
+    + _OTHER_SOURCE
+    + "))"
+)
+
+
 def _count(conn: psycopg.Connection[Any], query: LiteralString, params: dict[str, Any]) -> int:
     return conn.execute(query, params).rowcount
 
@@ -109,6 +139,11 @@ def erase_subject(
     conn.execute("DELETE FROM retractions " + by_subject, group_params)
     # So is the buffer of weak signals: they were never facts, and the tombstone counts none.
     conn.execute("DELETE FROM weak_signals " + by_subject, group_params)
+    conn.execute(
+        "DELETE FROM fact_sources WHERE tenant_id = %(tenant_id)s AND fact_id IN"
+        " (SELECT fact_id FROM fact_versions " + by_subject + ")",
+        group_params,
+    )
     counts = {
         "fact_versions_deleted": _count(
             conn, "DELETE FROM fact_versions " + by_subject, group_params
@@ -160,6 +195,9 @@ def erase_episode(
     Retraction first gives what those facts had closed its window back; then every version
     the episode sourced is deleted, so past known-at answers no longer show its values
     either. The episode itself goes, or stays as a stub while an expiry still cites it.
+
+    A fact promoted from several weak signals is retracted only with the last of its sources:
+    while another remains, it stands, and cites this episode's stub if this was its source.
     """
     params: dict[str, Any] = {"tenant_id": tenant_id, "episode_id": episode_id}
     found = conn.execute(
@@ -171,15 +209,8 @@ def erase_episode(
         raise NotFound(f"episode {episode_id!r} does not exist", field="episode_id")
     refuse_held_episodes(conn, tenant_id, [episode_id], field="episode_id")
     stored_hash, erased_at = found
-    sourced = conn.execute(
-        """
-        SELECT DISTINCT subject, attribute, fact_id FROM fact_versions
-        WHERE tenant_id = %(tenant_id)s AND source_episode_id = %(episode_id)s
-          AND retired_at IS NULL
-        ORDER BY subject, attribute, fact_id
-        """,
-        params,
-    ).fetchall()
+    sourced = conn.execute(_LAST_SOURCE_OF, params).fetchall()
+    params["fact_ids"] = sorted({fact_id for _, _, fact_id in sourced})
     lock_keys(conn, tenant_id=tenant_id, keys=[(s, a) for s, a, _ in sourced])
     retracted = sum(
         retract_current(
@@ -197,12 +228,7 @@ def erase_episode(
     counts = {
         "facts_retracted": retracted,
         # Retracted, its facts changed no current answer; deleted, they change no past one.
-        "fact_versions_deleted": _count(
-            conn,
-            "DELETE FROM fact_versions"
-            " WHERE tenant_id = %(tenant_id)s AND source_episode_id = %(episode_id)s",
-            params,
-        ),
+        "fact_versions_deleted": _count(conn, _DELETE_SOURCED, params),
         "conflicts_deleted": _count(
             conn,
             "DELETE FROM conflicts"
@@ -213,6 +239,11 @@ def erase_episode(
             conn, tenant_id, [] if erased_at else [episode_id], now=now, mark="erased_at"
         ),
     }
+    conn.execute(
+        "DELETE FROM fact_sources WHERE tenant_id = %(tenant_id)s"
+        " AND (episode_id = %(episode_id)s OR fact_id = ANY(%(fact_ids)s))",
+        params,
+    )
     return write_tombstone(
         conn,
         tenant_id,

@@ -63,6 +63,13 @@ WHERE NOT EXISTS (SELECT FROM fact_versions AS v
 ON CONFLICT DO NOTHING
 """
 
+_FORGET_SOURCES = """
+DELETE FROM fact_sources
+WHERE tenant_id = %(tenant_id)s AND fact_id = ANY(%(fact_ids)s)
+  AND NOT EXISTS (SELECT FROM fact_versions AS v
+                  WHERE v.tenant_id = fact_sources.tenant_id AND v.fact_id = fact_sources.fact_id)
+"""
+
 _EXPIRED_EPISODES = (
     "SELECT e.id, e.content_hash FROM episodes AS e JOIN "
     + _CLASSES
@@ -124,6 +131,7 @@ def purge_tenant(
     ).fetchall()
     params["fact_ids"] = sorted({row[0] for row in gone})
     facts_purged = conn.execute(_RECORD_PURGED_FACTS, params).rowcount
+    conn.execute(_FORGET_SOURCES, params)  # of the facts purged whole
 
     episodes = conn.execute(_EXPIRED_EPISODES, params).fetchall()
     params["episode_ids"] = [episode_id for episode_id, _ in episodes]

@@ -63,6 +63,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "ui_sessions",
         "subject_merges",
         "subject_names",
+        "fact_sources",
     }
     assert _names(
         blank,
@@ -141,6 +142,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "subject_names_key",
         "subject_names_episode",
         "subject_names_similar",
+        "fact_sources_episode",
     }
     assert _names(blank, "SELECT extname FROM pg_extension") >= {"btree_gist", "vector", "pg_trgm"}
     assert _names(

@@ -288,6 +288,14 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
             ),
             ("acme", "mira", "learned", "Mira L.", "mira l", "full", "mira l", "e4", T4),
         )
+    if version >= 26:
+        found["subject_merges"] = _rows(
+            "tenant_id merge_id merged_subject survivor merged_at versions_moved conflicts_moved"
+            " episodes_linked",
+            ("acme", UUID(int=88), "mira-2", "mira", T4, 0, 0, 0),
+        )
+    if version >= 27:
+        found["fact_sources"] = _rows("tenant_id fact_id episode_id", ("acme", UUID(int=77), "e4"))
     return found
 
 
