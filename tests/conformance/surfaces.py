@@ -27,13 +27,20 @@ from server.client import checkpoint_calls as checkpoint_routes
 from server.client import procedure_calls as procedure_routes
 from server.client import read_calls as read_routes
 from server.client import retention_calls as retention_routes
+from server.client import weak_signal_calls as weak_signal_routes
 from server.client.call import Call
 from store.contract.episodes import Episode
 from store.contract.facts import Attribute, Fact
 from store.contract.governance import Hold, MigrationResult, RetentionClass
-from store.contract.memory import Checkpoint
+from store.contract.memory import BufferPage, Checkpoint
 from store.contract.procedures import DEFAULT_SCOPE, ActiveProcedure, ProcedureVersion
-from store.contract.results import ErasureResult, MergeResult, Profile, UpdateResult
+from store.contract.results import (
+    ErasureResult,
+    MergeResult,
+    Profile,
+    SubjectExport,
+    UpdateResult,
+)
 from store.db.clock import ManualClock
 from store.errors import StoreError
 from store.service import MemoryStore
@@ -128,6 +135,16 @@ class Surface(FactSurface):
     @abstractmethod
     def profile(self, subject: str) -> Profile:
         """Every current fact of a subject."""
+
+    @abstractmethod
+    def export_subject(self, subject: str) -> SubjectExport:
+        """Everything held about a subject."""
+
+    @abstractmethod
+    def buffer(
+        self, *, subject: str | None = None, limit: int = 100, cursor: str | None = None
+    ) -> BufferPage:
+        """A page of the live buffered weak signals."""
 
     @abstractmethod
     def merge_subject(self, subject: str, *, into: str) -> MergeResult:
@@ -280,6 +297,18 @@ class StoreSurface(Surface):
     def profile(self, subject: str) -> Profile:
         return self._run(lambda: self.store.subjects.profile(self.tenant, subject))
 
+    def export_subject(self, subject: str) -> SubjectExport:
+        return self._run(lambda: self.store.subjects.export(self.tenant, subject))
+
+    def buffer(
+        self, *, subject: str | None = None, limit: int = 100, cursor: str | None = None
+    ) -> BufferPage:
+        return self._run(
+            lambda: self.store.weak_signals.list(
+                self.tenant, subject=subject, limit=limit, cursor=cursor
+            )
+        )
+
     def merge_subject(self, subject: str, *, into: str) -> MergeResult:
         return self._run(lambda: self.store.subjects.merge(self.tenant, subject, into=into))
 
@@ -412,6 +441,14 @@ class HttpSurface(Surface):
 
     def profile(self, subject: str) -> Profile:
         return self._send(read_routes.profile(subject))
+
+    def export_subject(self, subject: str) -> SubjectExport:
+        return self._send(read_routes.export_subject(subject))
+
+    def buffer(
+        self, *, subject: str | None = None, limit: int = 100, cursor: str | None = None
+    ) -> BufferPage:
+        return self._send(weak_signal_routes.buffer(subject=subject, limit=limit, cursor=cursor))
 
     def merge_subject(self, subject: str, *, into: str) -> MergeResult:
         return self._send(read_routes.merge_subject(subject, into=into))

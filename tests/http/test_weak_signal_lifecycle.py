@@ -1,5 +1,7 @@
 """Weak signals over their lifecycle: erasure takes them along, the bulk import refuses them,
-and over random sequences a fact appears exactly when the quorum rule says."""
+and over random sequences a fact appears exactly when the quorum rule says; refusals as HTTP
+problems. Buffering, promotion, expiry and the buffer's pages are scenarios of
+tests/conformance/test_weak_signals.py."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from psycopg_pool import ConnectionPool
 from store.db.clock import ManualClock
 from store.service import MemoryStore
 from tests.conftest import ts
-from tests.http_helpers import Client, candidate, declare, tenant_rows
+from tests.http_helpers import Client, assert_problem, candidate, declare, tenant_rows
 from tests.weak_helpers import at, buffer, say, weak, weak_tenant
 
 
@@ -54,6 +56,19 @@ def test_erasing_an_episode_removes_its_buffered_signals(
     # Without e1 the quorum starts over: one more CSV signal only waits.
     [again] = say(http, tenant, "e3", "CSV again.", weak("csv"))
     assert again["status"] == "buffered", again
+
+
+def test_the_weak_signal_settings_and_the_buffer_refuse_as_422_problems(http: Client) -> None:
+    tenant = weak_tenant(http)
+    for field, value in (("weak_quorum", 0), ("weak_window_days", 0)):
+        refused = http.put(
+            "/v1/attributes/other",
+            json={"value_type": "string", field: value},
+            headers=tenant.headers,
+        )
+        assert_problem(refused, 422, "invalid", field=field)
+    bad = http.get("/v1/buffer", params={"cursor": "nope"}, headers=at(tenant))
+    assert_problem(bad, 422, "invalid", field="cursor")
 
 
 def test_a_bulk_import_refuses_weak_candidates(store: MemoryStore, tenant: str) -> None:
