@@ -10,14 +10,10 @@ from litestar.testing import TestClient
 from server.client import SGAMClient
 from store.db.clock import ManualClock
 from store.service import MemoryStore
+from tests.conformance.http_surface import HttpSurface
 from tests.conformance.mcp_surface import McpSurface
-from tests.conformance.surfaces import (
-    FactSurface,
-    HttpSurface,
-    StoreSurface,
-    Surface,
-    new_tenant_name,
-)
+from tests.conformance.store_surface import StoreSurface
+from tests.conformance.surfaces import FactSurface, Surface, new_tenant_name
 from tests.conftest import ADMIN_TOKEN
 
 
