@@ -117,8 +117,10 @@ def served_document(http: TestClient[Litestar]) -> dict[str, Any]:
 def load_contract(document: dict[str, Any]) -> schemathesis.BaseSchema:
     """The document as schemathesis loads it, to generate requests and check answers."""
     # The Authorization header is sent by each test, never generated from the security schemes.
-    # NUL is never generated: PostgreSQL text cannot hold it, so every string field refuses it
-    # (422 naming the field), a rule JSON Schema has no keyword for.
+    # NUL is never generated: PostgreSQL text cannot hold it, so every string refuses it (422
+    # naming the field). The document states the rule (a pattern on each string of a body, a
+    # sentence on each free object: tests/http/test_openapi_exact.py), but no generator reads a
+    # sentence, and a free object (metadata, state) would get NUL in its strings.
     # Schemathesis' own list of refusals, and 413: a generated invalid body can run past the
     # size limit, which refuses it as surely as 422 would.
     rejected = [

@@ -7,7 +7,12 @@ from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from store.contract.common import Identifier, Timestamp, UnverifiedEvidencePolicy
+from store.contract.common import (
+    NO_NUL_IN_OBJECT,
+    Identifier,
+    Timestamp,
+    UnverifiedEvidencePolicy,
+)
 from store.contract.episodes import Episode, EpisodeInput
 from store.contract.facts import Attribute
 from store.contract.governance import RetentionClass
@@ -16,6 +21,15 @@ from store.contract.results import UpdateResult
 
 MAX_CANDIDATES = 100
 MAX_BATCH = 100
+
+Candidate = Annotated[
+    dict[str, Any],
+    Field(
+        description="A MemoryUpdate candidate (see /v1/memory-update-schema);"
+        f" {NO_NUL_IN_OBJECT}, or the candidate's result is invalid"
+    ),
+]
+"""A candidate as a body carries it: judged on its own, into its own result."""
 
 
 class _Body(BaseModel):
@@ -62,7 +76,7 @@ class TenantChange(_Body):
 class EpisodeBody(EpisodeInput):
     """An episode to record, optionally with candidates extracted from it."""
 
-    updates: list[dict[str, Any]] = Field(
+    updates: list[Candidate] = Field(
         default_factory=list,
         max_length=MAX_CANDIDATES,
         description="MemoryUpdate candidates citing this episode (see /v1/memory-update-schema);"
@@ -113,7 +127,7 @@ class EpisodeBatchRecorded(BaseModel):
 class CandidatesBody(_Body):
     """Candidates from a later extraction of one episode."""
 
-    candidates: list[dict[str, Any]] = Field(
+    candidates: list[Candidate] = Field(
         min_length=1,
         max_length=MAX_CANDIDATES,
         description="MemoryUpdate objects (see /v1/memory-update-schema).",

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
     BeforeValidator,
     Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     PlainSerializer,
     StrictInt,
     StringConstraints,
 )
-from pydantic_core import PydanticCustomError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
 
 from store.contract.names import MAX_NAME, fold_name
 from store.contract.times import format_timestamp, parse_timestamp
@@ -83,8 +87,33 @@ KeepDays = Annotated[StrictInt, Field(ge=0, le=36500), BeforeValidator(_integer_
 MAX_METADATA_DEPTH = MAX_JSON_DEPTH
 """How deep episode metadata may nest: what is stored must also serialize when read back."""
 
-NoNul = AfterValidator(_refuse_nul)
-"""PostgreSQL text cannot hold NUL: refuse it where it arrives, naming the field."""
+NO_NUL_PATTERN = r"^[^\x00]*$"
+"""The no-NUL rule as a JSON Schema pattern (the same in ECMA 262 and Python regexes)."""
+NO_NUL_IN_OBJECT = "no key or string in it may contain NUL (U+0000)"
+"""The no-NUL rule of a free JSON object (metadata, state, a definition), which no pattern
+can state: said in its description."""
+
+
+@dataclass(frozen=True, slots=True)
+class _NoNul:
+    """Refuse NUL where it arrives, and say so in the JSON Schema (a pattern on the string)."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(_refuse_nul, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        json_schema.setdefault("pattern", NO_NUL_PATTERN)
+        return json_schema
+
+
+NoNul = _NoNul()
+"""PostgreSQL text cannot hold NUL: refuse it where it arrives, naming the field, and state the
+rule in the document as a pattern (a string that has its own pattern, an id's, excludes NUL)."""
 
 
 def _has_a_word(name: str) -> str:

@@ -10,6 +10,7 @@ from store.contract.common import (
     IDENTIFIER_PATTERN,
     MAX_METADATA_DEPTH,
     MAX_TEXT,
+    NO_NUL_IN_OBJECT,
     RETENTION_CLASS_RULE,
     EpisodeKind,
     Identifier,
@@ -34,7 +35,10 @@ class EpisodeInput(_Input):
     session_id: Identifier | None = None
     subjects: list[Identifier] = Field(default_factory=list, max_length=100)
     retention_class: Identifier = Field(default="standard", description=RETENTION_CLASS_RULE)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"A JSON object nested at most {MAX_METADATA_DEPTH} levels; {NO_NUL_IN_OBJECT}",
+    )
     subject_names: dict[Identifier, SubjectName] = Field(
         default_factory=dict,
         max_length=100,

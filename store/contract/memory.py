@@ -18,7 +18,14 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from store.contract.common import MAX_METADATA_DEPTH, MAX_TEXT, Identifier, Integer, Timestamp
+from store.contract.common import (
+    MAX_METADATA_DEPTH,
+    MAX_TEXT,
+    NO_NUL_IN_OBJECT,
+    Identifier,
+    Integer,
+    Timestamp,
+)
 from store.contract.values import JsonValue, check_stored_object
 
 MAX_VERSION = 2**31 - 1
@@ -51,7 +58,8 @@ class CheckpointWrite(BaseModel):
     state: dict[str, Any] = Field(
         default_factory=dict,
         description=f"Whatever else the next step needs: a JSON object of at most"
-        f" {MAX_STATE_BYTES} bytes, nested at most {MAX_METADATA_DEPTH} levels",
+        f" {MAX_STATE_BYTES} bytes, nested at most {MAX_METADATA_DEPTH} levels;"
+        f" {NO_NUL_IN_OBJECT}",
     )
     expected_version: ExpectedVersion | None = Field(
         default=None,

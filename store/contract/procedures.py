@@ -14,7 +14,14 @@ from pydantic import (
     model_validator,
 )
 
-from store.contract.common import MAX_METADATA_DEPTH, Identifier, NoNul, Timestamp
+from store.contract.common import (
+    MAX_METADATA_DEPTH,
+    NO_NUL_IN_OBJECT,
+    NO_NUL_PATTERN,
+    Identifier,
+    NoNul,
+    Timestamp,
+)
 from store.contract.values import check_stored_object
 
 MAX_VERSION = 2**31 - 1
@@ -48,6 +55,7 @@ Steps = Annotated[
             "type": "string",
             "minLength": 1,
             "maxLength": MAX_STEPS,
+            "pattern": NO_NUL_PATTERN,
             "description": "The steps as text",
         }
     ),
@@ -59,7 +67,7 @@ Definition = Annotated[
         {
             "type": "object",
             "description": f"The procedure as a JSON object of at most {MAX_DEFINITION_BYTES}"
-            f" bytes, nested at most {MAX_METADATA_DEPTH} levels",
+            f" bytes, nested at most {MAX_METADATA_DEPTH} levels; {NO_NUL_IN_OBJECT}",
         }
     ),
 ]

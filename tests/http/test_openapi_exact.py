@@ -9,14 +9,16 @@ episode kind, and ``OPTIONS`` lists every method of a path.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from store.contract.common import IDENTIFIER_PATTERN
+from store.contract.common import IDENTIFIER_PATTERN, NO_NUL_IN_OBJECT
 from tests.conftest import ApiTenant
+from tests.openapi_helpers import operations, served_document
 
 ID_SCHEMA = {"type": "string", "maxLength": 100_000, "pattern": IDENTIFIER_PATTERN}
 """An id in an episode (its model caps every string at 100,000 characters, the pattern at 200)."""
@@ -237,3 +239,75 @@ def test_options_lists_every_method_of_a_path_with_several(
     response = http.options("/v1/episodes/ep-1", headers=api_tenant.headers)
     assert response.status_code == 204, response.text
     assert response.headers["allow"] == "DELETE, GET, OPTIONS"
+
+
+def _body_strings_and_objects(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every string and free object schema a request body holds, with where it is."""
+    components = document["components"]["schemas"]
+    found: list[tuple[str, dict[str, Any]]] = []
+    visited: set[str] = set()
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                walk(item, f"{where}[{index}]")
+            return
+        if not isinstance(node, dict):
+            return
+        if "$ref" in node:
+            name = node["$ref"].rsplit("/", 1)[-1]
+            if name not in visited:
+                visited.add(name)
+                walk(components[name], name)
+            return
+        free_object = (
+            node.get("type") == "object" and not {"properties", "patternProperties"} & node.keys()
+        )
+        free_object = free_object and node.get("additionalProperties", True) is True
+        fixed = "enum" in node or "const" in node
+        if (node.get("type") == "string" and not fixed) or free_object:
+            found.append((where, node))
+        for key, value in node.items():
+            walk(value, f"{where}.{key}")
+
+    for (method, path), operation in operations(document).items():
+        if "requestBody" in operation:
+            walk(operation["requestBody"], f"{method} {path}")
+    return found
+
+
+def test_every_string_and_free_object_of_a_body_states_the_no_nul_rule(
+    http: TestClient[Litestar],
+) -> None:
+    found = _body_strings_and_objects(served_document(http))
+
+    assert len(found) > 50
+    strings = [(where, schema) for where, schema in found if schema["type"] == "string"]
+    without_pattern = [
+        where
+        for where, schema in strings
+        if "format" not in schema
+        and ("pattern" not in schema or re.search(schema["pattern"], "a\x00b") is not None)
+    ]
+    assert without_pattern == []
+    objects = [(where, schema) for where, schema in found if schema["type"] == "object"]
+    unstated = [
+        where for where, schema in objects if NO_NUL_IN_OBJECT not in schema.get("description", "")
+    ]
+    assert unstated == []
+
+
+@pytest.mark.parametrize(
+    ("field", "body"),
+    [
+        ("text", {"text": "a\x00b"}),
+        ("session_id", {"text": "t", "session_id": "a\x00b"}),
+        ("metadata", {"text": "t", "metadata": {"k": ["a\x00b"]}}),
+    ],
+)
+def test_a_nul_in_a_body_string_is_refused_as_the_document_says(
+    http: TestClient[Litestar], api_tenant: ApiTenant, field: str, body: dict[str, Any]
+) -> None:
+    episode = {"occurred_at": "2026-03-01T09:00:00Z", **body}
+
+    _refused(http.post("/v1/episodes", json=episode, headers=api_tenant.headers), field)
