@@ -12,6 +12,7 @@ import httpx
 from server.client import SGAMClient, SGAMError
 from server.client import calls as routes
 from server.client import checkpoint_calls as checkpoint_routes
+from server.client import episodic_calls as episodic_routes
 from server.client import procedure_calls as procedure_routes
 from server.client import read_calls as read_routes
 from server.client import retention_calls as retention_routes
@@ -20,7 +21,7 @@ from server.client.call import Call
 from store.contract.episodes import Episode
 from store.contract.facts import Attribute, Fact
 from store.contract.governance import Hold, MigrationResult, RetentionClass
-from store.contract.memory import BufferPage, Checkpoint
+from store.contract.memory import BufferPage, Checkpoint, EpisodeOutcome
 from store.contract.procedures import ActiveProcedure, ProcedureVersion
 from store.contract.results import (
     ErasureResult,
@@ -98,6 +99,13 @@ class HttpSurface(Surface):
 
     def episode(self, episode_id: str) -> Episode:
         return self._send(routes.episode(episode_id))
+
+    def record_outcome(self, episode_id: str, outcome: Json) -> EpisodeOutcome:
+        call = episodic_routes.record_outcome(episode_id, "unknown")
+        return self._send(_as_sent(call, outcome))
+
+    def outcome(self, episode_id: str) -> EpisodeOutcome:
+        return self._send(episodic_routes.outcome(episode_id))
 
     def fact(self, subject: str, attribute: str, *, valid_at: str | None = None) -> Fact:
         return self._send(routes.fact(subject, attribute, valid_at=valid_at))

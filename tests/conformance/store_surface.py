@@ -9,7 +9,7 @@ from typing import TypeVar
 from store.contract.episodes import Episode
 from store.contract.facts import Attribute, Fact
 from store.contract.governance import Hold, MigrationResult, RetentionClass
-from store.contract.memory import BufferPage, Checkpoint
+from store.contract.memory import BufferPage, Checkpoint, EpisodeOutcome
 from store.contract.procedures import DEFAULT_SCOPE, ActiveProcedure, ProcedureVersion
 from store.contract.results import (
     ErasureResult,
@@ -106,6 +106,12 @@ class StoreSurface(Surface):
 
     def episode(self, episode_id: str) -> Episode:
         return self._run(lambda: self.store.episodes.get(self.tenant, episode_id))
+
+    def record_outcome(self, episode_id: str, outcome: Json) -> EpisodeOutcome:
+        return self._run(lambda: self.store.outcomes.record(self.tenant, episode_id, outcome))
+
+    def outcome(self, episode_id: str) -> EpisodeOutcome:
+        return self._run(lambda: self.store.outcomes.current(self.tenant, episode_id))
 
     def fact(self, subject: str, attribute: str, *, valid_at: str | None = None) -> Fact:
         return self._run(

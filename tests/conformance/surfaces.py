@@ -22,7 +22,7 @@ from typing import Any
 from store.contract.episodes import Episode
 from store.contract.facts import Attribute, Fact
 from store.contract.governance import Hold, MigrationResult, RetentionClass
-from store.contract.memory import BufferPage, Checkpoint
+from store.contract.memory import BufferPage, Checkpoint, EpisodeOutcome
 from store.contract.procedures import ActiveProcedure, ProcedureVersion
 from store.contract.results import (
     ErasureResult,
@@ -117,6 +117,14 @@ class Surface(FactSurface):
     @abstractmethod
     def episode(self, episode_id: str) -> Episode:
         """One recorded episode."""
+
+    @abstractmethod
+    def record_outcome(self, episode_id: str, outcome: Json) -> EpisodeOutcome:
+        """Record what came of an episode."""
+
+    @abstractmethod
+    def outcome(self, episode_id: str) -> EpisodeOutcome:
+        """An episode's current outcome."""
 
     @abstractmethod
     def profile(self, subject: str) -> Profile:

@@ -1,4 +1,7 @@
-"""Episodic memory through the HTTP API: outcomes on episodes, and experience search.
+"""Episodic memory through the HTTP API: experience search, and outcomes as HTTP answers them.
+
+Recording, superseding, refusing and erasing outcomes are scenarios of
+tests/conformance/test_episodic_memory.py, run over HTTP too.
 
 An episode counts as experience only with an observed outcome (design, section 6): one without
 an outcome, or whose outcome is ``unknown``, is found by similarity but flagged, never counted.
@@ -9,7 +12,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 from psycopg_pool import ConnectionPool
@@ -17,12 +19,11 @@ from psycopg_pool import ConnectionPool
 from store.service import MemoryStore
 from tests.conftest import ApiTenant
 from tests.helpers import owner_connection
-from tests.http_helpers import assert_problem, candidate, declare, make_tenant, record
+from tests.http_helpers import assert_problem, make_tenant, record
 
 Client = TestClient[Litestar]
 
 FIRST_AT = "2026-04-01T10:00:00Z"
-LATER_AT = "2026-04-02T10:00:00Z"
 
 FAILED = {
     "status": "failed",
@@ -78,55 +79,20 @@ def _current(http: Client, api_tenant: ApiTenant, episode_id: str) -> Any:
     return response.json()
 
 
-def test_an_outcome_attached_to_an_episode_reads_back(http: Client, api_tenant: ApiTenant) -> None:
+def test_an_outcome_is_its_own_resource_and_refusals_are_problems(
+    http: Client, api_tenant: ApiTenant
+) -> None:
     record(http, api_tenant.headers, "deploy-1", "Deployed the billing service to production.")
     assert _current(http, api_tenant, "deploy-1") is None
-
     answered = _outcome(http, api_tenant, "deploy-1", FAILED)
-
     assert answered.status_code == 200, answered.text
-    expected = {
-        "episode_id": "deploy-1",
-        "revision": 1,
-        **FAILED,
-        "recorded_at": FIRST_AT,
-        "observed": True,
-    }
-    assert answered.json() == expected
-    assert _current(http, api_tenant, "deploy-1") == expected
+    assert _current(http, api_tenant, "deploy-1") == answered.json()
     episode = http.get("/v1/episodes/deploy-1", headers=api_tenant.headers).json()
     assert "outcome" not in episode  # one shape of an episode, wherever it is answered
-    assert episode["text"] == "Deployed the billing service to production."
-
-
-def test_a_later_outcome_supersedes_the_current_one_and_the_old_one_stays_as_history(
-    http: Client, api_tenant: ApiTenant, pool: ConnectionPool
-) -> None:
-    record(http, api_tenant.headers, "deploy-2", "Deployed the search service to production.")
-    first = _outcome(http, api_tenant, "deploy-2", {**FAILED, "status": "unknown"})
-    assert first.json()["observed"] is False
-
-    # The same outcome again (a retried request) changes nothing.
-    again = _outcome(http, api_tenant, "deploy-2", {**FAILED, "status": "unknown"}, now=LATER_AT)
-    assert again.status_code == 200, again.text
-    assert again.json() == first.json()
-
-    later = _outcome(http, api_tenant, "deploy-2", SUCCEEDED, now=LATER_AT)
-
-    assert later.status_code == 200, later.text
-    current = {
-        "episode_id": "deploy-2",
-        "revision": 2,
-        **SUCCEEDED,
-        "recorded_at": LATER_AT,
-        "observed": True,
-    }
-    assert later.json() == current
-    assert _current(http, api_tenant, "deploy-2") == current
-    assert _stored_outcomes(pool, api_tenant) == [
-        ("deploy-2", 1, "unknown", False),
-        ("deploy-2", 2, "succeeded", True),
-    ]
+    bad = _outcome(http, api_tenant, "deploy-1", {**FAILED, "status": "great"})
+    assert_problem(bad, 422, "invalid", field="status")
+    missing = _outcome(http, api_tenant, "never-recorded", FAILED)
+    assert_problem(missing, 404, "not_found", field="episode_id")
 
 
 def test_experience_search_ranks_similar_situations_first_and_counts_only_observed_outcomes(
@@ -198,84 +164,6 @@ def test_another_tenants_episode_is_not_found_and_never_found_by_search(
     assert found["results"][0]["outcome"] is None
     assert _stored_outcomes(pool, other) == []
     assert _stored_outcomes(pool, api_tenant) == [("shared-id", 1, "succeeded", True)]
-
-
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({**FAILED, "status": "great"}, "status"),
-        ({**FAILED, "verified": "true"}, "verified"),
-        ({**FAILED, "human_intervened": 1}, "human_intervened"),
-        ({**FAILED, "outcome_receipt_id": "not an id"}, "outcome_receipt_id"),
-        ({key: value for key, value in FAILED.items() if key != "status"}, "status"),
-        ({**FAILED, "recorded_at": FIRST_AT}, "recorded_at"),
-    ],
-)
-def test_a_bad_outcome_is_refused_naming_its_field_and_writes_nothing(
-    http: Client,
-    api_tenant: ApiTenant,
-    pool: ConnectionPool,
-    body: dict[str, Any],
-    field: str,
-) -> None:
-    record(http, api_tenant.headers, "bad-input", "Rebuilt the search index.")
-
-    refused = _outcome(http, api_tenant, "bad-input", body)
-
-    assert_problem(refused, 422, "invalid", field=field)
-    assert _current(http, api_tenant, "bad-input") is None
-    assert _stored_outcomes(pool, api_tenant) == []
-
-
-def test_an_outcome_for_an_unknown_episode_is_not_found(
-    http: Client, api_tenant: ApiTenant, pool: ConnectionPool
-) -> None:
-    refused = _outcome(http, api_tenant, "never-recorded", FAILED)
-
-    assert_problem(refused, 404, "not_found", field="episode_id")
-    assert _stored_outcomes(pool, api_tenant) == []
-
-
-def test_erasing_an_episode_takes_its_outcome_along(
-    http: Client, api_tenant: ApiTenant, pool: ConnectionPool
-) -> None:
-    record(http, api_tenant.headers, "to-erase", "Paged the on-call engineer about disk space.")
-    _outcome(http, api_tenant, "to-erase", FAILED)
-
-    erased = http.delete("/v1/episodes/to-erase", headers=api_tenant.headers)
-
-    assert erased.status_code == 200, erased.text
-    assert erased.json()["episodes_deleted"] == 1
-    assert _stored_outcomes(pool, api_tenant) == []
-    assert_problem(_outcome(http, api_tenant, "to-erase", FAILED), 404, "not_found")
-
-
-def test_an_erased_episode_kept_as_a_stub_keeps_no_outcome_and_takes_none(
-    http: Client, api_tenant: ApiTenant, pool: ConnectionPool
-) -> None:
-    headers = api_tenant.headers
-    declare(http, headers, "team", "string")
-    record(
-        http,
-        headers,
-        "both",
-        "Ana and Ben moved to the platform team.",
-        updates=[candidate("ana", "team", "platform"), candidate("ben", "team", "platform")],
-    )
-    _outcome(http, api_tenant, "both", SUCCEEDED)
-
-    # Ben's fact still cites the episode: erasing Ana leaves it as a stub.
-    erased = http.delete("/v1/subjects/ana", headers=headers)
-
-    assert erased.status_code == 200, erased.text
-    assert erased.json()["episodes_stubbed"] == 1
-    stub = http.get("/v1/episodes/both", headers=headers).json()
-    assert stub["erased_at"] is not None
-    assert _current(http, api_tenant, "both") is None
-    assert _stored_outcomes(pool, api_tenant) == []
-    refused = _outcome(http, api_tenant, "both", SUCCEEDED)
-    assert_problem(refused, 409, "conflict", field="episode_id")
-    assert _stored_outcomes(pool, api_tenant) == []
 
 
 def test_concurrent_outcomes_of_one_episode_are_recorded_one_at_a_time(
