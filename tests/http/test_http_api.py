@@ -450,36 +450,6 @@ def test_batch_records_every_episode_in_order_and_applies_each_ones_candidates(
         assert ok(http.get(f"/v1/episodes/{episode['id']}", headers=tenant.headers)) == episode
 
 
-def test_a_batch_with_one_invalid_episode_records_none_of_them(http: Client) -> None:
-    tenant = new_tenant(http)
-    body = {
-        "episodes": [
-            {"id": "good", "occurred_at": "2026-04-01T08:00:00Z", "text": "Fine."},
-            {"id": "bad", "occurred_at": "2026-04-01T08:00:00", "text": "A naive time."},
-        ]
-    }
-    refused = http.post("/v1/episodes/batch", json=body, headers=at(tenant, "2026-04-01T12:00:00Z"))
-    assert problem(refused, 422, "invalid")["field"] == "episodes.1.occurred_at"
-    for episode_id in ("good", "bad"):
-        problem(http.get(f"/v1/episodes/{episode_id}", headers=tenant.headers), 404, "not_found")
-
-
-def test_a_batch_reusing_an_id_with_other_content_records_none_of_them(http: Client) -> None:
-    tenant = new_tenant(http)
-    now = "2026-04-01T12:00:00Z"
-    record(http, tenant, now, id="kept", occurred_at="2026-04-01T08:00:00Z", text="Original.")
-    body = {
-        "episodes": [
-            {"id": "fresh", "occurred_at": "2026-04-01T09:00:00Z", "text": "New."},
-            {"id": "kept", "occurred_at": "2026-04-01T08:00:00Z", "text": "Rewritten."},
-        ]
-    }
-    problem(http.post("/v1/episodes/batch", json=body, headers=at(tenant, now)), 409, "conflict")
-    problem(http.get("/v1/episodes/fresh", headers=tenant.headers), 404, "not_found")
-    kept = ok(http.get("/v1/episodes/kept", headers=tenant.headers))
-    assert kept["text"] == "Original."
-
-
 # -- attributes -----------------------------------------------------------------------------
 
 
