@@ -98,6 +98,12 @@ class Settings(BaseSettings):
         description="How long a sign-in to the timeline pages lasts (a revoked key ends its"
         " sessions at once).",
     )
+    ui_secret: SecretStr | None = Field(
+        default=None,
+        min_length=16,
+        description="Key that signs the timeline pages' CSRF tokens; unset = a key kept in"
+        " data_dir (file `ui_secret`). Give every process that serves the pages the same one.",
+    )
     migrate_on_start: bool = Field(
         default=True,
         description="`sgam serve` applies pending migrations as it starts, before its workers.",

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 from litestar import Litestar
 from litestar.testing import TestClient
+from pydantic import SecretStr
 
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
@@ -25,6 +26,7 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 CLOCK = "X-SGAM-Now"
 FORM_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 PAGE_CLOCK = ts("2027-01-01T00:00:00Z")
+UI_SECRET = "ui-secret-for-the-tests-0123456789"
 """The pages' clock: after every write the tests make (each sets its own with X-SGAM-Now), so
 the pages say the same on any date."""
 VERSION_ROW = re.compile(r'<tr class="[^"]*" data-value="([^"]*)" data-state="([^"]*)">')
@@ -50,7 +52,10 @@ class Key:
 def page_client(
     settings: Settings, embedder: Embedder, base_url: str = "http://testserver.local"
 ) -> TestClient[Litestar]:
-    """A test client on the app at ``PAGE_CLOCK`` that does not follow redirects."""
+    """A test client on the app at ``PAGE_CLOCK`` that does not follow redirects; the pages'
+    key is ``UI_SECRET`` unless ``settings`` name one (never a file in the user's data folder)."""
+    if settings.ui_secret is None:
+        settings = settings.model_copy(update={"ui_secret": SecretStr(UI_SECRET)})
     app = create_app(settings, embedder=embedder, clock=ManualClock(PAGE_CLOCK))
     client = TestClient(app, base_url=base_url, raise_server_exceptions=False)
     client.follow_redirects = False

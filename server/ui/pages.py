@@ -23,6 +23,7 @@ from litestar.types import ExceptionHandlersMap
 from server.http.problems import status_of
 from server.runtime.resources import resources_of
 from server.ui.sessions import SESSION_COOKIE, CsrfRefused, SignInRequired, expired
+from server.ui.sign_in import TooManySignIns
 from store.errors import StoreError
 
 log = logging.getLogger("server.ui")
@@ -75,14 +76,19 @@ def template_config() -> TemplateConfig[JinjaTemplateEngine]:
 
 
 def page(
-    name: str, *, status_code: int = 200, cookies: list[Any] | None = None, **context: Any
+    name: str,
+    *,
+    status_code: int = 200,
+    cookies: list[Any] | None = None,
+    headers: dict[str, str] | None = None,
+    **context: Any,
 ) -> Template:
-    """The page rendered from template ``name``, with the security headers."""
+    """The page rendered from template ``name``, with the security headers (and ``headers``)."""
     return Template(
         template_name=name,
         context=context,
         status_code=status_code,
-        headers=SECURITY_HEADERS,
+        headers={**SECURITY_HEADERS, **(headers or {})},
         cookies=cookies or [],
         media_type=MediaType.HTML,
     )
@@ -120,6 +126,19 @@ def csrf_refused(request: Request[Any, Any, Any], _: CsrfRefused) -> Response[An
 def error_page(status: int, message: str, **context: Any) -> Template:
     """A page saying what went wrong, with the status it answers."""
     return page("error.html.j2", status_code=status, status=status, message=message, **context)
+
+
+def too_many_sign_ins(request: Request[Any, Any, Any], error: TooManySignIns) -> Response[Any]:
+    """An address past its refused sign-ins: 429, saying when it may try again."""
+    del request
+    wait = error.retry_after_s
+    return page(
+        "error.html.j2",
+        status_code=429,
+        headers={"Retry-After": str(wait)},
+        status=429,
+        message=f"Too many refused sign-ins: try again in {wait} seconds.",
+    )
 
 
 def store_error(request: Request[Any, Any, Any], error: StoreError) -> Response[Any]:
@@ -178,6 +197,7 @@ def routing_error(
 EXCEPTION_HANDLERS: Final[ExceptionHandlersMap] = {
     SignInRequired: sign_in_redirect,
     CsrfRefused: csrf_refused,
+    TooManySignIns: too_many_sign_ins,
     StoreError: store_error,
     # Named apart from HTTPException: the app's own handler for it (problem+json) would win.
     ValidationException: invalid_input,

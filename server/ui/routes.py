@@ -5,7 +5,6 @@ the episodes its facts cite. Server-rendered pages, outside the API's OpenAPI do
 from __future__ import annotations
 
 import functools
-import hmac
 from datetime import datetime, timedelta
 from functools import partial
 from importlib.resources import files as package_files
@@ -36,6 +35,13 @@ from server.ui.sessions import (
     signed_in_guard,
     signed_in_of,
 )
+from server.ui.sign_in import (
+    RefusedSignIns,
+    client_address,
+    is_sign_in_token,
+    server_key,
+    sign_in_token,
+)
 from server.ui.timeline import WIDTH, lay_out
 from store.contract.times import TimestampError, format_timestamp, parse_timestamp
 from store.governance.keys import parse_token
@@ -54,31 +60,37 @@ def _form_value(form: Any, name: str) -> str | None:
 
 @get("/login", sync_to_thread=False)
 def login_form(request: Request[Any, Any, Any]) -> Template:
-    """The sign-in form; its CSRF token goes in the form and in a cookie of its own."""
-    token = new_token()
+    """The sign-in form: a nonce in a cookie of its own, the token signed for it in the form."""
+    nonce = new_token()
+    key = server_key(resources_of(request.app).settings)
     return page(
         "login.html.j2",
-        form_token=token,
+        form_token=sign_in_token(nonce, key),
         error=None,
-        cookies=[cookie(LOGIN_COOKIE, token, secure=cookies_secure(request))],
+        cookies=[cookie(LOGIN_COOKIE, nonce, secure=cookies_secure(request))],
     )
 
 
 @post("/login", status_code=303)
 async def login(request: Request[Any, Any, Any]) -> Response[Any]:
-    """Check the form's token and the key; open a session; on to the subjects."""
-    form = await request.form()
-    expected = request.cookies.get(LOGIN_COOKIE)
-    offered = _form_value(form, CSRF_FIELD)
-    if not expected or offered is None or not hmac.compare_digest(offered, expected):
-        raise CsrfRefused
+    """Check the address's refusals, the form's token and the key; open a session; on to the
+    subjects. A refused sign-in counts against the address (``server.ui.sign_in``)."""
+    refusals, address = RefusedSignIns.of(request), client_address(request)
+    await refusals.check(address)
     resources = resources_of(request.app)
+    key = server_key(resources.settings)
+    form = await request.form()
+    offered = _form_value(form, CSRF_FIELD)
+    if not is_sign_in_token(request.cookies.get(LOGIN_COOKIE), offered, key):
+        await refusals.refused(address)
+        raise CsrfRefused
     api_key = (_form_value(form, "api_key") or "").strip()
     tenant_id = await authenticate(api_key, cache=resources.keys, admin=resources.store.admin)
     offered_key = parse_token(api_key)
     if tenant_id is None or offered_key is None:
+        await refusals.refused(address)
         return page(
-            "login.html.j2", status_code=401, form_token=expected, error="Unknown or revoked key."
+            "login.html.j2", status_code=401, form_token=offered, error="Unknown or revoked key."
         )
     session_id = new_token()
     lifetime = timedelta(hours=resources.settings.ui_session_hours)
@@ -87,7 +99,7 @@ async def login(request: Request[Any, Any, Any]) -> Response[Any]:
         tenant_id,
         offered_key.key_id,
         session_hash=digest(session_id),
-        csrf_hash=digest(csrf_token_for(session_id)),
+        csrf_hash=digest(csrf_token_for(session_id, key)),
         lifetime=lifetime,
     )
     await anyio.to_thread.run_sync(opening)

@@ -5,9 +5,9 @@ only its digest, the key it was opened with and the digest of its CSRF token
 (``store/governance/ui_sessions.py``). Every request finds the session again, and the lookup checks
 the key as every API key check does: a revoked key's sessions stop working on their next request.
 
-Forms carry a CSRF token. A session's token is derived from its id (a one-way digest), so a
-page can print it without the server keeping it; the sign-in form, which has no session yet,
-carries a random token that must equal the one in its own ``LOGIN_COOKIE`` (a double submit).
+Forms carry a CSRF token. A session's token is its id signed with the server's key, so a page
+can print it without the server keeping it; the sign-in form, which has no session yet, carries
+a token signed for the nonce in its own ``LOGIN_COOKIE`` (``server.ui.sign_in``).
 Both cookies are ``HttpOnly`` and ``SameSite=Strict``, and ``Secure`` when configured.
 """
 
@@ -25,6 +25,7 @@ from litestar.datastructures import Cookie
 from litestar.handlers.base import BaseRouteHandler
 
 from server.runtime.resources import resources_of
+from server.ui.sign_in import server_key, signed
 
 SESSION_COOKIE: Final = "sgam_ui"
 LOGIN_COOKIE: Final = "sgam_ui_login"
@@ -63,9 +64,9 @@ def new_token() -> str:
     return secrets.token_urlsafe(_TOKEN_BYTES)
 
 
-def csrf_token_for(session_id: str) -> str:
-    """The CSRF token of a session: a one-way digest of its id."""
-    return hashlib.sha256(b"sgam-ui-csrf\x00" + session_id.encode()).hexdigest()
+def csrf_token_for(session_id: str, key: bytes) -> str:
+    """The CSRF token of a session: its id signed with the server's key."""
+    return signed("session", session_id, key)
 
 
 def same_token(offered: str | None, expected_hash: bytes) -> bool:
@@ -100,15 +101,15 @@ async def signed_in_guard(
     session_id = connection.cookies.get(SESSION_COOKIE)
     if not session_id or len(session_id) > _MAX_TOKEN:
         raise SignInRequired
-    store = resources_of(connection.app).store
+    resources = resources_of(connection.app)
     session_hash = digest(session_id)
-    found = await anyio.to_thread.run_sync(store.ui_sessions.find, session_hash)
+    found = await anyio.to_thread.run_sync(resources.store.ui_sessions.find, session_hash)
     if found is None:
         raise SignInRequired
     connection.state.signed_in = SignedIn(
         tenant_id=found.tenant_id,
         session_hash=session_hash,
-        csrf_token=csrf_token_for(session_id),
+        csrf_token=csrf_token_for(session_id, server_key(resources.settings)),
         csrf_hash=found.csrf_hash,
     )
 

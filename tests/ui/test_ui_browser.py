@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from pydantic import SecretStr
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
@@ -31,7 +32,7 @@ from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
 from store.db.clock import ManualClock
-from tests.ui_helpers import PAGE_CLOCK, Key, make_key, seed_mira
+from tests.ui_helpers import PAGE_CLOCK, UI_SECRET, Key, make_key, seed_mira
 
 PACKAGE = "chromium-driver"
 WAIT_SECONDS = 30
@@ -83,7 +84,8 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def served(api_settings: Settings, embedder: Embedder) -> Iterator[str]:
     """The app on a local port (its clock after every write of the tests); its base URL."""
-    app = create_app(api_settings, embedder=embedder, clock=ManualClock(PAGE_CLOCK))
+    settings = api_settings.model_copy(update={"ui_secret": SecretStr(UI_SECRET)})
+    app = create_app(settings, embedder=embedder, clock=ManualClock(PAGE_CLOCK))
     port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")

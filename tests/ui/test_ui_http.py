@@ -4,6 +4,7 @@ flags, the server-side session, CSRF refusals, and revocation (``test_ui_pages.p
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Iterator
 
 import httpx
@@ -14,9 +15,9 @@ from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
 from server.settings import Settings
-from server.ui.sessions import csrf_token_for
+from server.ui.sign_in import MAX_REFUSED, WINDOW_S
 from tests.helpers import owner_connection
-from tests.ui_helpers import ADMIN, form_token, make_key, page_client, sign_in
+from tests.ui_helpers import ADMIN, UI_SECRET, form_token, make_key, page_client, sign_in
 
 Client = TestClient[Litestar]
 
@@ -40,6 +41,12 @@ def _sha(text: str) -> bytes:
     return hashlib.sha256(text.encode()).digest()
 
 
+def _hmac(message: str) -> str:
+    """``message`` signed with the pages' key: the SHA-256 of ``UI_SECRET``."""
+    key = hashlib.sha256(UI_SECRET.encode()).digest()
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+
+
 def _set_cookies(response: httpx.Response) -> dict[str, str]:
     """Each Set-Cookie header of the response by cookie name."""
     return {h.split("=", 1)[0]: h for h in response.headers.get_list("set-cookie")}
@@ -59,10 +66,10 @@ def test_signing_in_keeps_a_server_side_session_and_gives_the_browser_only_its_i
 ) -> None:
     key = make_key(browser)
     form = browser.get("/ui/login")
+    nonce = browser.cookies["sgam_ui_login"]
     login_cookie = _set_cookies(form)["sgam_ui_login"]
-    assert login_cookie == (
-        f"sgam_ui_login={form_token(form.text)}; HttpOnly; Path=/ui; SameSite=strict"
-    )
+    assert login_cookie == f"sgam_ui_login={nonce}; HttpOnly; Path=/ui; SameSite=strict"
+    assert form_token(form.text) == _hmac(f"sgam-ui-sign-in\x00{nonce}")
     signed = browser.post(
         "/ui/login", data={"api_key": key.api_key, "csrf_token": form_token(form.text)}
     )
@@ -75,7 +82,7 @@ def test_signing_in_keeps_a_server_side_session_and_gives_the_browser_only_its_i
     }
     assert key.api_key not in str(signed.headers)
     assert _sessions(pool, key.tenant) == [
-        (key.tenant, _sha(session_id), key.key_id, _sha(csrf_token_for(session_id)))
+        (key.tenant, _sha(session_id), key.key_id, _sha(_hmac(f"sgam-ui-session\x00{session_id}")))
     ]
     page = browser.get("/ui/subjects")
     assert page.status_code == 200
@@ -156,3 +163,41 @@ def test_a_revoked_keys_session_stops_working_at_once(browser: Client) -> None:
     answer = browser.get("/ui/subjects")
     assert (answer.status_code, answer.headers["location"]) == (303, "/ui/login")
     assert sign_in(browser, key.api_key).status_code == 401
+
+
+def test_a_sign_in_token_must_be_signed_for_its_own_cookie(
+    browser: Client, pool: ConnectionPool
+) -> None:
+    key = make_key(browser)
+    first = browser.get("/ui/login")
+    first_token = form_token(first.text)
+    second = browser.get("/ui/login")  # a second form: a new nonce in the cookie
+    planted = {"api_key": key.api_key, "csrf_token": "planted-by-another-site"}
+    browser.cookies.set(
+        "sgam_ui_login", planted["csrf_token"], domain="testserver.local", path="/ui"
+    )
+
+    # A pair set from elsewhere, equal as a double submit wants, carries no signature.
+    assert browser.post("/ui/login", data=planted).status_code == 403
+    browser.cookies.set("sgam_ui_login", "another-nonce", domain="testserver.local", path="/ui")
+    other = {"api_key": key.api_key, "csrf_token": form_token(second.text)}
+    assert browser.post("/ui/login", data=other).status_code == 403
+    assert _sessions(pool, key.tenant) == []
+    assert first_token != form_token(second.text)
+
+
+def test_refused_sign_ins_from_one_address_are_limited_with_retry_after(
+    api_settings: Settings, embedder: Embedder, pool: ConnectionPool
+) -> None:
+    with page_client(api_settings, embedder) as client:  # an app of its own: its own counts
+        key = make_key(client)
+        for _ in range(MAX_REFUSED):
+            assert sign_in(client, key.api_key + "x").status_code == 401
+
+        limited = sign_in(client, key.api_key)
+
+        assert limited.status_code == 429, limited.text
+        assert 0 < int(limited.headers["retry-after"]) <= WINDOW_S
+        assert limited.headers["content-security-policy"].startswith("default-src 'none'")
+        assert "Too many refused sign-ins" in limited.text
+        assert _sessions(pool, key.tenant) == []
