@@ -25,8 +25,10 @@ from store.contract.memory import BufferPage, Checkpoint, EpisodeOutcome
 from store.contract.procedures import ActiveProcedure, ProcedureVersion
 from store.contract.results import (
     ErasureResult,
+    ExpireResult,
     MergeResult,
     Profile,
+    RetractResult,
     SubjectExport,
     UpdateResult,
 )
@@ -112,6 +114,25 @@ class HttpSurface(Surface):
 
     def history(self, subject: str, attribute: str) -> list[Fact]:
         return self._send(routes.history(subject, attribute))
+
+    def expire(
+        self, subject: str, attribute: str, *, at: str, source_episode_id: str
+    ) -> ExpireResult:
+        return self._send(
+            routes.expire(subject, attribute, at=at, source_episode_id=source_episode_id)
+        )
+
+    def retract(
+        self,
+        subject: str,
+        attribute: str,
+        *,
+        fact_id: str | None = None,
+        valid_from: str | None = None,
+    ) -> RetractResult:
+        return self._send(
+            routes.retract(subject, attribute, fact_id=fact_id, valid_from=valid_from)
+        )
 
     def profile(self, subject: str) -> Profile:
         return self._send(read_routes.profile(subject))

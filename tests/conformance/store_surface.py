@@ -13,8 +13,10 @@ from store.contract.memory import BufferPage, Checkpoint, EpisodeOutcome
 from store.contract.procedures import DEFAULT_SCOPE, ActiveProcedure, ProcedureVersion
 from store.contract.results import (
     ErasureResult,
+    ExpireResult,
     MergeResult,
     Profile,
+    RetractResult,
     SubjectExport,
     UpdateResult,
 )
@@ -120,6 +122,29 @@ class StoreSurface(Surface):
 
     def history(self, subject: str, attribute: str) -> list[Fact]:
         return self._run(lambda: self.store.facts.history(self.tenant, subject, attribute))
+
+    def expire(
+        self, subject: str, attribute: str, *, at: str, source_episode_id: str
+    ) -> ExpireResult:
+        return self._run(
+            lambda: self.store.facts.expire(
+                self.tenant, subject, attribute, at=at, source_episode_id=source_episode_id
+            )
+        )
+
+    def retract(
+        self,
+        subject: str,
+        attribute: str,
+        *,
+        fact_id: str | None = None,
+        valid_from: str | None = None,
+    ) -> RetractResult:
+        return self._run(
+            lambda: self.store.facts.retract(
+                self.tenant, subject, attribute, fact_id=fact_id, valid_from=valid_from
+            )
+        )
 
     def profile(self, subject: str) -> Profile:
         return self._run(lambda: self.store.subjects.profile(self.tenant, subject))

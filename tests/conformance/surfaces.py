@@ -26,8 +26,10 @@ from store.contract.memory import BufferPage, Checkpoint, EpisodeOutcome
 from store.contract.procedures import ActiveProcedure, ProcedureVersion
 from store.contract.results import (
     ErasureResult,
+    ExpireResult,
     MergeResult,
     Profile,
+    RetractResult,
     SubjectExport,
     UpdateResult,
 )
@@ -125,6 +127,23 @@ class Surface(FactSurface):
     @abstractmethod
     def outcome(self, episode_id: str) -> EpisodeOutcome:
         """An episode's current outcome."""
+
+    @abstractmethod
+    def expire(
+        self, subject: str, attribute: str, *, at: str, source_episode_id: str
+    ) -> ExpireResult:
+        """End a key's value at ``at``, citing the episode that said so."""
+
+    @abstractmethod
+    def retract(
+        self,
+        subject: str,
+        attribute: str,
+        *,
+        fact_id: str | None = None,
+        valid_from: str | None = None,
+    ) -> RetractResult:
+        """Withdraw a wrong fact, named by its id or its start."""
 
     @abstractmethod
     def profile(self, subject: str) -> Profile:

@@ -1,8 +1,8 @@
 """The write path on the real database: validation, the three rules, expiry, conflicts.
 
-Bad candidates, result order, redeclarations and episodes recorded, refused or batched, which
-every surface answers the same way, are scenarios of tests/conformance/test_write_path.py and
-tests/conformance/test_episodes.py."""
+Bad candidates, result order, redeclarations, episodes recorded, refused or batched, and
+expiries refused or answering unchanged, which every surface answers the same way, are scenarios
+of tests/conformance/ (test_write_path.py, test_episodes.py, test_expiry_and_retraction.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from store.db.clock import ManualClock
-from store.errors import InvalidInput, NotFound
+from store.errors import NotFound
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, record
@@ -171,37 +171,6 @@ def test_rule_3_in_a_gap_left_by_an_expiry(
     ]
     with pytest.raises(NotFound):
         store.facts.at(mira, "mira", "passport_deadline", valid_at="2026-06-07T00:00:00Z")
-
-
-def test_expiry_at_a_start_is_invalid_and_expiring_nothing_is_unchanged(
-    store: MemoryStore, mira: str
-) -> None:
-    assert_value(store, mira, "e1", "2026-07-15", "2026-06-01T09:00:00Z")
-    with pytest.raises(InvalidInput) as raised:
-        store.facts.expire(
-            mira, "mira", "passport_deadline", at="2026-06-01T09:00:00Z", source_episode_id="e2"
-        )
-    assert raised.value.field == "at"
-    nothing = store.facts.expire(
-        mira, "mira", "passport_deadline", at="2026-05-01T00:00:00Z", source_episode_id="e2"
-    )
-    assert (nothing.status, nothing.fact) == ("unchanged", None)
-    assert nothing.expiry_id is not None  # logged, for a later retraction's replay
-    assert values(store, mira) == [("2026-07-15", "2026-06-01T09:00:00+00:00", None)]
-
-
-def test_expiry_needs_a_declared_attribute_and_an_aware_instant(
-    store: MemoryStore, mira: str
-) -> None:
-    with pytest.raises(NotFound):
-        store.facts.expire(
-            mira, "mira", "shoe_size", at="2026-06-05T00:00:00Z", source_episode_id="e1"
-        )
-    with pytest.raises(InvalidInput) as raised:
-        store.facts.expire(
-            mira, "mira", "passport_deadline", at="2026-06-05T00:00:00", source_episode_id="e1"
-        )
-    assert raised.value.field == "at"
 
 
 def test_a_write_that_goes_back_in_system_time_is_invalid(
