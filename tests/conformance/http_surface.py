@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 
@@ -24,10 +24,12 @@ from store.contract.governance import Hold, MigrationResult, RetentionClass
 from store.contract.memory import BufferPage, Checkpoint, EpisodeOutcome
 from store.contract.procedures import ActiveProcedure, ProcedureVersion
 from store.contract.results import (
+    ConflictPage,
     ErasureResult,
     ExpireResult,
     MergeResult,
     Profile,
+    ResolveResult,
     RetractResult,
     SubjectExport,
     UpdateResult,
@@ -133,6 +135,22 @@ class HttpSurface(Surface):
         return self._send(
             routes.retract(subject, attribute, fact_id=fact_id, valid_from=valid_from)
         )
+
+    def conflicts(
+        self,
+        *,
+        status: Literal["open", "resolved", "all"] = "open",
+        subject: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> ConflictPage:
+        return self._send(
+            read_routes.conflicts(status=status, subject=subject, limit=limit, cursor=cursor)
+        )
+
+    def resolve_conflict(self, conflict_id: str, choose: str) -> ResolveResult:
+        call = read_routes.resolve_conflict(conflict_id, "incumbent")
+        return self._send(_as_sent(call, {"choose": choose}))
 
     def profile(self, subject: str) -> Profile:
         return self._send(read_routes.profile(subject))

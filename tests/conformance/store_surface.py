@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from store.contract.episodes import Episode
 from store.contract.facts import Attribute, Fact
@@ -12,10 +12,12 @@ from store.contract.governance import Hold, MigrationResult, RetentionClass
 from store.contract.memory import BufferPage, Checkpoint, EpisodeOutcome
 from store.contract.procedures import DEFAULT_SCOPE, ActiveProcedure, ProcedureVersion
 from store.contract.results import (
+    ConflictPage,
     ErasureResult,
     ExpireResult,
     MergeResult,
     Profile,
+    ResolveResult,
     RetractResult,
     SubjectExport,
     UpdateResult,
@@ -143,6 +145,33 @@ class StoreSurface(Surface):
         return self._run(
             lambda: self.store.facts.retract(
                 self.tenant, subject, attribute, fact_id=fact_id, valid_from=valid_from
+            )
+        )
+
+    def conflicts(
+        self,
+        *,
+        status: Literal["open", "resolved", "all"] = "open",
+        subject: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> ConflictPage:
+        return self._run(
+            lambda: self.store.conflicts.list(
+                self.tenant,
+                status=None if status == "all" else status,
+                subject=subject,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
+
+    def resolve_conflict(self, conflict_id: str, choose: str) -> ResolveResult:
+        return self._run(
+            lambda: self.store.conflicts.resolve(
+                self.tenant,
+                conflict_id,
+                choose=choose,  # type: ignore[arg-type]  # a bad choice must reach the store
             )
         )
 

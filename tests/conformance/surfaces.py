@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from store.contract.episodes import Episode
 from store.contract.facts import Attribute, Fact
@@ -25,10 +25,12 @@ from store.contract.governance import Hold, MigrationResult, RetentionClass
 from store.contract.memory import BufferPage, Checkpoint, EpisodeOutcome
 from store.contract.procedures import ActiveProcedure, ProcedureVersion
 from store.contract.results import (
+    ConflictPage,
     ErasureResult,
     ExpireResult,
     MergeResult,
     Profile,
+    ResolveResult,
     RetractResult,
     SubjectExport,
     UpdateResult,
@@ -144,6 +146,21 @@ class Surface(FactSurface):
         valid_from: str | None = None,
     ) -> RetractResult:
         """Withdraw a wrong fact, named by its id or its start."""
+
+    @abstractmethod
+    def conflicts(
+        self,
+        *,
+        status: Literal["open", "resolved", "all"] = "open",
+        subject: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> ConflictPage:
+        """A page of conflicts, oldest first."""
+
+    @abstractmethod
+    def resolve_conflict(self, conflict_id: str, choose: str) -> ResolveResult:
+        """Keep the incumbent or let the challenger replace it."""
 
     @abstractmethod
     def profile(self, subject: str) -> Profile:

@@ -1,4 +1,7 @@
-"""Equal-start policies, disputes, resolution and retraction end to end on the real database."""
+"""Equal-start policies, disputes, resolution and retraction end to end on the real database.
+
+Listing conflicts by page and resolving them, which every surface answers the same way, are
+scenarios of tests/conformance/test_conflicts.py."""
 
 from __future__ import annotations
 
@@ -10,8 +13,6 @@ import pytest
 from store.contract.facts import Challenger, ConflictRecord, Fact
 from store.contract.results import UpdateResult
 from store.db.clock import ManualClock
-from store.db.paging import encode_cursor
-from store.errors import Conflict, InvalidInput, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.helpers import assert_value, declare, record
@@ -332,173 +333,6 @@ def test_a_dispute_reads_everywhere_as_the_incumbent_citing_the_challenger(
         (another.conflict_id, "copper"),
     ]
     assert len(store.conflicts.list(tenant).conflicts) == 2
-
-
-def test_conflicts_page_oldest_first_with_a_cursor(
-    store: MemoryStore, tenant: str, clock: ManualClock
-) -> None:
-    setup_tier(store, tenant, clock, "reject")
-    made = []
-    for number, subject in enumerate(("account:1", "account:2", "account:3")):
-        clock.set(ts(f"2026-06-02T0{number}:00:00Z"))
-        say(store, tenant, "m1", subject)
-        made.append(say(store, tenant, "m2", subject).conflict_id)
-
-    seen: list[tuple[UUID | None, str]] = []
-    cursors: list[str | None] = []
-    cursor = None
-    while True:
-        page = store.conflicts.list(tenant, limit=1, cursor=cursor)
-        seen.extend((c.conflict_id, c.subject) for c in page.conflicts)
-        cursors.append(page.next_cursor)
-        if page.next_cursor is None:
-            break
-        cursor = page.next_cursor
-
-    assert seen == list(zip(made, ("account:1", "account:2", "account:3"), strict=True))
-    assert [c is None for c in cursors] == [False, False, True]
-    whole = store.conflicts.list(tenant, limit=2)
-    assert [c.conflict_id for c in whole.conflicts] == made[:2]
-    rest = store.conflicts.list(tenant, limit=2, cursor=whole.next_cursor)
-    assert ([c.conflict_id for c in rest.conflicts], rest.next_cursor) == ([made[2]], None)
-    assert store.conflicts.list(tenant, status="resolved").conflicts == []
-    assert [c.conflict_id for c in store.conflicts.list(tenant, subject="account:2").conflicts] == [
-        made[1]
-    ]
-
-
-@pytest.mark.parametrize("cursor", ["not a cursor!", "@@@", encode_cursor({"a": 1})])  # type: ignore[arg-type]
-def test_a_cursor_the_server_did_not_issue_is_invalid(
-    store: MemoryStore, tenant: str, cursor: str
-) -> None:
-    with pytest.raises(InvalidInput) as raised:
-        store.conflicts.list(tenant, cursor=cursor)
-    assert (raised.value.field, raised.value.detail) == (
-        "cursor",
-        "not a cursor this server issued",
-    )
-
-
-@pytest.mark.parametrize(
-    "cursor",
-    [encode_cursor([]), encode_cursor(["x"]), encode_cursor(["x", "y"]), encode_cursor([1, 2, 3])],
-)
-def test_a_well_formed_cursor_of_the_wrong_shape_is_invalid(
-    store: MemoryStore, tenant: str, cursor: str
-) -> None:
-    with pytest.raises(InvalidInput) as raised:
-        store.conflicts.list(tenant, cursor=cursor)
-    assert (raised.value.field, raised.value.detail) == (
-        "cursor",
-        "not a cursor this server issued",
-    )
-
-
-def test_resolving_for_the_incumbent_keeps_its_value_and_ends_the_dispute(
-    store: MemoryStore, tenant: str, clock: ManualClock
-) -> None:
-    setup_tier(store, tenant, clock, "source_precedence")
-    incumbent = written(say(store, tenant, "m1"))
-    conflict_id = say(store, tenant, "m2").conflict_id
-    assert conflict_id is not None
-    clock.set(ts("2026-06-02T02:00:00Z"))
-
-    result = store.conflicts.resolve(tenant, conflict_id, choose="incumbent")
-
-    assert (
-        result.conflict.status,
-        result.conflict.resolution,
-        result.conflict.resolved_at,
-        result.conflict.resolved_fact_id,
-    ) == ("resolved", "incumbent", ts("2026-06-02T02:00:00Z"), None)
-    undisputed = incumbent.model_copy()
-    assert result.fact == undisputed
-    assert store.facts.current(tenant, SUBJECT, "tier") == undisputed
-    assert store.facts.history(tenant, SUBJECT, "tier") == [undisputed]
-    assert store.conflicts.list(tenant).conflicts == []
-    assert store.conflicts.list(tenant, status="resolved").conflicts == [result.conflict]
-
-
-def test_resolving_for_the_challenger_writes_it_in_the_incumbents_place(
-    store: MemoryStore, tenant: str, clock: ManualClock
-) -> None:
-    setup_tier(store, tenant, clock, "source_precedence")
-    incumbent = written(say(store, tenant, "m1"))
-    conflict_id = say(store, tenant, "m2").conflict_id
-    assert conflict_id is not None
-    clock.set(ts("2026-06-02T03:00:00Z"))
-
-    result = store.conflicts.resolve(tenant, conflict_id, choose="challenger")
-
-    chosen = result.fact
-    assert chosen is not None
-    assert (
-        chosen.value,
-        chosen.source_episode_id,
-        chosen.source_kind,
-        chosen.evidence,
-        chosen.supersedes,
-        chosen.valid_from,
-        chosen.valid_to,
-        chosen.recorded_at,
-        chosen.disputed,
-    ) == (
-        "silver",
-        "m2",
-        "message",
-        sentence("silver"),
-        incumbent.fact_id,
-        ts(T),
-        None,
-        ts("2026-06-02T03:00:00Z"),
-        False,
-    )
-    assert (
-        result.conflict.status,
-        result.conflict.resolution,
-        result.conflict.resolved_fact_id,
-    ) == (
-        "resolved",
-        "challenger",
-        chosen.fact_id,
-    )
-    assert store.facts.current(tenant, SUBJECT, "tier") == chosen
-    assert store.facts.history(tenant, SUBJECT, "tier") == [
-        incumbent.model_copy(
-            update={"retired_at": ts("2026-06-02T03:00:00Z"), "status": "retired"}
-        ),
-        chosen,
-    ]
-    # The second attempt meets a settled conflict.
-    with pytest.raises(Conflict) as twice:
-        store.conflicts.resolve(tenant, conflict_id, choose="incumbent")
-    assert twice.value.field == "conflict_id"
-    assert store.facts.current(tenant, SUBJECT, "tier") == chosen
-
-
-def test_another_tenants_conflict_cannot_be_seen_or_resolved(
-    store: MemoryStore, tenant: str, clock: ManualClock
-) -> None:
-    setup_tier(store, tenant, clock, "source_precedence")
-    say(store, tenant, "m1")
-    conflict_id = say(store, tenant, "m2").conflict_id
-    assert conflict_id is not None
-    store.admin.create_tenant(f"{tenant}-other")
-
-    for choose in ("incumbent", "challenger"):
-        with pytest.raises(NotFound) as raised:
-            store.conflicts.resolve(f"{tenant}-other", conflict_id, choose=choose)
-        assert raised.value.field == "conflict_id"
-    assert store.conflicts.list(f"{tenant}-other").conflicts == []
-    with pytest.raises(NotFound):
-        store.conflicts.resolve(tenant, UUID(int=12345), choose="incumbent")
-    with pytest.raises(InvalidInput) as bad_choice:
-        store.conflicts.resolve(tenant, conflict_id, choose="both")  # type: ignore[arg-type]
-    assert bad_choice.value.field == "choose"
-    # Nothing of the above touched the owner's open dispute.
-    [still_open] = store.conflicts.list(tenant).conflicts
-    assert (still_open.conflict_id, still_open.status) == (conflict_id, "open")
-    assert store.facts.current(tenant, SUBJECT, "tier").disputed is True
 
 
 def test_a_rejected_conflict_resolved_for_the_challenger_replaces_the_incumbent(
