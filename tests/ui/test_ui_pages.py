@@ -175,6 +175,20 @@ def test_an_error_answer_is_a_page_with_the_security_headers(
     }
 
 
+def test_a_method_a_page_does_not_take_is_a_405_page_and_the_apis_stays_a_problem(
+    browser: Client,
+) -> None:
+    page = browser.put("/ui/subjects")
+    problem = browser.put("/healthz")
+
+    assert (page.status_code, page.headers["content-type"]) == (405, "text/html; charset=utf-8")
+    assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert (problem.status_code, problem.headers["content-type"]) == (
+        405,
+        "application/problem+json",
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "content_type"),
     [("ui.css", "text/css; charset=utf-8"), ("ui.js", "text/javascript; charset=utf-8")],
