@@ -66,13 +66,13 @@ def memory_of(memory_type: MemoryType, first: str, second: str) -> MemoryRef:
 
 def receipt(memory: MemoryRef, number: int, **fields: Any) -> Receipt:
     """A receipt of ``memory``, a write in the expected scope unless ``fields`` say otherwise."""
-    scope = memory.scope_hash(TENANT, SCOPE)
+    scope = memory.scope_hash(TENANT, SCOPE, secret=b"")
     values: dict[str, Any] = {
         "receipt_id": UUID(int=number),
         "decision_id": None,
         "action": "write",
         "memory_type": memory.type,
-        "memory_key": memory.memory_key(),
+        "memory_key": memory.memory_key(secret=b""),
         "version": "2",
         "expected_scope_hash": scope,
         "observed_scope_hash": scope,
@@ -136,7 +136,7 @@ def broken(situation: Situation, layers: Iterable[Layer]) -> Situation:
     earlier one fail, except ``written``, which cannot fail while an in-scope read found the
     memory, so it also moves the read out of scope."""
     memory = situation.expectation.memory
-    other = memory.scope_hash(TENANT, OTHER_SCOPE)
+    other = memory.scope_hash(TENANT, OTHER_SCOPE, secret=b"")
     changes: dict[str, Any] = {}
     wanted = set(layers)
     for layer in reversed(BREAKABLE):  # earlier layers' changes win

@@ -121,3 +121,15 @@ def owner_connection(pool: ConnectionPool) -> psycopg.Connection[Any]:
     conninfo = pool.conninfo
     assert isinstance(conninfo, str)
     return connect(conninfo)
+
+
+def receipt_secret(pool: ConnectionPool, tenant: str) -> bytes:
+    """The tenant's current receipt secret, as the tables' owner reads it (the API never shows
+    it): what a test needs to compute the hashes its receipts carry."""
+    with owner_connection(pool) as conn:
+        row = conn.execute(
+            "SELECT secret FROM receipt_secrets WHERE tenant_id = %s ORDER BY version DESC LIMIT 1",
+            (tenant,),
+        ).fetchone()
+    assert row is not None, f"tenant {tenant} has no receipt secret yet"
+    return bytes(row[0])

@@ -9,7 +9,7 @@ the task's own outcome: missing evidence is never green.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from store.contract.health import (
@@ -99,12 +99,22 @@ def classify(expectation: Expectation, evidence: Evidence, *, tenant_id: str) ->
 
 
 _Judgement = tuple[VerdictCode, Layer, Receipt | None, str]
+Scoped = Callable[[Receipt], bool]
+"""Whether a receipt observed the expected scope (hashed with its own secret version)."""
 
 
 def _judge(expectation: Expectation, evidence: Evidence, tenant_id: str) -> _Judgement:
     memory = expectation.memory
-    key = memory.memory_key()
-    scope = memory.scope_hash(tenant_id, expectation.scope)
+    # Each receipt's hashes were made with the tenant's secret of its own version.
+    keys = {v: memory.memory_key(secret=s) for v, s in evidence.keyring.items()}
+    scopes = {
+        v: memory.scope_hash(tenant_id, expectation.scope, secret=s)
+        for v, s in evidence.keyring.items()
+    }
+
+    def scoped(receipt: Receipt) -> bool:
+        return receipt.observed_scope_hash == scopes.get(receipt.secret_version)
+
     if not evidence.available:
         return "UNKNOWN", "available", None, "The memory evidence was not available."
     decision = [r for r in evidence.receipts if r.decision_id == expectation.decision_id]
@@ -112,7 +122,9 @@ def _judge(expectation: Expectation, evidence: Evidence, tenant_id: str) -> _Jud
         return "UNKNOWN", "available", None, "No receipt names this decision."
 
     def same_memory(receipt: Receipt) -> bool:
-        return receipt.memory_type == memory.type and receipt.memory_key == key
+        return receipt.memory_type == memory.type and receipt.memory_key == keys.get(
+            receipt.secret_version
+        )
 
     reads = [r for r in decision if r.action == "read" and r.read_at is not None]
     decided_at = min((r.read_at for r in reads if r.read_at is not None), default=None)
@@ -125,8 +137,8 @@ def _judge(expectation: Expectation, evidence: Evidence, tenant_id: str) -> _Jud
         and (decided_at is None or w.recorded_at <= decided_at)
     ]
     found = [r for r in matching if r.written_at is not None]
-    in_scope = [r for r in found if r.observed_scope_hash == scope]
-    if not any(w.observed_scope_hash == scope for w in writes) and not in_scope:
+    in_scope = [r for r in found if scoped(r)]
+    if not any(scoped(w) for w in writes) and not in_scope:
         return (
             "WRITE_MISSING",
             "written",
@@ -151,7 +163,7 @@ def _judge(expectation: Expectation, evidence: Evidence, tenant_id: str) -> _Jud
             f"{len(found)} read(s) found this memory, none in the expected scope.",
         )
     receipt = _pick(in_scope)
-    return _judge_receipt(expectation, receipt, writes, scope)
+    return _judge_receipt(expectation, receipt, writes, scoped)
 
 
 def _pick(receipts: Sequence[Receipt]) -> Receipt:
@@ -163,7 +175,7 @@ def _pick(receipts: Sequence[Receipt]) -> Receipt:
 
 
 def _judge_receipt(
-    expectation: Expectation, receipt: Receipt, writes: Sequence[Receipt], scope: str
+    expectation: Expectation, receipt: Receipt, writes: Sequence[Receipt], scoped: Scoped
 ) -> _Judgement:
     """Freshness, provenance, activation and the type's invariant for the chosen read."""
     budget = expectation.freshness_budget_s
@@ -189,19 +201,19 @@ def _judge_receipt(
             receipt,
             "The memory was read in scope but did not reach the decision.",
         )
-    failure = _invariant_failure(expectation, receipt, writes, scope)
+    failure = _invariant_failure(expectation, receipt, writes, scoped)
     if failure is not None:
         return failure[0], "invariant", receipt, failure[1]
     return "HEALTHY", "healthy", receipt, "Every layer and the type's invariant passed."
 
 
 def _invariant_failure(
-    expectation: Expectation, receipt: Receipt, writes: Sequence[Receipt], scope: str
+    expectation: Expectation, receipt: Receipt, writes: Sequence[Receipt], scoped: Scoped
 ) -> tuple[VerdictCode, str] | None:
     """The memory type's own rule: its failure code and detail, or None when it holds."""
     memory = expectation.memory
     if isinstance(memory, WorkingMemory):
-        return _continuity_failure(memory, receipt, writes, scope)
+        return _continuity_failure(memory, receipt, writes, scoped)
     if memory.type == "semantic" and receipt.invalidation != "current":
         return "SUPERSEDED", (
             f"The fact version read was not current at decision time"
@@ -220,7 +232,7 @@ def _invariant_failure(
 
 
 def _continuity_failure(
-    memory: WorkingMemory, receipt: Receipt, writes: Sequence[Receipt], scope: str
+    memory: WorkingMemory, receipt: Receipt, writes: Sequence[Receipt], scoped: Scoped
 ) -> tuple[VerdictCode, str] | None:
     """Continuity: the checkpoint read is current, the one required, and the latest written."""
     if receipt.invalidation != "current":
@@ -238,7 +250,7 @@ def _continuity_failure(
     later = [
         number
         for w in writes
-        if w.observed_scope_hash == scope
+        if scoped(w)
         and receipt.read_at is not None
         and w.recorded_at <= receipt.read_at
         and (number := _number(w.version)) is not None

@@ -121,7 +121,8 @@ def revoke_key(
 
 
 receipts_app = typer.Typer(
-    help="Keep receipts within their retention (`sgam purge` does this and more)."
+    help="Keep receipts within their retention (`sgam purge` does this and more), and rotate"
+    " a tenant's receipt secret."
 )
 
 
@@ -154,6 +155,20 @@ def purge_receipts(
         typer.echo(f"error: {failure}", err=True)
         raise typer.Exit(1) from error
     typer.echo(f"deleted {deleted} receipts older than {kept.days} days")
+
+
+@receipts_app.command("rotate-secret")
+def rotate_receipt_secret(
+    tenant: Annotated[str, typer.Argument(help="The tenant whose receipt secret to rotate.")],
+) -> None:
+    """Start a tenant's next receipt secret: receipts made from now on are hashed with it, and
+    those made before keep their version and still compare. Other server processes take it up
+    within a minute."""
+    with configured_store() as store:
+        rotated = store.receipts.rotate_secret(tenant)
+    typer.echo(
+        f"receipt secret of tenant {rotated.tenant_id} is now version {rotated.secret_version}"
+    )
 
 
 attribute_app = typer.Typer(

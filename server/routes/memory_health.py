@@ -35,18 +35,14 @@ def classify(
     and the operating state it makes with the task's outcome."""
     expectations = data.expectations
     try:
-        receipts = store.receipts.evidence(
+        evidence = store.receipts.evidence(
             tenant_id,
             decision_ids=sorted({item.decision_id for item in expectations}),
-            memories=sorted(
-                {(item.memory.type, item.memory.memory_key()) for item in expectations}
-            ),
+            memories=[item.memory for item in expectations],
         )
     except DatabaseUnavailable:
         _log.warning("memory health judged without evidence: the database is unavailable")
         evidence = Evidence(available=False, receipts=[])
-    else:
-        evidence = Evidence(available=True, receipts=receipts)
     verdicts = classify_all(expectations, evidence, tenant_id=tenant_id)
     return ClassifyResult(verdicts=verdicts, evidence_available=evidence.available)
 

@@ -10,11 +10,12 @@ from uuid import UUID
 import psycopg
 
 from store.api.transactions import Transactions
-from store.contract.common import MemoryType
-from store.contract.receipts import DecisionReceipts, Receipt
+from store.contract.health import Evidence, MemoryRef
+from store.contract.receipts import DecisionReceipts, SecretVersion
+from store.db import tenants
 from store.db.inputs import parse_uuid
 from store.errors import NotFound
-from store.governance import receipts
+from store.governance import receipt_secrets, receipts
 from store.governance.receipts import Touched, Trace
 
 T = TypeVar("T")
@@ -80,20 +81,39 @@ class ReceiptCalls:
         return found
 
     def evidence(
-        self,
-        tenant_id: str,
-        *,
-        decision_ids: Sequence[UUID],
-        memories: Sequence[tuple[MemoryType, str]],
-    ) -> list[Receipt]:
-        """The receipts of ``decision_ids`` and the writes of ``memories`` (type and
-        ``memory_key`` hash)."""
-        return self._transactions.read(
-            lambda conn, _: receipts.evidence_receipts(
-                conn, tenant_id, decision_ids=decision_ids, memories=memories
-            ),
-            tenant_id=tenant_id,
-        )
+        self, tenant_id: str, *, decision_ids: Sequence[UUID], memories: Sequence[MemoryRef]
+    ) -> Evidence:
+        """What the classifier judges: the receipts of ``decision_ids`` and the writes of
+        ``memories``, with the tenant's receipt secrets their hashes were made with."""
+
+        def work(conn: psycopg.Connection[Any], _: datetime) -> Evidence:
+            ring = receipt_secrets.keyring(conn, tenant_id)
+            hashed = sorted(
+                {
+                    (m.type, m.memory_key(secret=secret))
+                    for m in memories
+                    for secret in ring.values()
+                }
+            )
+            found = receipts.evidence_receipts(
+                conn, tenant_id, decision_ids=decision_ids, memories=hashed
+            )
+            return Evidence(available=True, receipts=found, keyring=ring)
+
+        return self._transactions.run(work, tenant_id=tenant_id, snapshot=True)
+
+    def rotate_secret(self, tenant_id: str) -> SecretVersion:
+        """Start the tenant's next receipt secret: receipts made from now on are hashed with it;
+        those made before keep their version and still compare."""
+
+        def work(conn: psycopg.Connection[Any], now: datetime) -> SecretVersion:
+            tenants.require_tenant(conn, tenant_id)
+            receipt_secrets.current_secret(conn, tenant_id, now=now)  # version 1 first, if none
+            rotated = receipt_secrets.rotate(conn, tenant_id, now=now)
+            receipt_secrets.forget(conn, tenant_id)
+            return rotated
+
+        return self._transactions.run(work, tenant_id=tenant_id)
 
     def purge(self, tenant_id: str, *, retention: timedelta) -> int:
         """Delete the tenant's receipts older than ``retention``; how many went."""

@@ -8,14 +8,22 @@ episode, a procedure); the classifier turns them into the hashes receipts carry 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from store.contract.common import Identifier, Integer, MemoryType
-from store.contract.receipts import OWNER_KINDS, Receipt, memory_key, procedure_owner, scope_hash
+from store.contract.receipts import (
+    LEGACY_SECRET_VERSION,
+    OWNER_KINDS,
+    Keyring,
+    Receipt,
+    memory_key,
+    procedure_owner,
+    scope_hash,
+)
 
 VerdictCode = Literal[
     "UNKNOWN",
@@ -65,16 +73,16 @@ class _MemoryRef(BaseModel):
         """The memory's type, its own key and its owner (None: the tenant's)."""
         raise NotImplementedError
 
-    def memory_key(self) -> str:
-        """The hash a receipt of this memory carries as ``memory_key``."""
+    def memory_key(self, *, secret: bytes) -> str:
+        """The hash a receipt of this memory made with ``secret`` carries as ``memory_key``."""
         memory_type, key, _ = self._parts()
-        return memory_key(memory_type, key)
+        return memory_key(memory_type, key, secret=secret)
 
-    def scope_hash(self, tenant_id: str, scope: str | None) -> str:
-        """The scope hash a receipt of this memory must observe for ``tenant_id`` and the
-        caller's ``scope`` string."""
+    def scope_hash(self, tenant_id: str, scope: str | None, *, secret: bytes) -> str:
+        """The scope hash a receipt of this memory made with ``secret`` must observe for
+        ``tenant_id`` and the caller's ``scope`` string."""
         memory_type, _, owner = self._parts()
-        return scope_hash(tenant_id, OWNER_KINDS[memory_type], owner, scope)
+        return scope_hash(tenant_id, OWNER_KINDS[memory_type], owner, scope, secret=secret)
 
 
 class SemanticMemory(_MemoryRef):
@@ -195,10 +203,13 @@ class HealthFile(BaseModel):
 
 @dataclass(frozen=True)
 class Evidence:
-    """What the classifier may look at: receipts, and whether they could be collected."""
+    """What the classifier may look at: receipts, whether they could be collected, and the
+    tenant's receipt secrets by version, which their hashes were made with (by default only
+    version 0's: receipts made before secrets, as offline files hold)."""
 
     available: bool
     receipts: Sequence[Receipt]
+    keyring: Keyring = field(default_factory=lambda: {LEGACY_SECRET_VERSION: b""})
 
 
 MAX_EXPECTATIONS = 100

@@ -8,14 +8,20 @@ never in it. The health classifier (``retrieval/memory_health``) reads receipts 
 Keys and scopes are hashes, so equal ones compare equal without being stored: the memory's
 own key (``memory_key``: an attribute, a thread, an episode, a procedure) and its scope
 (``scope_hash``: the tenant, the subject, thread or procedure the memory belongs to, and the
-caller's optional scope string, ``X-SGAM-Scope``). A hash proves equality; it does not hide
-a guessable subject from someone who holds the receipts and tries names.
+caller's optional scope string, ``X-SGAM-Scope``). Each hash is an HMAC-SHA-256 under the
+tenant's receipt secret, and the receipt names the secret's version (``secret_version``): it
+proves equality to whoever holds the secret (the server), and without it a guessable subject
+cannot be confirmed by trying names. Rotating the secret starts a new version; receipts made
+before keep theirs and still compare. Version 0 names receipts made before secrets existed:
+their hashes are plain SHA-256.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
+from collections.abc import Mapping
 from typing import Literal
 from uuid import UUID
 
@@ -39,17 +45,27 @@ OWNER_KINDS: dict[str, OwnerKind] = {
 _HASH_CHARS = 32  # 128 bits of SHA-256, as hex
 
 
+LEGACY_SECRET_VERSION = 0
+"""The version of receipts made before receipt secrets: hashed with no secret (plain SHA-256)."""
+
+Keyring = Mapping[int, bytes]
+"""A tenant's receipt secrets by version (version 0: the empty secret of the oldest receipts)."""
+
+
 @functools.lru_cache(maxsize=8192)
-def _digest(*parts: str) -> str:
+def _digest(secret: bytes, *parts: str) -> str:
     # The unit separator cannot occur in an identifier, so distinct part lists never collide
     # by concatenation. Cached: a tenant's reads hash the same few keys and scopes again.
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:_HASH_CHARS]
+    data = "\x1f".join(parts).encode()
+    if not secret:
+        return hashlib.sha256(data).hexdigest()[:_HASH_CHARS]
+    return hmac.new(secret, data, hashlib.sha256).hexdigest()[:_HASH_CHARS]
 
 
-def memory_key(memory_type: MemoryType, key: str) -> str:
+def memory_key(memory_type: MemoryType, key: str, *, secret: bytes) -> str:
     """The hash naming one memory within its scope: a semantic memory's attribute, a working
     memory's thread, an episode's id, a procedure's name."""
-    return _digest("sgam-memory/1", memory_type, key)
+    return _digest(secret, "sgam-memory/1", memory_type, key)
 
 
 def fold_owner(kind: OwnerKind, owner: str | None) -> str:
@@ -59,18 +75,26 @@ def fold_owner(kind: OwnerKind, owner: str | None) -> str:
     return owner.lower() if kind == "subject" else owner
 
 
-def owner_key(tenant_id: str, kind: OwnerKind, owner: str | None) -> str:
+def owner_key(tenant_id: str, kind: OwnerKind, owner: str | None, *, secret: bytes) -> str:
     """The hash of what a receipt is erased with, without the caller's scope: its subject,
     thread or procedure, or for an episode the episode itself."""
-    return _digest("sgam-owner/1", tenant_id, kind, fold_owner(kind, owner))
+    return _digest(secret, "sgam-owner/1", tenant_id, kind, fold_owner(kind, owner))
 
 
-def scope_hash(tenant_id: str, kind: OwnerKind, owner: str | None, scope: str | None) -> str:
+def owner_keys(tenant_id: str, kind: OwnerKind, owner: str | None, keyring: Keyring) -> list[str]:
+    """``owner_key`` under every secret of the tenant: the receipts of one owner, whatever
+    version each was made with."""
+    return sorted({owner_key(tenant_id, kind, owner, secret=s) for s in keyring.values()})
+
+
+def scope_hash(
+    tenant_id: str, kind: OwnerKind, owner: str | None, scope: str | None, *, secret: bytes
+) -> str:
     """The hash of a scope: the tenant, what the memory belongs to, the caller's scope string.
 
     ``owner`` None is a tenant-wide read (an episode search naming no subject).
     """
-    return _digest("sgam-scope/1", tenant_id, kind, fold_owner(kind, owner), scope or "")
+    return _digest(secret, "sgam-scope/1", tenant_id, kind, fold_owner(kind, owner), scope or "")
 
 
 def procedure_owner(name: str, activation_scope: str) -> str:
@@ -124,6 +148,20 @@ class Receipt(BaseModel):
         description="Whether the procedure version served was an approved one (procedural only)"
     )
     recorded_at: Timestamp
+    secret_version: int = Field(
+        default=LEGACY_SECRET_VERSION,
+        description="The version of the tenant's receipt secret its hashes were made with (0:"
+        " made before receipt secrets, plain SHA-256)",
+    )
+
+
+class SecretVersion(BaseModel):
+    """A version of a tenant's receipt secret (never the secret itself): receipts made since
+    ``created_at`` name it in ``secret_version``."""
+
+    tenant_id: str
+    secret_version: int = Field(ge=1)
+    created_at: Timestamp
 
 
 class DecisionReceipts(BaseModel):

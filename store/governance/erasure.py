@@ -15,7 +15,6 @@ from typing import Any, LiteralString
 
 import psycopg
 
-from store.contract.receipts import owner_key
 from store.contract.results import ErasureResult
 from store.db.locks import lock_keys
 
@@ -25,7 +24,7 @@ from store.episodes.stubs import remove_episodes
 from store.errors import NotFound
 from store.facts.retraction import retract_current
 from store.facts.versions import IdFactory
-from store.governance import receipts
+from store.governance import receipt_secrets, receipts
 from store.governance.legal_holds import refuse_held_episodes, refuse_if_held
 from store.governance.tombstones import write_tombstone
 from store.subjects import names as subject_names
@@ -169,7 +168,9 @@ def erase_subject(
         {"tenant_id": tenant_id, "survivor": survivor},
     )
     # Receipts hold no content, but they say the subject's memory existed: they go too.
-    receipts.erase_owners(conn, tenant_id, [owner_key(tenant_id, "subject", one) for one in group])
+    receipts.erase_owners(
+        conn, tenant_id, receipt_secrets.owner_hashes(conn, tenant_id, "subject", group)
+    )
     return write_tombstone(
         conn,
         tenant_id,

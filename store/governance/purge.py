@@ -25,12 +25,11 @@ from uuid import UUID
 import psycopg
 
 from store.contract.governance import TenantPurge
-from store.contract.receipts import owner_key
 from store.db.locks import lock_keys
 from store.episodes.record import LINKED_TO_SUBJECTS, content_hash
 from store.episodes.stubs import remove_episodes
 from store.facts.versions import IdFactory
-from store.governance import receipts
+from store.governance import receipt_secrets, receipts
 from store.governance.legal_holds import held_subjects
 from store.governance.retention import list_classes
 from store.governance.tombstones import write_purge_tombstone
@@ -153,7 +152,7 @@ def purge_tenant(
             conn,
             tenant_id,
             before=receipts_before,
-            kept_owners=[owner_key(tenant_id, "subject", subject) for subject in held],
+            kept_owners=receipt_secrets.owner_hashes(conn, tenant_id, "subject", held),
         ),
     )
     deleted = counts.model_dump(exclude={"tenant_id", "tombstone_id"})

@@ -2,9 +2,9 @@
 
 A call that reads for a decision, or writes, describes each memory it touched as a
 ``Touched`` and leaves their receipts with ``leave_receipts`` in its own transaction, so a
-receipt exists exactly when the read or write it describes committed. Read transactions then
-commit with ``synchronous_commit = off``: a crash may lose the last moment's receipts (and
-nothing else, as such a transaction wrote nothing else), never half of one.
+receipt exists exactly when the read or write it describes committed, hashed with the
+tenant's current receipt secret (``store.governance.receipt_secrets``). Read transactions commit
+with ``synchronous_commit = off``: a crash may lose the last moment's receipts, never half of one.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from store.contract.receipts import (
     owner_key,
     scope_hash,
 )
+from store.governance import receipt_secrets
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,7 @@ WITH setting AS (
 INSERT INTO receipts (
     tenant_id, receipt_id, decision_id, action, memory_type, memory_key, owner_key, version,
     expected_scope_hash, observed_scope_hash, written_at, read_at, freshness_budget_s,
-    provenance, activated, invalidation, outcome, approved, recorded_at
+    provenance, activated, invalidation, outcome, approved, recorded_at, secret_version
 )
 SELECT %(tenant_id)s, r.receipt_id, %(decision_id)s, %(action)s, r.memory_type, r.memory_key,
     r.owner_key, r.version, r.expected, r.observed,
@@ -96,7 +97,7 @@ SELECT %(tenant_id)s, r.receipt_id, %(decision_id)s, %(action)s, r.memory_type, 
         WHERE o.tenant_id = %(tenant_id)s AND o.episode_id = r.episode_id
             AND o.superseded_at IS NULL
     ),
-    r.approved, %(now)s
+    r.approved, %(now)s, %(secret_version)s
 FROM setting, jsonb_to_recordset(%(rows)s) AS r (
     receipt_id uuid, memory_type text, memory_key text, owner_key text, version text,
     expected text, observed text, written_at timestamptz, provenance text, activated boolean,
@@ -123,14 +124,16 @@ def leave_receipts(
     """
     if action == "read" and trace.decision_id is None:
         return
-    conn.execute(_LEAVE, _columns(tenant_id, touched, action=action, trace=trace, now=now))
+    version, secret = receipt_secrets.current_secret(conn, tenant_id, now=now)
+    columns = _columns(tenant_id, touched, action=action, trace=trace, now=now, secret=secret)
+    conn.execute(_LEAVE, columns | {"secret_version": version})
 
 
-def _owner_key(tenant_id: str, item: Touched) -> str:
+def _owner_key(tenant_id: str, item: Touched, secret: bytes) -> str:
     # An episode's receipts are erased with it, whatever subject it was searched for.
     if item.memory_type == "episodic":
-        return owner_key(tenant_id, "episode", item.key)
-    return owner_key(tenant_id, OWNER_KINDS[item.memory_type], item.owner)
+        return owner_key(tenant_id, "episode", item.key, secret=secret)
+    return owner_key(tenant_id, OWNER_KINDS[item.memory_type], item.owner, secret=secret)
 
 
 def _columns(
@@ -140,17 +143,20 @@ def _columns(
     action: ReceiptAction,
     trace: Trace,
     now: datetime,
+    secret: bytes,
 ) -> dict[str, Any]:
     def scope_of(item: Touched, owner: str | None) -> str:
-        return scope_hash(tenant_id, OWNER_KINDS[item.memory_type], owner, trace.scope)
+        return scope_hash(
+            tenant_id, OWNER_KINDS[item.memory_type], owner, trace.scope, secret=secret
+        )
 
     rows = [
         {
             # Not the store's id factory: receipts must not shift the ids replays pin.
             "receipt_id": uuid4(),
             "memory_type": item.memory_type,
-            "memory_key": memory_key(item.memory_type, item.key),
-            "owner_key": _owner_key(tenant_id, item),
+            "memory_key": memory_key(item.memory_type, item.key, secret=secret),
+            "owner_key": _owner_key(tenant_id, item, secret),
             "version": item.version,
             "expected": observed if item.asked is None else scope_of(item, item.asked),
             "observed": observed,
@@ -180,7 +186,7 @@ def _columns(
 
 _RECEIPT_COLUMNS = """receipt_id, decision_id, action, memory_type, memory_key, version,
     expected_scope_hash, observed_scope_hash, written_at, read_at, freshness_budget_s,
-    provenance, activated, invalidation, outcome, approved, recorded_at"""
+    provenance, activated, invalidation, outcome, approved, recorded_at, secret_version"""
 
 # Each lookup compares by plain equality, which an index serves under row-level security.
 DECISION_RECEIPTS = (
@@ -259,7 +265,7 @@ def erase_episodes(
         ERASE_EPISODES,
         {
             "tenant_id": tenant_id,
-            "owners": [owner_key(tenant_id, "episode", episode_id) for episode_id in episode_ids],
+            "owners": receipt_secrets.owner_hashes(conn, tenant_id, "episode", episode_ids),
             "ids": list(episode_ids),
         },
     )
@@ -274,12 +280,9 @@ def purge_receipts(
     kept_owners: Sequence[str] = (),
 ) -> int:
     """Delete the receipts recorded before ``before`` and the decisions opened before it
-    that kept none (retention); the number of receipts deleted.
-
-    ``tenant_id`` None purges every tenant: only on the owner's connection, which row-level
-    security does not hold. Receipts of ``kept_owners`` (``owner_key`` hashes: subjects under
-    legal hold) stay.
-    """
+    that kept none (retention); the number of receipts deleted. ``tenant_id`` None purges
+    every tenant: only on the owner's connection, which row-level security does not hold.
+    Receipts of ``kept_owners`` (``owner_key`` hashes: subjects under legal hold) stay."""
     params = {"tenant_id": tenant_id, "before": before, "kept": list(kept_owners)}
     cur = conn.execute(
         "DELETE FROM receipts WHERE (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)"

@@ -15,12 +15,11 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from store.contract.memory import MAX_VERSION, Checkpoint, CheckpointWrite
-from store.contract.receipts import owner_key
 from store.contract.results import ErasureResult
 from store.episodes.record import content_hash
 from store.errors import Conflict, NotFound
 from store.facts.versions import IdFactory
-from store.governance import receipts
+from store.governance import receipt_secrets, receipts
 from store.governance.tombstones import write_tombstone
 
 
@@ -124,7 +123,9 @@ def erase_thread(
     )
     if not cur.rowcount:
         raise NotFound(f"thread {thread_id!r} has no checkpoint", field="thread_id")
-    receipts.erase_owners(conn, tenant_id, [owner_key(tenant_id, "thread", thread_id)])
+    receipts.erase_owners(
+        conn, tenant_id, receipt_secrets.owner_hashes(conn, tenant_id, "thread", [thread_id])
+    )
     return write_tombstone(
         conn,
         tenant_id,

@@ -15,6 +15,7 @@ from uuid import uuid4
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
+from psycopg_pool import ConnectionPool
 
 from retrieval.memory_health.classifier import classify_all
 from retrieval.search.embeddings import Embedder
@@ -25,6 +26,7 @@ from store.contract.receipts import Receipt, memory_key
 from store.db.database import make_pool
 from store.service import MemoryStore
 from tests.conftest import ApiTenant
+from tests.helpers import receipt_secret
 from tests.http.test_http_ops import swapped
 from tests.http_helpers import candidate, declare, make_tenant, record
 
@@ -250,7 +252,7 @@ def _decision_receipts(http: Client, tenant: ApiTenant, decision: str) -> list[R
 
 
 def test_procedures_read_for_a_decision_are_healthy_and_an_unapproved_one_never_serves(
-    http: Client,
+    http: Client, pool: ConnectionPool
 ) -> None:
     tenant = make_tenant(http, "procedural")
     headers = _headers(tenant, now=WRITTEN)
@@ -279,7 +281,7 @@ def test_procedures_read_for_a_decision_are_healthy_and_an_unapproved_one_never_
     ]
     [verdict] = classify_all(
         [Expectation.model_validate(expectation)],
-        Evidence(available=True, receipts=receipts),
+        Evidence(available=True, receipts=receipts, keyring={1: receipt_secret(pool, tenant.name)}),
         tenant_id=tenant.name,
     )
     assert verdict.verdict == "UNSAFE_PROCEDURE"
@@ -294,7 +296,7 @@ EPISODES = (
 
 
 def test_episodes_used_as_experience_need_an_outcome_and_retrieved_ones_need_activation(
-    http: Client,
+    http: Client, pool: ConnectionPool
 ) -> None:
     tenant = make_tenant(http, "episodic")
     for episode_id, text in EPISODES:
@@ -321,7 +323,8 @@ def test_episodes_used_as_experience_need_an_outcome_and_retrieved_ones_need_act
         return body["decision_id"], line["episode_id"]
 
     decision, quoted = context()
-    keys = {memory_key("episodic", episode_id): episode_id for episode_id, _ in EPISODES}
+    secret = receipt_secret(pool, tenant.name)
+    keys = {memory_key("episodic", e, secret=secret): e for e, _ in EPISODES}
     retrieved = {
         keys[r.memory_key]: r.activated
         for r in _decision_receipts(http, tenant, decision)

@@ -22,7 +22,7 @@ from store.governance import receipts as receipts_module
 from store.governance.receipts import Trace
 from store.service import MemoryStore
 from tests.conftest import ApiTenant, ts
-from tests.helpers import owner_connection
+from tests.helpers import owner_connection, receipt_secret
 from tests.http_helpers import assert_problem, candidate, declare, make_tenant, record
 from tests.receipt_audit import audit_receipts
 
@@ -71,9 +71,10 @@ def test_writes_leave_receipts_and_reads_leave_them_only_for_a_decision(
         ("write", "episodic"),
         ("write", "semantic"),
     ]
+    secret = receipt_secret(pool, seeded.name)
     assert {key for _, _, key, *_ in written} == {
-        memory_key("episodic", "ep-1"),
-        memory_key("semantic", "home_city"),
+        memory_key("episodic", "ep-1", secret=secret),
+        memory_key("semantic", "home_city", secret=secret),
     }
     for path in ("/v1/facts/mira/home_city", "/v1/subjects/mira/profile"):
         assert http.get(path, headers=_headers(seeded)).status_code == 200
@@ -89,7 +90,7 @@ def test_writes_leave_receipts_and_reads_leave_them_only_for_a_decision(
 
 
 def test_a_decision_reads_back_with_every_field_of_its_receipts(
-    http: Client, seeded: ApiTenant
+    http: Client, pool: ConnectionPool, seeded: ApiTenant
 ) -> None:
     decision = str(uuid4())
     response = http.get(
@@ -101,13 +102,14 @@ def test_a_decision_reads_back_with_every_field_of_its_receipts(
     assert body["decision_id"] == decision
     assert body["opened_at"] == "2026-05-20T10:00:00Z"
     [receipt] = body["receipts"]
-    scope = scope_hash(seeded.name, "subject", "mira", "project:acme")
+    secret = receipt_secret(pool, seeded.name)
+    scope = scope_hash(seeded.name, "subject", "mira", "project:acme", secret=secret)
     assert receipt == {
         "receipt_id": receipt["receipt_id"],
         "decision_id": decision,
         "action": "read",
         "memory_type": "semantic",
-        "memory_key": memory_key("semantic", "home_city"),
+        "memory_key": memory_key("semantic", "home_city", secret=secret),
         "version": fact["version_id"],
         "expected_scope_hash": scope,
         "observed_scope_hash": scope,
@@ -120,18 +122,20 @@ def test_a_decision_reads_back_with_every_field_of_its_receipts(
         "outcome": None,
         "approved": None,
         "recorded_at": "2026-05-20T10:00:00Z",
+        "secret_version": 1,
     }
 
 
 def test_a_context_call_opens_its_decision_with_a_receipt_per_key_and_episode(
-    http: Client, seeded: ApiTenant
+    http: Client, pool: ConnectionPool, seeded: ApiTenant
 ) -> None:
     question = {"question": "Where does Mira live?", "subject": "mira", "evidence_k": 2}
     answer = http.post("/v1/context", json=question, headers=_headers(seeded)).json()
     assert "Turin" in answer["block"]
     body = http.get(f"/v1/decisions/{answer['decision_id']}/receipts", headers=seeded.headers)
     kinds = {(r["memory_type"], r["memory_key"], r["activated"]) for r in body.json()["receipts"]}
-    assert (("semantic", memory_key("semantic", "home_city"), True)) in kinds
+    secret = receipt_secret(pool, seeded.name)
+    assert (("semantic", memory_key("semantic", "home_city", secret=secret), True)) in kinds
     assert {kind for kind, _, _ in kinds} == {"semantic", "episodic"}
     # A caller may name the decision a context call opens, and add reads to it afterwards.
     named = str(uuid4())
@@ -189,7 +193,7 @@ def test_receipts_follow_the_erasure_of_their_subject_and_episode(
     # Mira's facts and the episode naming her went, and every receipt of them with them.
     left = _rows(pool, seeded.name)
     assert {(action, key) for action, _, key, *_ in left} == {
-        ("write", memory_key("episodic", "ep-2"))
+        ("write", memory_key("episodic", "ep-2", secret=receipt_secret(pool, seeded.name)))
     }
     assert http.delete("/v1/episodes/ep-2", headers=seeded.headers).status_code == 200
     assert _rows(pool, seeded.name) == []
@@ -249,7 +253,10 @@ def test_the_audit_finds_content_in_a_receipt(pool: ConnectionPool, store: Memor
             with pytest.raises(AssertionError, match="secret plan"):
                 audit_receipts(conn)
             conn.rollback()
-    assert owner_key(tenant, "subject", "Mira") == owner_key(tenant, "subject", "mira")
+    secret = receipt_secret(pool, tenant)
+    assert owner_key(tenant, "subject", "Mira", secret=secret) == owner_key(
+        tenant, "subject", "mira", secret=secret
+    )
 
 
 def test_a_context_call_and_its_receipts_commit_together_or_not_at_all(
@@ -287,7 +294,7 @@ def test_erasing_a_thread_takes_its_checkpoints_and_receipts_and_leaves_a_tombst
         assert written.status_code == 200, written.text
     read = http.get("/v1/threads/t-9/checkpoint", headers=_headers(seeded, str(uuid4())))
     assert read.status_code == 200, read.text
-    thread_key = memory_key("working", "t-9")
+    thread_key = memory_key("working", "t-9", secret=receipt_secret(pool, seeded.name))
     assert sum(key == thread_key for _, _, key, *_ in _rows(pool, seeded.name)) == 3
     other = make_tenant(http, "receipts-thread")
     assert_problem(

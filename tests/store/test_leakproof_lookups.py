@@ -136,17 +136,21 @@ def test_receipt_lookups_are_served_by_their_indexes_under_the_policy(
             {"tenant": tenant},
         )
         conn.execute("ANALYZE receipts")
-    owners = [owner_key(tenant, "subject", "mira")]
+    owners = [owner_key(tenant, "subject", "mira", secret=b"")]
     cases: dict[str, tuple[str, dict[str, object]]] = {
         "receipts_decision": (receipts.DECISION_RECEIPTS, {"decision_id": uuid4()}),
         "receipts_writes": (
             receipts.EVIDENCE,
-            {"decisions": [], "types": ["semantic"], "keys": [memory_key("semantic", "city")]},
+            {
+                "decisions": [],
+                "types": ["semantic"],
+                "keys": [memory_key("semantic", "city", secret=b"")],
+            },
         ),
         "receipts_owner": (receipts.ERASE_OWNERS, {"owners": owners}),
         "receipts_provenance": (
             receipts.ERASE_EPISODES,
-            {"owners": [owner_key(tenant, "episode", "e1")], "ids": ["e1"]},
+            {"owners": [owner_key(tenant, "episode", "e1", secret=b"")], "ids": ["e1"]},
         ),
     }
     try:

@@ -64,6 +64,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "subject_merges",
         "subject_names",
         "fact_sources",
+        "receipt_secrets",
     }
     assert _names(
         blank,
@@ -93,6 +94,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "attribute_migrations_window",
         "ui_sessions_expire_after_created",
         "subject_merges_not_itself",
+        "receipts_secret_version",
         "subject_names_learned_cite",
     }
     assert _names(

@@ -21,7 +21,7 @@ from store.db.clock import ManualClock
 from store.episodes.record import content_hash
 from store.errors import Conflict, InvalidInput, NotFound
 from store.service import MemoryStore
-from tests.helpers import owner_connection, record
+from tests.helpers import owner_connection, receipt_secret, record
 from tests.retention_helpers import PURGE_AT, LengthModel, World, build_world, snapshot, split
 from tests.store.test_import import episode_line, import_text
 
@@ -41,7 +41,7 @@ def world(embedded: MemoryStore, clock: ManualClock, tenant: str) -> World:
     return build_world(embedded, clock, tenant)
 
 
-def _expected_after_purge(before: dict[str, Any], world: World) -> dict[str, Any]:
+def _expected_after_purge(before: dict[str, Any], world: World, secret: bytes) -> dict[str, Any]:
     """``before`` less what the purge of ``world`` (nobody held) deletes or empties."""
     expected = copy.deepcopy(before)
     t, stubbed, gone = world.tenant, {"e1", "e4"}, {"e1", "e2", "e4", "e7"}
@@ -59,7 +59,7 @@ def _expected_after_purge(before: dict[str, Any], world: World) -> dict[str, Any
     expected["weak_signals"] = split(before["weak_signals"], t, subject="zed")[1]
     # The episodes deleted outright take their receipts: no id of theirs resolves any more.
     deleted = gone - stubbed
-    owners = {owner_key(t, "episode", episode_id) for episode_id in deleted}
+    owners = {owner_key(t, "episode", episode_id, secret=secret) for episode_id in deleted}
     expected["receipts"] = [
         r
         for r in before["receipts"]
@@ -83,7 +83,7 @@ def test_a_purge_deletes_exactly_what_expired_and_keeps_provenance_as_stubs(
     before = snapshot(pool)
     counts = embedded.retention.purge_tenant(t, receipt_retention=KEEP_RECEIPTS)
     after = snapshot(pool)
-    expected = _expected_after_purge(before, world)
+    expected = _expected_after_purge(before, world, receipt_secret(pool, t))
     receipts_gone = len(before["receipts"]) - len(expected["receipts"])
     assert receipts_gone > 0
 
@@ -240,7 +240,7 @@ def test_receipts_and_finished_jobs_past_their_retention_go_unless_held(
         receipts = conn.execute(
             "SELECT count(*) FILTER (WHERE owner_key = %(mira)s), count(*) FROM receipts"
             " WHERE tenant_id = %(t)s",
-            {"t": t, "mira": _subject_owner(t, "mira")},
+            {"t": t, "mira": _subject_owner(pool, t, "mira")},
         ).fetchone()
     assert receipts is not None
     held, total = receipts
@@ -257,12 +257,12 @@ def test_receipts_and_finished_jobs_past_their_retention_go_unless_held(
             " ORDER BY episode_id",
             {"t": t},
         ).fetchall()
-    assert {row[0] for row in left} == {_subject_owner(t, "mira")}
+    assert {row[0] for row in left} == {_subject_owner(pool, t, "mira")}
     assert jobs == [("e5", "dead"), ("e6", "queued")]
 
 
-def _subject_owner(tenant: str, subject: str) -> str:
-    return owner_key(tenant, "subject", subject)
+def _subject_owner(pool: ConnectionPool, tenant: str, subject: str) -> str:
+    return owner_key(tenant, "subject", subject, secret=receipt_secret(pool, tenant))
 
 
 def test_an_overridden_default_class_changes_what_the_purge_keeps(

@@ -22,7 +22,7 @@ from store.errors import LegalHold, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.dbsearch import tenant_rows
-from tests.helpers import assert_value, declare, owner_connection, record
+from tests.helpers import assert_value, declare, owner_connection, receipt_secret, record
 
 
 def _world(store: MemoryStore, tenant: str) -> None:
@@ -74,11 +74,12 @@ def test_a_key_only_the_duplicate_holds_moves_with_its_history_intact(
     assert store.subjects.list(tenant).subjects == ["mira"]
     assert store.episodes.get(tenant, "e2").subjects == ["mira"]
     # Each version the survivor now believes left a write receipt at the merge, owned by it.
+    mira = owner_key(tenant, "subject", "mira", secret=receipt_secret(pool, tenant))
     with owner_connection(pool) as conn:
         written = conn.execute(
             "SELECT version, provenance FROM receipts WHERE tenant_id = %s AND owner_key = %s"
             " AND action = 'write' AND recorded_at = %s",
-            (tenant, owner_key(tenant, "subject", "mira"), ts("2026-06-03T00:00:00Z")),
+            (tenant, mira, ts("2026-06-03T00:00:00Z")),
         ).fetchall()
     believed = [fact for fact in after if fact.retired_at is None]
     assert sorted(written) == sorted((str(f.version_id), f.source_episode_id) for f in believed)

@@ -202,7 +202,7 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
         )
     if version >= 18:
         found["decisions"] = _rows("tenant_id decision_id opened_at", ("acme", DECISION, T4))
-        scope = scope_hash("acme", "subject", "mira", None)
+        scope = scope_hash("acme", "subject", "mira", None, secret=b"")  # version 0
         found["receipts"] = _rows(
             "tenant_id receipt_id decision_id action memory_type memory_key owner_key version"
             " expected_scope_hash observed_scope_hash written_at read_at freshness_budget_s"
@@ -213,8 +213,8 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
                 DECISION,
                 "read",
                 "semantic",
-                memory_key("semantic", "city"),
-                owner_key("acme", "subject", "mira"),
+                memory_key("semantic", "city", secret=b""),
+                owner_key("acme", "subject", "mira", secret=b""),
                 str(UUID(int=13)),
                 scope,
                 scope,
@@ -296,6 +296,10 @@ def history(version: int) -> dict[str, list[dict[str, Any]]]:
         )
     if version >= 27:
         found["fact_sources"] = _rows("tenant_id fact_id episode_id", ("acme", UUID(int=77), "e4"))
+    if version >= 28:
+        found["receipt_secrets"] = _rows(
+            "tenant_id version secret created_at", ("acme", 1, bytes(range(32)), T4)
+        )
     return found
 
 

@@ -62,7 +62,9 @@ def test_the_cases_file_carries_the_hashes_its_expectations_imply() -> None:
     for case in load_cases():
         data = case.input
         expected = {
-            (e.memory.type, e.memory.memory_key()): e.memory.scope_hash(data.tenant_id, e.scope)
+            (e.memory.type, e.memory.memory_key(secret=b"")): e.memory.scope_hash(
+                data.tenant_id, e.scope, secret=b""
+            )
             for e in data.expectations
         }
         for r in data.receipts:
