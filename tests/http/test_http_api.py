@@ -4,7 +4,9 @@ The seed trace is replayed over HTTP, each line's ``now`` sent as ``X-SGAM-Now``
 response must equal the shipped replay result once ids are mapped: the replay counts ids
 (``...0001``, ``...0002``) where the server draws random ones, so each counted id must stand
 for one server id throughout. Then the routes the seed does not reach, each with a tenant of
-its own and the clock header pinning system time, so whole bodies can be compared.
+its own and the clock header pinning system time, so whole bodies can be compared. Batches,
+expiry, retraction, conflicts and erasure, which every surface answers the same way, are
+scenarios of tests/conformance/, run over HTTP too.
 """
 
 from __future__ import annotations
@@ -517,9 +519,6 @@ def test_attributes_are_declared_listed_and_published_as_the_update_schema_enum(
     assert empty["properties"]["attribute"]["enum"] == []
 
 
-# -- expiry and retraction ------------------------------------------------------------------
-
-
 # -- subjects -------------------------------------------------------------------------------
 
 
@@ -617,95 +616,6 @@ def test_export_holds_everything_about_the_subject(http: Client) -> None:
         (lisbon, "Lisbon", "current"),
     ]
     assert [e["subjects"] for e in episodes] == [["ada"], ["ada"]]  # a candidate names its subject
-
-
-# -- conflicts ------------------------------------------------------------------------------
-
-
-# -- erasure --------------------------------------------------------------------------------
-
-
-def test_erasing_an_episode_retracts_its_facts_and_leaves_a_tombstone(http: Client) -> None:
-    tenant = new_tenant(http)
-    declare(http, tenant, "2026-04-01T00:00:00Z", "home_city", value_type="string")
-    porto = written(
-        record(
-            http,
-            tenant,
-            "2026-04-01T10:00:00Z",
-            id="said",
-            occurred_at="2026-04-01T09:00:00Z",
-            text="Ada lives in Porto.",
-            updates=[candidate("ada", "home_city", "Porto", "2026-04-01T09:00:00Z", "")],
-        )
-    )
-    record(
-        http,
-        tenant,
-        "2026-04-02T10:00:00Z",
-        id="wrong",
-        occurred_at="2026-04-02T09:00:00Z",
-        text="Ada lives in Lisbon.",
-        updates=[candidate("ada", "home_city", "Lisbon", "2026-04-02T09:00:00Z", "")],
-    )
-    now = "2026-04-03T00:00:00Z"
-    erased = ok(http.delete("/v1/episodes/wrong", headers=at(tenant, now)))
-    assert erased == {
-        "status": "erased",
-        "tombstone_id": uuid_text(erased["tombstone_id"]),
-        "facts_retracted": 1,
-        "episodes_deleted": 1,
-        "episodes_stubbed": 0,
-        "fact_versions_deleted": 1,
-        "conflicts_deleted": 0,
-        "expiries_deleted": 0,
-        "checkpoints_deleted": 0,
-    }
-    problem(http.get("/v1/episodes/wrong", headers=tenant.headers), 404, "not_found")
-    # Porto reads as if Lisbon had never been said; no version cites the erased episode.
-    key = "/v1/facts/ada/home_city"
-    current = ok(http.get(key, headers=at(tenant, now)))
-    assert current == {**porto, "version_id": uuid_text(current["version_id"]), "recorded_at": now}
-    history = ok(http.get(f"{key}/history", headers=at(tenant, now)))
-    assert {version["source_episode_id"] for version in history} == {"said"}
-    again = http.delete("/v1/episodes/wrong", headers=at(tenant, now))
-    problem(again, 404, "not_found")
-
-
-def test_erasing_a_subject_deletes_what_is_held_about_it(http: Client) -> None:
-    tenant = new_tenant(http)
-    declare(http, tenant, "2026-04-01T00:00:00Z", "home_city", value_type="string")
-    for number, city in enumerate(("Porto", "Lisbon"), start=1):
-        record(
-            http,
-            tenant,
-            f"2026-04-0{number}T10:00:00Z",
-            id=f"said-{number}",
-            occurred_at=f"2026-04-0{number}T09:00:00Z",
-            text=f"Ada lives in {city}.",
-            updates=[candidate("ada", "home_city", city, f"2026-04-0{number}T09:00:00Z", "")],
-        )
-    now = "2026-04-03T00:00:00Z"
-    erased = ok(http.delete("/v1/subjects/ada", headers=at(tenant, now)))
-    assert erased == {
-        "status": "erased",
-        "tombstone_id": uuid_text(erased["tombstone_id"]),
-        "facts_retracted": 0,
-        "episodes_deleted": 2,
-        "episodes_stubbed": 0,
-        "fact_versions_deleted": 3,  # Porto open (retired), Porto closed, Lisbon
-        "conflicts_deleted": 0,
-        "expiries_deleted": 0,
-        "checkpoints_deleted": 0,
-    }
-    for episode_id in ("said-1", "said-2"):
-        problem(http.get(f"/v1/episodes/{episode_id}", headers=tenant.headers), 404, "not_found")
-    problem(http.get("/v1/facts/ada/home_city", headers=at(tenant, now)), 404, "not_found")
-    assert ok(http.get("/v1/facts/ada/home_city/history", headers=at(tenant, now))) == []
-    assert ok(http.get("/v1/subjects", headers=tenant.headers)) == {
-        "subjects": [],
-        "next_cursor": None,
-    }
 
 
 # -- admin ----------------------------------------------------------------------------------
