@@ -117,7 +117,8 @@ def _own_embedded_database(data_dir: Path) -> Iterator[str]:
 
     A data directory already served by another process ends the command with exit code 1.
     """
-    from store.db.database import embedded_database  # noqa: PLC0415 - keep --help fast
+    from server.runtime.shutdown import stop_failing  # noqa: PLC0415 - keep --help fast
+    from store.db.database import embedded_database  # noqa: PLC0415
     from store.db.datadir import DataDirInUse, hold_data_dir  # noqa: PLC0415
 
     with ExitStack() as owned:
@@ -126,7 +127,8 @@ def _own_embedded_database(data_dir: Path) -> Iterator[str]:
         except DataDirInUse as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(1) from error
-        yield owned.enter_context(embedded_database(data_dir))
+        gone = "the embedded PostgreSQL stopped and would not start again"
+        yield owned.enter_context(embedded_database(data_dir, on_gone=lambda: stop_failing(gone)))
 
 
 def _serve(
@@ -146,6 +148,7 @@ def _serve(
             conninfo,
             apply_migrations=settings.migrate_on_start,
             create_default_tenant=settings.database_url is None,
+            settings=settings,
         )
     except DatabaseUnavailable as error:  # a schema ahead, a refused migration, the app role
         typer.echo(f"error: {error}", err=True)
@@ -160,6 +163,10 @@ def _serve(
     typer.echo(f"SGAM on {base_url} (docs: {base_url}/schema)")
     # Workers (and this process) read the database from the environment; the embedded server
     # stays owned by this process and stops when it ends, by a signal too.
+    if settings.database_url is None:  # the pool logs in as the embedded database's sgam_app
+        from store.db.roles import APP_ROLE, login_as  # noqa: PLC0415
+
+        os.environ["SGAM_APP_DATABASE_URL"] = login_as(conninfo, APP_ROLE)
     os.environ["DATABASE_URL"] = conninfo
     with multiprocess_metrics(workers):  # /metrics sums over the workers
         uvicorn.run(

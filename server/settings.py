@@ -23,6 +23,20 @@ class Settings(BaseSettings):
         description="PostgreSQL 16+ with pgvector 0.8+ and btree_gist; unset = the embedded"
         " PostgreSQL in data_dir.",
     )
+    app_database_url: str | None = Field(
+        default=None,
+        description="The login the API's pooled connections use beside DATABASE_URL (which owns"
+        " the schema and runs migrations): a role like sgam_app, NOSUPERUSER NOBYPASSRLS and a"
+        " member of no role, so no statement can leave row-level security. Unset with"
+        " DATABASE_URL = the pool logs in as DATABASE_URL's role and sets role sgam_app;"
+        " unset without it = the embedded database's sgam_app.",
+    )
+    allow_superuser_database_url: bool = Field(
+        default=False,
+        description="Serve with DATABASE_URL alone even when its role is a superuser (pooled"
+        " connections then set role sgam_app, which a statement can undo). Off, such a server"
+        " refuses to start and asks for SGAM_APP_DATABASE_URL.",
+    )
     data_dir: Path = Field(
         default_factory=default_data_dir,
         description="Folder of the embedded database (kept across restarts).",

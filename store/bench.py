@@ -31,6 +31,7 @@ from store.db.database import (
     temporary_database,
 )
 from store.db.migrate import migrate, migrate_database
+from store.db.roles import login_as
 from store.episodes.evidence import (
     EXACT_SCAN_LIMIT,
     HNSW_EF_SEARCH,
@@ -60,6 +61,7 @@ __all__ = [
     "find_similar",
     "halfvec",
     "index_name",
+    "login_as",
     "make_pool",
     "migrate",
     "migrate_database",

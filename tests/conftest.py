@@ -27,6 +27,7 @@ from store.contract.times import parse_timestamp
 from store.db.clock import ManualClock
 from store.db.database import make_pool, scratch_database, temporary_database
 from store.db.migrate import migrate_database
+from store.db.roles import APP_ROLE, login_as
 from store.service import MemoryStore
 from tests.receipt_audit import audit_receipts
 
@@ -116,11 +117,18 @@ def tenant(store: MemoryStore) -> str:
 ADMIN_TOKEN = "admin-token-for-tests-0123456789"
 
 
+def app_url(conninfo: str) -> str:
+    """``conninfo``'s database as the API's pool logs in to it: as ``sgam_app``, which the
+    embedded cluster's bootstrap made a login role (SGAM_APP_DATABASE_URL)."""
+    return login_as(conninfo, APP_ROLE)
+
+
 @pytest.fixture(scope="module")
 def api_settings(conninfo: str) -> Settings:
     """Server settings on the module's database, admin API and clock header on."""
     return Settings(
         database_url=conninfo,
+        app_database_url=app_url(conninfo),
         admin_token=ADMIN_TOKEN,
         allow_clock_header=True,
         max_body_bytes=256 * 1024,

@@ -19,7 +19,7 @@ import httpx
 from server.client import SGAMClient
 from store.contract.results import ApiKeyIssued
 from tests.cli.test_process_ownership import _free_port as free_port
-from tests.conftest import ADMIN_TOKEN
+from tests.conftest import ADMIN_TOKEN, app_url
 
 SGAM = Path(sys.executable).with_name("sgam")
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -111,6 +111,7 @@ def sgam_serve(conninfo: str, *, admin_token: str) -> Iterator[str]:
     port = free_port()
     env = clean_env(
         DATABASE_URL=conninfo,
+        SGAM_APP_DATABASE_URL=app_url(conninfo),
         SGAM_PORT=str(port),
         SGAM_ADMIN_TOKEN=admin_token,
         SGAM_ALLOW_CLOCK_HEADER="true",

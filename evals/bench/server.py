@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from evals.bench.data import ATTRIBUTE_WORDS, TENANT, slug
+from store.bench import APP_ROLE, login_as
 
 READY_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 30.0
@@ -101,6 +102,8 @@ def serve(conninfo: str, *, log: Path) -> Iterator[Served]:
     env = {
         **os.environ,
         "DATABASE_URL": conninfo,
+        # The pool logs in as sgam_app, as a served database's API does (docs: roles).
+        "SGAM_APP_DATABASE_URL": login_as(conninfo, APP_ROLE),
         "SGAM_ADMIN_TOKEN": admin_token,
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",

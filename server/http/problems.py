@@ -28,6 +28,9 @@ from store.errors import StoreError, UnconvertibleValues
 
 log = logging.getLogger(__name__)
 
+RETRY_AFTER_S = "1"
+"""Seconds a 503 asks a client to wait before it tries again (``Retry-After``)."""
+
 
 def problem_response(
     code: str,
@@ -50,6 +53,8 @@ def problem_response(
     ).model_dump(mode="json", exclude_none=True)
     if status == 401:
         headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="sgam"'}
+    if status == 503:  # the database is down or busy: worth asking again shortly
+        headers = {**(headers or {}), "Retry-After": RETRY_AFTER_S}
     return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=headers)
 
 

@@ -16,7 +16,7 @@ from store.contract.problems import Health, Readiness
 
 @get("/healthz", sync_to_thread=False, tags=["health"])
 def healthz() -> Health:
-    """The process is up."""
+    """The process is up: a liveness check that never asks the database (``/readyz`` does)."""
     return Health(status="ok")
 
 
@@ -27,13 +27,20 @@ def healthz() -> Health:
     responses={503: ResponseSpec(Readiness, description="Not ready; the checks say why.")},
 )
 def readyz(resources: NamedDependency[SkipValidation[Resources]]) -> Response[Readiness]:
-    """200 when the database answers, no migration is pending and the model is loaded; else 503."""
+    """200 when the database answers, no migration is pending and the model is loaded; else 503.
+
+    While the database watch says it is down, that is the answer, at once.
+    """
     pending: int | None = None
     detail = None
-    try:
-        pending = resources.pending_migrations()
-    except psycopg.Error as error:  # the pool's timeout is one too
-        detail = f"database: {type(error).__name__}"
+    down = resources.database_down()
+    if down is not None:
+        detail = f"database: {down}"
+    else:
+        try:
+            pending = resources.pending_migrations()
+        except psycopg.Error as error:  # the pool's timeout is one too
+            detail = f"database: {type(error).__name__}"
     ready = pending == 0 and resources.embedder.loaded
     body = Readiness(
         status="ready" if ready else "not_ready",

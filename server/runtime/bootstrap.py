@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import psycopg
 
+from server.runtime.resources import api_login
+from server.settings import Settings
 from store.contract.results import ApiKeyIssued
 from store.db.database import check_app_role, make_pool
 from store.db.migrate import migrate, pending_migrations, refuse_schema_ahead
@@ -23,7 +25,11 @@ class Prepared:
 
 
 def prepare_database(
-    conninfo: str, *, apply_migrations: bool, create_default_tenant: bool
+    conninfo: str,
+    *,
+    apply_migrations: bool,
+    create_default_tenant: bool,
+    settings: Settings | None = None,
 ) -> Prepared:
     """Apply pending migrations (if allowed); with ``create_default_tenant`` and no tenant yet
     on a migrated database, make one.
@@ -31,7 +37,9 @@ def prepare_database(
     The default tenant's API key is returned once (only its hash is stored). A schema ahead of
     this code raises ``SchemaNotCurrent``; one behind it (migrations not allowed) is left for
     ``/readyz`` to report. A refused migration raises ``MigrationFailed``, and a URL role that
-    cannot work as the application role ``DatabaseUnavailable``, each naming the fix.
+    cannot work as the application role ``DatabaseUnavailable``, each naming the fix; so does,
+    given the server's ``settings``, a pool login that could leave row-level security
+    (``api_login``), before any worker starts.
     """
     with psycopg.connect(conninfo) as conn:
         if apply_migrations:
@@ -43,6 +51,8 @@ def prepare_database(
             return Prepared(migrations_applied=0, first_key=None)
         has_tenant = conn.execute("SELECT EXISTS (SELECT 1 FROM tenants)").fetchone()
     check_app_role(conninfo)
+    if settings is not None:
+        api_login(settings, conninfo)
     first_key = None
     if create_default_tenant and has_tenant is not None and not has_tenant[0]:
         with make_pool(conninfo, max_size=1) as pool:

@@ -38,6 +38,8 @@ from server.settings import Settings
 from store.db.clock import Clock, wall_clock
 from store.db.database import APP_ROLE, check_app_role, make_pool, resolve_conninfo
 from store.db.migrate import pending_migrations
+from store.db.roles import PoolLogin, login_as, pool_login
+from store.db.watch import DatabaseWatch
 from store.service import MemoryStore
 
 
@@ -53,6 +55,7 @@ class Resources:
     keys: KeyCache
     extractor: Extract | None = None
     policy: WorkPolicy = field(default_factory=WorkPolicy)
+    watch: DatabaseWatch | None = None
 
     def store_with_clock(self, clock: Clock) -> MemoryStore:
         """The same store reading system time from ``clock`` (the ``X-SGAM-Now`` header)."""
@@ -68,6 +71,12 @@ class Resources:
         """How many migrations the database still lacks (readiness, ``readiness_pending``)."""
         return readiness_pending(self.pool)
 
+    def database_down(self) -> str | None:
+        """Why the database is known to be down (the watch's last error), or None."""
+        if self.watch is None or self.watch.up:
+            return None
+        return self.watch.detail or "down"
+
 
 def readiness_pending(pool: ConnectionPool) -> int:
     """How many migrations the pool's database still lacks.
@@ -82,6 +91,23 @@ def readiness_pending(pool: ConnectionPool) -> int:
     if pending == 0 and not (row and row[0]):
         pool.drain()  # new connections take the role as they open
     return pending
+
+
+def api_login(settings: Settings, conninfo: str) -> PoolLogin:
+    """How the API's pool logs in to ``conninfo``'s database (``store.db.roles.pool_login``).
+
+    Without DATABASE_URL the embedded database's ``sgam_app`` logs in itself. With one URL
+    only, its role must be able to work as ``sgam_app`` (``check_app_role``).
+    """
+    app_conninfo = settings.app_database_url
+    if app_conninfo is None and settings.database_url is None:
+        app_conninfo = login_as(conninfo, APP_ROLE)
+    login = pool_login(
+        conninfo, app_conninfo, allow_superuser=settings.allow_superuser_database_url
+    )
+    if login.role is not None:
+        check_app_role(conninfo, login.role)
+    return login
 
 
 def _open_pool(pool: ConnectionPool) -> None:
@@ -110,11 +136,15 @@ def lifespan(
         conninfo = await anyio.to_thread.run_sync(
             partial(resolve_conninfo, settings.database_url, data_dir=settings.data_dir)
         )
-        await anyio.to_thread.run_sync(check_app_role, conninfo)
+        login = await anyio.to_thread.run_sync(api_login, settings, conninfo)
         model = embedder or settings.embedder()
         await anyio.to_thread.run_sync(model.load)
-        pool = make_pool(conninfo, max_size=settings.pool_max_size)
+        watch = DatabaseWatch(login.conninfo)
+        pool = make_pool(
+            login.conninfo, max_size=settings.pool_max_size, role=login.role, watch=watch
+        )
         await anyio.to_thread.run_sync(_open_pool, pool)
+        watch.start(on_recovery=pool.check)  # connections lost with the server are replaced
         # Sync handlers run on the loop's default executor (min(32, CPUs + 4) threads unless
         # set): give it a thread per pooled connection, so requests are not queued for a thread
         # while connections sit idle.
@@ -150,9 +180,11 @@ def lifespan(
                     keys=keys,
                     extractor=extractor,
                     policy=policy,
+                    watch=watch,
                 )
                 yield
         finally:
+            await anyio.to_thread.run_sync(watch.stop)
             if worker is not None:
                 await anyio.to_thread.run_sync(worker.stop)
             if purger is not None:

@@ -8,6 +8,7 @@ once it is unwound the process ends by the same signal, as a supervisor expects.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -15,6 +16,15 @@ from contextlib import contextmanager
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+_failed: list[str] = []
+
+
+def stop_failing(reason: str) -> None:
+    """Stop the server as SIGTERM does, but end with exit code 1: something it needs is gone
+    (the embedded database would not start again), and a supervisor should restart it."""
+    _failed.append(reason)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 class StopSignal(SystemExit):
@@ -43,6 +53,9 @@ def unwinding_on_stop_signals() -> Iterator[None]:
     except StopSignal as stop:
         sys.stdout.flush()
         sys.stderr.flush()
+        if _failed:
+            sys.stderr.write(f"error: {_failed[0]}\n")
+            raise SystemExit(1) from stop
         signal.signal(stop.signum, signal.SIG_DFL)
         signal.raise_signal(stop.signum)
         raise  # only where the default action does not end the process

@@ -21,6 +21,7 @@ from server.cli import app
 from server.settings import Settings
 from store.db.database import temporary_database
 from store.db.migrate import applied_versions, available_migrations, migrate_database
+from tests.conftest import app_url
 
 runner = CliRunner()
 LATEST = available_migrations()[-1]
@@ -105,6 +106,7 @@ def test_serve_migrates_before_its_workers_only_when_allowed(
     behind: str, monkeypatch: pytest.MonkeyPatch, migrate_on_start: bool
 ) -> None:
     monkeypatch.setenv("SGAM_MIGRATE_ON_START", str(migrate_on_start).lower())
+    monkeypatch.setenv("SGAM_APP_DATABASE_URL", app_url(behind))
     seen: list[set[int]] = []
 
     def run(*_: object, **__: object) -> None:  # uvicorn.run: the workers would start here
@@ -120,7 +122,9 @@ def test_serve_migrates_before_its_workers_only_when_allowed(
 def test_the_app_itself_never_migrates(behind: str, embedder: Embedder) -> None:
     """A worker started by a process manager, migrate_on_start left on: /readyz says 503."""
     before = _state(behind)
-    settings = Settings(database_url=behind, migrate_on_start=True)
+    settings = Settings(
+        database_url=behind, app_database_url=app_url(behind), migrate_on_start=True
+    )
     with TestClient(create_app(settings, embedder=embedder)) as client:
         ready = client.get("/readyz")
     assert (ready.status_code, ready.json()["migrations_pending"]) == (503, 1)

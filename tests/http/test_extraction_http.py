@@ -19,7 +19,7 @@ from litestar.testing import TestClient
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.settings import Settings
-from tests.conftest import ADMIN_TOKEN, ApiTenant
+from tests.conftest import ADMIN_TOKEN, ApiTenant, app_url
 from tests.extraction_helpers import Reply, StandIn, stand_in, updates
 
 TEXT = "Mira said she moved to Tromsø last week."
@@ -44,6 +44,7 @@ def served(conninfo: str, embedder: Embedder, endpoint: StandIn) -> Iterator[Tes
     """The app with an extractor configured and its worker thread polling quickly."""
     settings = Settings(
         database_url=conninfo,
+        app_database_url=app_url(conninfo),
         admin_token=ADMIN_TOKEN,
         pool_max_size=6,
         extractor_url=endpoint.base_url,

@@ -41,7 +41,7 @@ from store.errors import (
     StoreError,
 )
 from store.service import MemoryStore
-from tests.conftest import ADMIN_TOKEN, ApiTenant
+from tests.conftest import ADMIN_TOKEN, ApiTenant, app_url
 from tests.http_helpers import DEPENDENCIES, dependency_names
 
 Client = TestClient[Litestar]
@@ -160,7 +160,12 @@ def defaults(conninfo: str, embedder: Embedder) -> Iterator[Client]:
 
     It runs beside the module's ``http`` app, as two workers of one process would.
     """
-    settings = Settings(database_url=conninfo, allow_clock_header=False, admin_token=None)
+    settings = Settings(
+        database_url=conninfo,
+        app_database_url=app_url(conninfo),
+        allow_clock_header=False,
+        admin_token=None,
+    )
     app = create_app(settings, embedder=embedder)
     with TestClient(app, raise_server_exceptions=False) as client:
         yield client
@@ -201,7 +206,10 @@ def test_readyz_is_503_while_the_database_does_not_answer(http: Client, conninfo
 
 def _readiness_without_migrating(conninfo: str, embedder: Embedder) -> Json:
     """Start an app that may not migrate on ``conninfo``; its /healthz and /readyz."""
-    app = create_app(Settings(database_url=conninfo, migrate_on_start=False), embedder=embedder)
+    settings = Settings(
+        database_url=conninfo, app_database_url=app_url(conninfo), migrate_on_start=False
+    )
+    app = create_app(settings, embedder=embedder)
     with TestClient(app, raise_server_exceptions=False) as client:
         assert ok(client.get("/healthz")) == {"status": "ok"}
         response = client.get("/readyz")

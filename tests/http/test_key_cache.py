@@ -28,7 +28,7 @@ from server.runtime.resources import resources_of
 from server.settings import Settings
 from store.governance.keys import KEY_CHANGED_CHANNEL, ActiveKey
 from store.service import MemoryStore
-from tests.conftest import ADMIN_TOKEN, ApiTenant
+from tests.conftest import ADMIN_TOKEN, ApiTenant, app_url
 from tests.http_helpers import ADMIN, Client, make_tenant
 
 GUARD_ONLY = {"X-SGAM-Now": "2026-06-01T00:00:00Z"}
@@ -39,7 +39,12 @@ carrying it does nothing in the database but check the key."""
 @pytest.fixture(scope="module")
 def client(conninfo: str, embedder: Embedder) -> Iterator[Client]:
     """An app on the module's database that refuses ``X-SGAM-Now``."""
-    settings = Settings(database_url=conninfo, admin_token=ADMIN_TOKEN, allow_clock_header=False)
+    settings = Settings(
+        database_url=conninfo,
+        app_database_url=app_url(conninfo),
+        admin_token=ADMIN_TOKEN,
+        allow_clock_header=False,
+    )
     with TestClient(create_app(settings, embedder=embedder)) as opened:
         yield opened
 
@@ -317,7 +322,9 @@ def test_without_its_listener_the_cache_is_not_used_and_keys_are_checked_in_the_
 
 def test_the_lifespan_starts_one_listener_and_stops_it(conninfo: str, embedder: Embedder) -> None:
     before = len(listeners_on(conninfo, APPLICATION_NAME))
-    settings = Settings(database_url=conninfo, admin_token=ADMIN_TOKEN)
+    settings = Settings(
+        database_url=conninfo, app_database_url=app_url(conninfo), admin_token=ADMIN_TOKEN
+    )
     with TestClient(create_app(settings, embedder=embedder)) as opened:
         wait_for(lambda: resources_of(opened.app).keys.fresh)
         assert len(listeners_on(conninfo, APPLICATION_NAME)) == before + 1
