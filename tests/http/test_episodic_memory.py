@@ -17,28 +17,12 @@ from litestar.testing import TestClient
 from psycopg_pool import ConnectionPool
 
 from store.service import MemoryStore
+from tests.conformance.test_episodic_memory import FAILED, FIRST_AT, SUCCEEDED
 from tests.conftest import ApiTenant
 from tests.helpers import owner_connection
 from tests.http_helpers import assert_problem, make_tenant, record
 
 Client = TestClient[Litestar]
-
-FIRST_AT = "2026-04-01T10:00:00Z"
-
-FAILED = {
-    "status": "failed",
-    "outcome_receipt_id": "receipt-1",
-    "verified": True,
-    "human_intervened": False,
-    "budget_exhausted": True,
-}
-SUCCEEDED = {
-    "status": "succeeded",
-    "outcome_receipt_id": None,
-    "verified": True,
-    "human_intervened": True,
-    "budget_exhausted": False,
-}
 
 
 def _at(tenant: ApiTenant, now: str) -> dict[str, str]:
