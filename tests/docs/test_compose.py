@@ -271,3 +271,20 @@ def test_compose_passes_the_password_and_token_through(
         "postgresql://sgam:s3cret@db:5432/sgam"
     )
     assert services["sgam"]["environment"]["SGAM_ADMIN_TOKEN"] == token
+
+
+def test_the_api_pool_logs_in_as_sgam_app_which_the_init_script_makes() -> None:
+    db_env = service("db")["environment"]
+    app = urlsplit(service("sgam")["environment"]["SGAM_APP_DATABASE_URL"])
+    assert (app.scheme, app.hostname, app.port, app.path) == (
+        "postgresql",
+        "db",
+        5432,
+        "/" + db_env["POSTGRES_DB"],
+    )
+    assert app.username == "sgam_app"
+    [mounted] = service("db")["configs"]
+    assert mounted["target"].startswith("/docker-entrypoint-initdb.d/")
+    script = " ".join(compose_file()["configs"][mounted["source"]]["content"].split())
+    assert script.startswith(f"CREATE ROLE sgam_app LOGIN PASSWORD '{app.password}'")
+    assert "NOSUPERUSER NOBYPASSRLS" in script
