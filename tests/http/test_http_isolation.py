@@ -129,18 +129,20 @@ def as_if_nobody(
 
 
 # -- reads of names only B holds -------------------------------------------------------------
+# An attribute nobody holds is c_note: an undeclared name's answer names A's own closest
+# declared names (a_note), and c_note is as close to them as B's b_note is.
 
 
 @pytest.mark.parametrize(
     ("path", "b_name", "nobody_name", "status"),
     [
         pytest.param("/v1/facts/{}/home_city", "only-b", "nobody", 404, id="fact-subject"),
-        pytest.param("/v1/facts/only-b/{}", "b_note", "undeclared", 404, id="fact-attribute"),
+        pytest.param("/v1/facts/only-b/{}", "b_note", "c_note", 404, id="fact-attribute"),
         pytest.param(
             "/v1/facts/{}/home_city?" + TIMES, "only-b", "nobody", 404, id="fact-at-times"
         ),
         pytest.param("/v1/facts/{}/home_city/history", "only-b", "nobody", 200, id="history"),
-        pytest.param("/v1/facts/only-b/{}/history", "b_note", "undeclared", 200, id="history-attr"),
+        pytest.param("/v1/facts/only-b/{}/history", "b_note", "c_note", 404, id="history-attr"),
         pytest.param("/v1/subjects/{}/profile?" + TIMES, "only-b", "nobody", 200, id="profile"),
         pytest.param("/v1/subjects/{}/export", "only-b", "nobody", 404, id="export"),
         pytest.param("/v1/episodes/{}", "ep-b-only", "ep-nobody", 404, id="episode"),
@@ -150,7 +152,7 @@ def as_if_nobody(
         pytest.param(
             "/v1/conflicts?status=all&attribute={}",
             "b_note",
-            "undeclared",
+            "c_note",
             200,
             id="conflicts-attribute",
         ),
@@ -257,7 +259,7 @@ AIMED = {
         "/v1/facts/only-b/{}/expire",
         {"at": "2026-05-01T00:00:00Z", "source_episode_id": "ep-a-only"},
         lambda b: "b_note",
-        "undeclared",
+        "c_note",
         404,
         "not_found",
     ),
@@ -486,7 +488,7 @@ def test_context_about_bs_subject_and_attribute_answers_as_for_nobody(
             headers=pair.a.headers,
         )
 
-    b_response, nobody_response = ask("only-b", "b_note"), ask("nobody", "undeclared")
+    b_response, nobody_response = ask("only-b", "b_note"), ask("nobody", "c_note")
 
     assert b_response.status_code == 200, b_response.text
     assert b_response.json()["facts"] == []
@@ -494,7 +496,7 @@ def test_context_about_bs_subject_and_attribute_answers_as_for_nobody(
     as_if_nobody(
         _normalized(b_response, ("decision_id", "tokens")),
         _normalized(nobody_response, ("decision_id", "tokens")),
-        {"only-b": "nobody", "b_note": "undeclared"},
+        {"only-b": "nobody", "b_note": "c_note"},
     )
 
 
