@@ -31,11 +31,9 @@ from server.routes.admin import admin_routes
 from server.routes.attributes import attribute_routes
 from server.routes.checkpoints import checkpoint_routes
 from server.routes.common import provide_read_times
-from server.routes.conflicts import conflict_routes
 from server.routes.decisions import decision_routes
 from server.routes.episodes import episode_routes
-from server.routes.experiences import experience_routes
-from server.routes.facts import fact_router
+from server.routes.facts import conflict_routes, fact_router
 from server.routes.memory_health import memory_health_routes
 from server.routes.probes import probe_routes
 from server.routes.procedures import procedure_routes
@@ -82,7 +80,6 @@ def create_app(
             *weak_signal_routes,
             *retrieval_routes,
             *checkpoint_routes,
-            *experience_routes,
             *procedure_routes,
             *decision_routes,
             *memory_health_routes,

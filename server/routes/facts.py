@@ -1,15 +1,27 @@
-"""``/v1/facts/{subject}/{attribute}``: exact reads of one key, its history, expiry, retraction."""
+"""``/v1/facts/{subject}/{attribute}``: exact reads of one key, its history, expiry, retraction;
+``/v1/conflicts``: equal-start conflicts awaiting settlement, and their resolution."""
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from litestar import Router, get, post
-from litestar.params import JSONBody
+from litestar.params import JSONBody, QueryParameter
 
 from server.http.trace import RequestTrace
-from server.routes.common import PROBLEM_RESPONSES, PathId, Store, TenantId, Times
-from store.contract.bodies import ExpireBody, RetractBody
+from server.routes.common import (
+    PROBLEM_RESPONSES,
+    PathId,
+    PathUuid,
+    QueryId,
+    Store,
+    TenantId,
+    Times,
+)
+from server.routes.subjects import Cursor, Limit
+from store.contract.bodies import ExpireBody, ResolveBody, RetractBody
 from store.contract.facts import Fact
-from store.contract.results import ExpireResult, RetractResult
+from store.contract.results import ConflictPage, ExpireResult, ResolveResult, RetractResult
 
 
 @get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
@@ -80,3 +92,43 @@ fact_router = Router(
     route_handlers=[read_fact, read_history, expire, retract],
     tags=["facts"],
 )
+
+
+@get("/v1/conflicts", sync_to_thread=True, responses=PROBLEM_RESPONSES)
+def list_conflicts(
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    status: Annotated[
+        Literal["open", "resolved", "all"], QueryParameter(description="Which conflicts.")
+    ] = "open",
+    subject: QueryId = None,
+    attribute: QueryId = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> ConflictPage:
+    """A page of conflicts, oldest first (open ones by default)."""
+    return store.conflicts.list(
+        tenant_id,
+        status=None if status == "all" else status,
+        subject=subject,
+        attribute=attribute,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+@post(
+    "/v1/conflicts/{conflict_id:str}/resolve",
+    status_code=200,
+    sync_to_thread=True,
+    responses=PROBLEM_RESPONSES,
+)
+def resolve_conflict(
+    *, store: Store, tenant_id: TenantId, conflict_id: PathUuid, data: JSONBody[ResolveBody]
+) -> ResolveResult:
+    """Keep the incumbent, or let the challenger replace it."""
+    return store.conflicts.resolve(tenant_id, conflict_id, choose=data.choose)
+
+
+conflict_routes = [list_conflicts, resolve_conflict]
