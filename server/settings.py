@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
@@ -51,7 +52,20 @@ class Settings(BaseSettings):
         " `sgam reembed`.",
     )
     torch_threads: int | None = Field(
-        default=None, ge=1, le=256, description="Threads torch may use for embeddings."
+        default=None,
+        ge=1,
+        le=256,
+        description="Threads torch may use for embeddings; unset = every core but one in"
+        " `sgam serve` (the request threads keep a core while the encoder works), every core"
+        " elsewhere.",
+    )
+    encoder_queue_size: int = Field(
+        default=64,
+        ge=1,
+        le=10_000,
+        description="Calls that may wait for the encoder; past them a call that needs text"
+        " embedded is refused with 503 `unavailable` and Retry-After at once. Waiting calls"
+        " are encoded together, up to 64 texts a batch.",
     )
     receipt_retention_days: int = Field(
         default=90,
@@ -184,6 +198,12 @@ class Settings(BaseSettings):
             timeout_s=self.extractor_timeout_s,
         )
 
-    def embedder(self) -> Embedder:
-        """The configured embedding model, not yet loaded."""
-        return Embedder(self.embedding_model, torch_threads=self.torch_threads)
+    def embedder(self, *, serving: bool = False) -> Embedder:
+        """The configured embedding model, not yet loaded; ``serving``, it leaves a core to
+        the request threads unless ``torch_threads`` says otherwise."""
+        threads = self.torch_threads
+        if threads is None and serving:
+            threads = max(1, (os.cpu_count() or 1) - 1)
+        return Embedder(
+            self.embedding_model, torch_threads=threads, max_waiting=self.encoder_queue_size
+        )

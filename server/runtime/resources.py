@@ -137,7 +137,7 @@ def lifespan(
             partial(resolve_conninfo, settings.database_url, data_dir=settings.data_dir)
         )
         login = await anyio.to_thread.run_sync(api_login, settings, conninfo)
-        model = embedder or settings.embedder()
+        model = embedder or settings.embedder(serving=True)
         await anyio.to_thread.run_sync(model.load)
         watch = DatabaseWatch(login.conninfo)
         pool = make_pool(
@@ -191,6 +191,8 @@ def lifespan(
                 await anyio.to_thread.run_sync(purger.stop)
             await anyio.to_thread.run_sync(listener.stop)
             await anyio.to_thread.run_sync(pool.close)
+            if embedder is None:  # a model the caller passed in is the caller's to close
+                await anyio.to_thread.run_sync(model.close)
 
     return run
 

@@ -44,15 +44,16 @@ def reader(pool: ConnectionPool, clock: ManualClock, embedder: Embedder) -> Read
 
 @pytest.fixture
 def embed_calls(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Every batch the session's encoder is asked to embed during the test."""
+    """Every batch the session's encoder is asked to embed during the test (``embed`` hands
+    its texts to ``embed_later`` too)."""
     calls: list[list[str]] = []
-    real = embedder.embed
+    real = embedder.embed_later
 
     def counting(texts: Sequence[str]) -> Any:
         calls.append(list(texts))
         return real(texts)
 
-    monkeypatch.setattr(embedder, "embed", counting)
+    monkeypatch.setattr(embedder, "embed_later", counting)
     return calls
 
 

@@ -62,13 +62,13 @@ def test_embedding_later_gives_the_same_vectors_on_the_encoders_own_thread(
     texts = ["Her passport deadline is 2026-07-15.", "The weather in Paris is sunny."]
     direct = embedder.embed(texts)
     threads: list[str] = []
-    embed = embedder.embed
+    encode = embedder.encoder._encode
 
     def recording(batch: list[str]) -> Vectors:
         threads.append(threading.current_thread().name)
-        return embed(batch)
+        return encode(batch)
 
-    monkeypatch.setattr(embedder, "embed", recording)
+    monkeypatch.setattr(embedder.encoder, "_encode", recording)
     vectors = embedder.embed_later(texts).result()
     assert np.allclose(vectors, direct, atol=1e-6)
     [thread] = threads
@@ -76,9 +76,11 @@ def test_embedding_later_gives_the_same_vectors_on_the_encoders_own_thread(
     assert thread != threading.current_thread().name
     assert embedder.embed_later([]).result().shape == (0, 384)
     # The encoder's error comes to the caller when it asks for the vectors.
-    failing = Embedder().embed_later(["hello"])
+    unloaded = Embedder()
+    failing = unloaded.embed_later(["hello"])
     with pytest.raises(RuntimeError, match=r"call Embedder\.load"):
         failing.result()
+    unloaded.close()
 
 
 def test_tokens_are_counted_by_the_model_tokenizer(embedder: Embedder) -> None:
