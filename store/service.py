@@ -15,7 +15,7 @@ from uuid import uuid4
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from store.api.admin import AdminCalls
+from store.api.admin import AdminCalls, UiSessionCalls
 from store.api.checkpoints import CheckpointCalls
 from store.api.conflicts import ConflictCalls
 from store.api.episodes import EpisodeCalls
@@ -26,10 +26,8 @@ from store.api.outcomes import OutcomeCalls
 from store.api.procedures import ProcedureCalls
 from store.api.receipts import ReceiptCalls
 from store.api.retention import RetentionCalls
-from store.api.snapshots import SnapshotCalls
 from store.api.subjects import SubjectCalls
-from store.api.transactions import Transactions
-from store.api.ui_sessions import UiSessionCalls
+from store.api.transactions import SnapshotCalls, Transactions
 from store.api.weak_signals import WeakSignalCalls
 from store.db.clock import Clock, wall_clock
 from store.db.database import make_pool

@@ -20,6 +20,7 @@ from psycopg_pool import ConnectionPool
 
 from store.db.clock import Clock
 from store.db.locks import with_retries
+from store.db.snapshot import ReadSnapshot
 from store.db.tenants import enter_tenant
 from store.errors import translate
 from store.facts.versions import IdFactory
@@ -151,3 +152,22 @@ def restore_session(conn: psycopg.Connection[Any], **settings: Any) -> None:
             setattr(conn, name, value)
     elif not conn.closed:
         conn.close()
+
+
+class SnapshotCalls:
+    """Run a request's reads in one snapshot, retried and translated like every store call."""
+
+    def __init__(self, transactions: Transactions) -> None:
+        self._transactions = transactions
+
+    def read(self, tenant_id: str, work: Callable[[ReadSnapshot], T]) -> T:
+        """``work``'s reads in one REPEATABLE READ transaction at one ``now``.
+
+        ``work`` may run again when the transaction is retried, so it must not have effects
+        outside the database.
+        """
+        return self._transactions.run(
+            lambda conn, now: work(ReadSnapshot(conn, tenant_id, now)),
+            tenant_id=tenant_id,
+            snapshot=True,
+        )
