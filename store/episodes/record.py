@@ -228,18 +228,22 @@ LINKED_TO_SUBJECTS = """
     (e.subjects && %(subjects)s::text[]
      OR e.id IN (SELECT source_episode_id FROM fact_versions
                  WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
-     OR e.id IN (SELECT source_episode_id FROM expiries
-                 WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
+     OR e.id IN (SELECT x.source_episode_id FROM expiries AS x
+                 JOIN fact_versions AS v
+                   ON v.tenant_id = x.tenant_id AND v.subject = x.subject
+                  AND v.attribute = x.attribute AND v.ended_by = x.expiry_id
+                 WHERE x.tenant_id = %(tenant_id)s AND x.subject = ANY(%(subjects)s))
      OR e.id IN (SELECT source_episode_id FROM conflicts
                  WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
      OR e.id IN (SELECT episode_id FROM weak_signals
                  WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)))
 """
 """The episode ``e`` is linked to one of ``%(subjects)s`` (a list): it names one, or sources a
-version, an expiry (whether or not it ended a value), a conflict's challenger or a weak signal
-of one's keys. One condition for export (what it lists), erasure (what it deletes) and legal
-holds (what a held subject keeps from purge and erasure). Each link is an uncorrelated ``IN``:
-one hashed lookup per link, not one probe per episode."""
+version, an expiry that ended one of its versions, a conflict's challenger or a weak signal of
+one's keys. One condition for export (what it lists), erasure (what it deletes) and legal holds
+(what a held subject keeps from purge and erasure). An expiry that ended nothing is kept for
+retraction's replay only: it links no episode until a replay makes it end a value. Each link is
+an uncorrelated ``IN``: one hashed lookup per link, not one probe per episode."""
 
 
 def subject_episodes(conn: psycopg.Connection[Any], tenant_id: str, subject: str) -> list[Episode]:

@@ -239,8 +239,8 @@ def expire(
         # tie the episode to the subject by.
         return ExpireResult(status="unchanged")
     # Logged even when it changes nothing now: a later retraction replays the key's log, and
-    # without the retracted fact this expiry may end another value. The expiry links the
-    # episode to the subject by itself (``episodes.LINKED_TO_SUBJECTS``): a hold keeps it.
+    # without the retracted fact this expiry may end another value. An unchanged expiry is
+    # still no link between the episode and the subject (``episodes.LINKED_TO_SUBJECTS``).
     conn.execute(
         """
         INSERT INTO expiries (tenant_id, expiry_id, subject, attribute, at, source_episode_id,

@@ -1,7 +1,8 @@
 """One rule says which episodes a legal hold keeps, and purge and erasure both follow it.
 
 An episode is linked to a subject when it names the subject, or sources one of its fact
-versions, an expiry of its keys, a conflict's challenger on them, or a weak signal about it. For
+versions, an expiry that ended one of them, a conflict's challenger on its keys, or a weak
+signal about it. For
 each kind of link alone, an episode linked to a held subject survives the purge whole and
 erasing it is refused; erasing another subject whose episode it is is refused too.
 """
@@ -34,15 +35,20 @@ def _source(store: MemoryStore, tenant: str) -> None:
 
 
 def _expiry(store: MemoryStore, tenant: str) -> None:
-    # An expiry before the only value began ends nothing, but is kept for retraction's replay:
-    # the episode is linked to mira by it alone (the subject is not added to its list).
-    record(store, tenant, "e0", AT)
-    assert_value(store, tenant, "e0", "grim", "2026-06-02T00:00:00Z", attribute="mood")
+    # An expiry that ended nothing links nothing, until a retraction's replay makes it end a
+    # value: the episode is then linked to mira by it alone (her name was never added to it).
+    for episode_id in ("e0", "x", "b"):
+        record(store, tenant, episode_id, AT)
     record(store, tenant, "linked", AT, retention_class="ephemeral", subjects=["bob"])
-    ended = store.facts.expire(
-        tenant, "mira", "mood", at="2026-06-01T06:00:00Z", source_episode_id="linked"
-    )
-    assert (ended.status, ended.expiry_id is not None) == ("unchanged", True)
+    assert_value(store, tenant, "e0", "amber", AT, attribute="mood")
+    store.facts.expire(tenant, "mira", "mood", at="2026-06-01T06:00:00Z", source_episode_id="x")
+    assert_value(store, tenant, "b", "blue", "2026-06-01T03:00:00Z", attribute="mood")
+    late = "2026-06-01T08:00:00Z"
+    assert store.facts.expire(
+        tenant, "mira", "mood", at=late, source_episode_id="linked"
+    ).status == ("unchanged")
+    store.facts.retract(tenant, "mira", "mood", valid_from=AT)  # blue now runs to 08:00
+    assert store.facts.at(tenant, "mira", "mood", valid_at="2026-06-01T07:00:00Z").value == "blue"
 
 
 def _conflict(store: MemoryStore, tenant: str) -> None:
