@@ -114,6 +114,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "conflicts_open",
         "conflicts_source",
         "conflicts_incumbent",
+        "conflicts_subject",
         "episode_vectors_hnsw_all_minilm_l6_v2",
         "episode_vectors_episode",
         "expiries_key",
