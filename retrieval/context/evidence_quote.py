@@ -24,8 +24,8 @@ from retrieval.context.snippets import (
     split_sentences,
 )
 from retrieval.context.stale import EvidenceCheck, Verdict, Window
+from store.contract.common import fold_name
 from store.contract.labels import DISPUTED, IN_CONFLICT, SUPERSEDED
-from store.contract.names import fold_name
 from store.contract.values import display
 
 _MAX_QUOTE = 280  # as ``trim_snippet``'s default

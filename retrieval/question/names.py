@@ -3,7 +3,7 @@
 A question calls a subject by its id's words, its display name, an alias or a name text wrote
 for it (``store.subjects.names``), and rarely exactly: "Okafor" for Adaeze Okafor, "the WHO"
 for the World Health Organization, "Alesund" for Ålesund, "Kristin M. Berg" for Kristin Berg.
-Every run of up to five of the question's words is folded (``store.contract.names.fold_name``) and
+Every run of up to five of the question's words is folded (``store.contract.common.fold_name``) and
 asked for by the key shapes the store keeps:
 
 ==========  ==========================================================  =====
@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from store.contract.names import fold_name
+from store.contract.common import fold_name
 from store.subjects.names import AskedKeys
 
 __all__ = [

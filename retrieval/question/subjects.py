@@ -19,7 +19,7 @@ from retrieval.question.names import (
     similar_texts,
 )
 from retrieval.question.words import MIN_SCORE, SubjectMention
-from store.contract.names import fold_name
+from store.contract.common import fold_name
 from store.contract.reads import QuestionPlan
 from store.db.snapshot import ReadSnapshot
 

@@ -3,7 +3,7 @@
 A tool's input schema is its model's JSON Schema, and its arguments are validated by that
 model before anything is sent, so a tool refuses exactly what the route would refuse, naming
 the same field. Routes that take no body (a fact read, a history) get a model of the
-contract's (``store.contract.tools``), built from the same field types as the bodies.
+contract's (``store.contract.bodies``), built from the same field types as the bodies.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from pydantic import BaseModel
 from server.client import Call
 from server.client import calls as routes
 from server.client import read_calls as read_routes
-from store.contract.bodies import EpisodeBody
+from store.contract.bodies import AttributeInput, EpisodeBody, FactInput, KeyInput, NoInput
 from store.contract.reads import ContextRequest, SearchRequest
-from store.contract.tools import AttributeInput, FactInput, KeyInput, NoInput
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Subject names (migration 0024): kept for every subject, declared, learned, and looked up.
 
-Each name is stored folded (``store.contract.names.fold_name``) and once per key ``sgam_name_keys``
+Each name is stored folded (``store.contract.common.fold_name``) and once per key ``sgam_name_keys``
 derives, so a question's words find it by plain equality on ``(tenant_id, kind, key)``. Ids are
 noted as names wherever a subject first appears (a fact written, an episode naming it, a
 merge), so a subject nobody named is still found by its id's words.
@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import psycopg
 
-from store.contract.names import fold_name
+from store.contract.common import fold_name
 from store.contract.results import LearnedName, SubjectNames
 
 NameSource = Literal["id", "display", "alias", "learned"]

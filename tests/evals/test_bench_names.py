@@ -12,7 +12,7 @@ from pathlib import Path
 from evals.bench.names.data import measured_keys, people
 from evals.bench.names.report import FLOOR
 from evals.bench.names.run import CASES, NAMED
-from store.contract.names import fold_name
+from store.contract.common import fold_name
 
 ROOT = Path(__file__).resolve().parents[2]
 

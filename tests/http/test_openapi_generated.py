@@ -22,8 +22,8 @@ from schemathesis.checks import load_all_checks
 from schemathesis.core.failures import FailureGroup
 from schemathesis.generation import GenerationMode
 
+from store.contract.common import fold_name
 from store.contract.governance import DEFAULT_CLASSES
-from store.contract.names import fold_name
 from store.contract.times import TimestampError, parse_timestamp
 from tests.conftest import ApiTenant
 from tests.openapi_helpers import (

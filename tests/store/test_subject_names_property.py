@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
-from store.contract.names import fold_name
+from store.contract.common import fold_name
 from store.contract.reads import ContextRequest
 from store.db.clock import ManualClock
 from tests.conftest import ts

@@ -26,7 +26,7 @@ from typing import Any
 
 from evals.bench.data import TENANT
 from store.bench import Connection
-from store.contract.names import fold_name
+from store.contract.common import fold_name
 
 ATTRIBUTE = "employer"
 """The one attribute every person holds (one of ``evals.bench.data``'s declared ones)."""
