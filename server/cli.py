@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -19,7 +18,7 @@ from server.commands.imports import import_episodes
 from server.commands.purge import purge
 from server.commands.worker import worker
 from server.mcp.cli import mcp
-from server.replay.compare import TOLERANCE, result_differences
+from server.replay.cli import replay
 from server.settings import Settings
 
 app = typer.Typer(
@@ -42,6 +41,7 @@ app.command("import")(import_episodes)
 app.command()(worker)
 app.command()(mcp)
 app.command()(purge)
+app.command()(replay)
 
 PLUGINS = "sgam.commands"
 """The entry point group other packages add ``sgam`` commands through: a typer app becomes a
@@ -241,64 +241,6 @@ def reembed(
                     conn, name, embedder=embedder, clock=wall_clock, progress=bar.update
                 )
             typer.echo(f"{name}: {count} episodes embedded with {embedder.model_id}")
-
-
-@app.command()
-def replay(
-    trace: Annotated[
-        Path, typer.Argument(exists=True, dir_okay=False, help="A .jsonl replay file.")
-    ],
-    out: Annotated[
-        Path | None, typer.Option(help="Write result lines here instead of standard output.")
-    ] = None,
-    expected: Annotated[
-        Path | None,
-        typer.Option(
-            exists=True,
-            dir_okay=False,
-            help=(
-                "Compare with these result lines; exit 1 on any difference. Model scores vary"
-                f" by CPU, so floats match within {TOLERANCE:g} and a decimal printed in a plan"
-                f" reason within one unit of its last digit plus {TOLERANCE:g}; everything else"
-                " must be equal."
-            ),
-        ),
-    ] = None,
-) -> None:
-    """Run a replay file on a fresh temporary database; print one result line per input line.
-
-    Each line is one operation (define, episode, update, current, at, history, profile,
-    expire, retract, resolve, erase, search, context) for a tenant; the format is in
-    docs/guides/import-replay.md.
-    """
-    from server.replay.runner import dumps, replay_file  # noqa: PLC0415 - keep --help fast
-
-    wanted = None if expected is None else _expected_lines(expected)
-    settings = Settings()
-    embedder = settings.embedder().load()
-    results = replay_file(trace, database_url=settings.database_url, embedder=embedder)
-    lines = [dumps(result) for result in results]
-    text = "".join(line + "\n" for line in lines)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write_text(text, encoding="utf-8")
-    if wanted is not None:
-        differences = result_differences([json.loads(line) for line in lines], wanted)
-        for difference in differences:
-            typer.echo(difference, err=True)
-        if differences:
-            raise typer.Exit(1)
-        typer.echo(f"all {len(lines)} results match {expected}", err=True)
-
-
-def _expected_lines(path: Path) -> list[object]:
-    """The result lines of an expected file (blank lines skipped)."""
-    texts = [text for text in path.read_text(encoding="utf-8").splitlines() if text.strip()]
-    try:
-        return [json.loads(text) for text in texts]
-    except json.JSONDecodeError as error:
-        raise typer.BadParameter(f"not JSON lines: {error}", param_hint="--expected") from None
 
 
 def main() -> None:

@@ -161,11 +161,19 @@ def test_bad_lines_answer_an_error_line_and_the_replay_goes_on(
 
 
 def test_tenants_are_created_on_first_use_and_reads_name_not_found(run: Any) -> None:
-    [result] = run(
-        {"op": "current", "tenant": "fresh", "subject": "mira", "attribute": "passport_deadline"}
-    )
-    assert result == {
+    read = {"op": "current", "tenant": "fresh", "subject": "mira", "attribute": "passport_deadline"}
+    [undeclared, _, unknown] = run(read, DEFINE | {"tenant": "fresh"}, read)
+    assert undeclared == {
         "line": 1,
+        "ok": False,
+        "error": {
+            "code": "not_found",
+            "field": "attribute",
+            "detail": "attribute 'passport_deadline' is not declared",
+        },
+    }
+    assert unknown == {
+        "line": 3,
         "ok": False,
         "error": {
             "code": "not_found",
