@@ -11,8 +11,12 @@ import psycopg
 
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
-from store.attributes.names import former_names, refuse_retired_name, renamed_targets
-from store.attributes.registry import refuse_undeclared
+from store.attributes.names import (
+    former_names,
+    refuse_retired_name,
+    refuse_undeclared,
+    renamed_targets,
+)
 from store.contract.facts import Fact
 from store.contract.results import ExpireResult, RetractResult, UpdateResult
 from store.db.inputs import check_identifier, parse_instant, parse_uuid, read_times

@@ -1,4 +1,5 @@
-"""Old names of renamed attributes: which new name one stands for, and which names one had.
+"""Attribute names: which new name a renamed attribute's old one stands for, which names one
+had, and what an undeclared name is told (the declared names closest to it).
 
 A renamed attribute's row stays (its retired versions cite it) with ``renamed_to`` set; until
 its migration's ``dual_read_until`` the old name reads and writes the new one.
@@ -6,6 +7,7 @@ its migration's ``dual_read_until`` the old name reads and writes the new one.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -107,3 +109,49 @@ def mark_renamed(
     old_names = {str(new): str(old) for new, old in rows}  # the latest rename wins
     for fact in facts:
         fact.migrated_from = old_names.get(fact.attribute, fact.migrated_from)
+
+
+CLOSEST = 3
+"""How many declared names an undeclared one's reason suggests, at most."""
+_CLOSE = 0.6  # difflib's ratio from which a name is close
+_NEAR_BEST = 0.15  # how far below the closest name another may be and still be named
+
+
+def undeclared(attribute: str, declared: Iterable[str]) -> str:
+    """The reason an undeclared ``attribute`` is refused, naming the declared names closest to
+    it, best first: a typo or another case of one, or names of which it is a whole word."""
+    asked = attribute.casefold()
+    scored = []
+    for name in declared:
+        ratio = difflib.SequenceMatcher(None, asked, name.casefold()).ratio()
+        is_word = asked in name.casefold().split("_")
+        if ratio >= _CLOSE or is_word:
+            scored.append((ratio, is_word, name))
+    best = max((ratio for ratio, _, _ in scored), default=0.0)
+    close = sorted(
+        (item for item in scored if item[1] or item[0] >= best - _NEAR_BEST),
+        key=lambda item: (-item[0], item[2]),
+    )
+    reason = f"attribute {attribute!r} is not declared"
+    if close:
+        names = " or ".join(repr(name) for _, _, name in close[:CLOSEST])
+        reason += f"; did you mean {names}?"
+    return reason
+
+
+def declared_names(conn: psycopg.Connection[Any], tenant_id: str) -> list[str]:
+    """Every name the tenant declared and has not renamed, by name."""
+    rows = conn.execute(
+        "SELECT attribute FROM attributes WHERE tenant_id = %(tenant_id)s"
+        " AND renamed_to IS NULL ORDER BY attribute",
+        {"tenant_id": tenant_id},
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def refuse_undeclared(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> None:
+    """NotFound (``attribute``) naming the closest declared names, unless ``attribute`` is
+    declared. A miss of a declared name stays "not known"; the caller asks only after one."""
+    names = declared_names(conn, tenant_id)
+    if attribute not in names:
+        raise NotFound(undeclared(attribute, names), field="attribute")

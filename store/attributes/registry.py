@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -12,6 +11,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from store.attributes.names import declared_names, undeclared
 from store.contract.facts import Attribute, AttributeDeclaration, MemoryUpdate
 from store.errors import Conflict, NotFound, SchemaChangeRequiresMigration
 
@@ -63,52 +63,6 @@ _COMPATIBLE = (
 )
 DECLARED = (*_COMPATIBLE, "value_type", "enum_values")
 """Every field of a declaration a change of which bumps schema_version."""
-
-
-CLOSEST = 3
-"""How many declared names an undeclared one's reason suggests, at most."""
-_CLOSE = 0.6  # difflib's ratio from which a name is close
-_NEAR_BEST = 0.15  # how far below the closest name another may be and still be named
-
-
-def undeclared(attribute: str, declared: Iterable[str]) -> str:
-    """The reason an undeclared ``attribute`` is refused, naming the declared names closest to
-    it, best first: a typo or another case of one, or names of which it is a whole word."""
-    asked = attribute.casefold()
-    scored = []
-    for name in declared:
-        ratio = difflib.SequenceMatcher(None, asked, name.casefold()).ratio()
-        is_word = asked in name.casefold().split("_")
-        if ratio >= _CLOSE or is_word:
-            scored.append((ratio, is_word, name))
-    best = max((ratio for ratio, _, _ in scored), default=0.0)
-    close = sorted(
-        (item for item in scored if item[1] or item[0] >= best - _NEAR_BEST),
-        key=lambda item: (-item[0], item[2]),
-    )
-    reason = f"attribute {attribute!r} is not declared"
-    if close:
-        names = " or ".join(repr(name) for _, _, name in close[:CLOSEST])
-        reason += f"; did you mean {names}?"
-    return reason
-
-
-def declared_names(conn: psycopg.Connection[Any], tenant_id: str) -> list[str]:
-    """Every name the tenant declared and has not renamed, by name."""
-    rows = conn.execute(
-        "SELECT attribute FROM attributes WHERE tenant_id = %(tenant_id)s"
-        " AND renamed_to IS NULL ORDER BY attribute",
-        {"tenant_id": tenant_id},
-    ).fetchall()
-    return [str(row[0]) for row in rows]
-
-
-def refuse_undeclared(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> None:
-    """NotFound (``attribute``) naming the closest declared names, unless ``attribute`` is
-    declared. A miss of a declared name stays "not known"; the caller asks only after one."""
-    names = declared_names(conn, tenant_id)
-    if attribute not in names:
-        raise NotFound(undeclared(attribute, names), field="attribute")
 
 
 def get_attribute(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> Attribute:

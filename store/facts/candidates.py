@@ -16,8 +16,8 @@ from uuid import UUID
 
 import psycopg
 
-from store.attributes.names import ask_renamed_targets
-from store.attributes.registry import ask_attributes, declared_names
+from store.attributes.names import ask_renamed_targets, declared_names
+from store.attributes.registry import ask_attributes
 from store.contract.facts import MemoryUpdate
 from store.contract.results import UpdateResult
 from store.db import tenants

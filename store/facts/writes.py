@@ -16,7 +16,8 @@ from uuid import UUID
 import psycopg
 from pydantic import ValidationError
 
-from store.attributes.registry import get_attribute, undeclared
+from store.attributes.names import undeclared
+from store.attributes.registry import get_attribute
 from store.contract.common import UnverifiedEvidencePolicy
 from store.contract.facts import Attribute, Fact, MemoryUpdate
 from store.contract.results import ExpireResult, UpdateResult

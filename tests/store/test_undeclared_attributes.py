@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from store.attributes.registry import undeclared
+from store.attributes.names import undeclared
 from store.errors import NotFound
 from store.service import MemoryStore
 from tests.helpers import declare, record
