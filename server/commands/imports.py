@@ -42,6 +42,7 @@ def import_episodes(
     from tqdm import tqdm  # noqa: PLC0415 - keep --help fast
 
     from store.db.database import resolve_conninfo  # noqa: PLC0415
+    from store.db.statistics import EMBEDDED, IMPORTED, analyze  # noqa: PLC0415
     from store.errors import StoreError  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415
 
@@ -54,6 +55,7 @@ def import_episodes(
             with file.open(encoding="utf-8") as lines:
                 result = store.episodes.import_lines(lines)
             elapsed = time.perf_counter() - started
+            analyze(conninfo, IMPORTED)  # the planner's statistics, before the first read
             written = result.candidates.get("written", 0)
             outcomes = ", ".join(f"{count} {status}" for status, count in result.candidates.items())
             typer.echo(
@@ -75,6 +77,7 @@ def import_episodes(
             with tqdm(total=len(result.recorded), desc="embedding", unit=" episodes") as bar:
                 embedded = store.episodes.embed(result.recorded, batch=batch, progress=bar.update)
             elapsed = time.perf_counter() - started
+            analyze(conninfo, EMBEDDED)
             typer.echo(
                 f"embedded {embedded} episodes in {elapsed:.1f} s ({embedded / elapsed:,.1f}"
                 f" episodes/s) with {embedder.model_id}"

@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 
 from server.cli import app
 from store.db.clock import ManualClock
+from store.db.database import make_pool, temporary_database
+from store.db.migrate import migrate_database
 from store.service import MemoryStore
 from tests.conftest import ts
 from tests.store.test_import import HISTORY, import_text, new_tenant
@@ -47,3 +49,27 @@ def test_sgam_import_reports_counts_and_refusals_by_line(
             "SELECT count(*) FROM episodes WHERE tenant_id = %s AND id = 'e3'", [tenant]
         ).fetchone()
     assert found == (0,)
+
+
+def test_sgam_import_analyzes_the_tables_it_filled(
+    server_conninfo: str, clock: ManualClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planner knows at once what arrived: each table the import filled has statistics,
+    where autovacuum would have analyzed them a minute later, or never."""
+    filled = ["episodes", "episode_subjects", "fact_versions", "subject_names"]
+    analyzed = "SELECT relname FROM pg_class WHERE relname = ANY(%s) AND reltuples >= 0"
+    with temporary_database(server_conninfo) as conninfo:
+        migrate_database(conninfo)
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            for table in filled:
+                conn.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = false)")
+            assert conn.execute(analyzed, [filled]).fetchall() == []  # never analyzed
+        with make_pool(conninfo, max_size=2) as pool:
+            tenant = new_tenant(MemoryStore(pool, clock=clock), "analyzed")
+        history = tmp_path / "history.jsonl"
+        history.write_text("\n".join(import_text(tenant, HISTORY)) + "\n", encoding="utf-8")
+        monkeypatch.setenv("DATABASE_URL", conninfo)
+        result = CliRunner().invoke(app, ["import", str(history), "--no-embed"])
+        assert result.exit_code == 0, result.output
+        with psycopg.connect(conninfo) as conn:
+            assert sorted(row[0] for row in conn.execute(analyzed, [filled])) == sorted(filled)
