@@ -22,7 +22,13 @@ from store.episodes import bulk, bulk_write, extraction
 from store.episodes import record as episodes
 from store.episodes.bulk import ImportResult
 from store.episodes.extraction import Queued
-from store.episodes.vectors import EpisodeEmbedder, SharedBatches, insert_vectors
+from store.episodes.vectors import (
+    EpisodeEmbedder,
+    SharedBatches,
+    insert_vectors,
+    store_vectors,
+    texts_of,
+)
 from store.errors import InvalidInput, StoreError
 from store.facts.candidates import send_candidates
 from store.facts.writes import validate_candidate
@@ -186,7 +192,7 @@ class EpisodeCalls:
         with ThreadPoolExecutor(1, thread_name_prefix="sgam-embed") as encoder:
             for start in range(0, len(episodes_of), batch):
                 chunk = episodes_of[start : start + batch]
-                texts = self._transactions.run(partial(_texts, chunk), tenant_id=None)
+                texts = self._transactions.run(partial(texts_of, chunk), tenant_id=None)
                 cut = embedder.truncated([text for _, _, text in texts])
                 # The encoder works on this batch while the last one's vectors are stored.
                 vectors = encoder.submit(embedder.embed, [text for _, _, text in texts])
@@ -204,7 +210,7 @@ class EpisodeCalls:
         truncated = {(t, e) for (t, e, _), flag in zip(texts, embedded.cut, strict=True) if flag}
         self._transactions.run(
             partial(
-                _store_vectors,
+                store_vectors,
                 model=self._embedder.model_id,
                 texts=texts,
                 vectors=embedded.vectors,
@@ -234,38 +240,6 @@ class _Embedded:
     texts: list[tuple[str, str, str]]
     vectors: np.ndarray[Any, Any]
     cut: list[bool]
-
-
-def _texts(
-    chunk: Sequence[tuple[str, str]], conn: psycopg.Connection[Any], _: datetime
-) -> list[tuple[str, str, str]]:
-    by_tenant: dict[str, list[str]] = {}
-    for tenant_id, episode_id in chunk:
-        by_tenant.setdefault(tenant_id, []).append(episode_id)
-    found: list[tuple[str, str, str]] = []
-    for tenant_id, ids in by_tenant.items():
-        tenants.enter_tenant(conn, tenant_id)
-        stored = episodes.get_episodes(conn, tenant_id, ids)
-        found.extend((tenant_id, e.id, e.text) for e in stored.values() if e.text is not None)
-    return found
-
-
-def _store_vectors(
-    conn: psycopg.Connection[Any],
-    now: datetime,
-    *,
-    model: str,
-    texts: Sequence[tuple[str, str, str]],
-    vectors: np.ndarray[Any, Any],
-    truncated: set[tuple[str, str]],
-) -> None:
-    by_tenant: dict[str, list[tuple[str, np.ndarray[Any, Any]]]] = {}
-    for (tenant_id, episode_id, _), vector in zip(texts, vectors, strict=True):
-        by_tenant.setdefault(tenant_id, []).append((episode_id, vector))
-    for tenant_id, rows in by_tenant.items():
-        tenants.enter_tenant(conn, tenant_id)
-        cut = {episode_id for episode_id, _ in rows if (tenant_id, episode_id) in truncated}
-        insert_vectors(conn, tenant_id, model=model, rows=rows, now=now, truncated=cut)
 
 
 def _enqueue(

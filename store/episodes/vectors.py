@@ -17,6 +17,8 @@ import numpy as np
 import psycopg
 from pgvector import HalfVector
 
+from store.db import tenants
+from store.episodes import record as episodes
 from store.episodes.hnsw import hnsw_index
 
 
@@ -209,3 +211,39 @@ def episodes_without_vectors(
         {"tenant_id": tenant_id, "model": model, "limit": limit},
     ).fetchall()
     return [(str(episode_id), str(text)) for episode_id, text in rows]
+
+
+def texts_of(
+    chunk: Sequence[tuple[str, str]], conn: psycopg.Connection[Any], _: datetime
+) -> list[tuple[str, str, str]]:
+    """The (tenant, id, text) of each of ``chunk``'s episodes that has a text, each read as
+    its tenant (erased episodes have none)."""
+    by_tenant: dict[str, list[str]] = {}
+    for tenant_id, episode_id in chunk:
+        by_tenant.setdefault(tenant_id, []).append(episode_id)
+    found: list[tuple[str, str, str]] = []
+    for tenant_id, ids in by_tenant.items():
+        tenants.enter_tenant(conn, tenant_id)
+        stored = episodes.get_episodes(conn, tenant_id, ids)
+        found.extend((tenant_id, e.id, e.text) for e in stored.values() if e.text is not None)
+    return found
+
+
+def store_vectors(
+    conn: psycopg.Connection[Any],
+    now: datetime,
+    *,
+    model: str,
+    texts: Sequence[tuple[str, str, str]],
+    vectors: np.ndarray[Any, Any],
+    truncated: set[tuple[str, str]],
+) -> None:
+    """Insert each text's vector of ``model``, as its tenant; ``truncated`` names the
+    (tenant, id) whose text was cut to the model's input."""
+    by_tenant: dict[str, list[tuple[str, np.ndarray[Any, Any]]]] = {}
+    for (tenant_id, episode_id, _), vector in zip(texts, vectors, strict=True):
+        by_tenant.setdefault(tenant_id, []).append((episode_id, vector))
+    for tenant_id, rows in by_tenant.items():
+        tenants.enter_tenant(conn, tenant_id)
+        cut = {episode_id for episode_id, _ in rows if (tenant_id, episode_id) in truncated}
+        insert_vectors(conn, tenant_id, model=model, rows=rows, now=now, truncated=cut)
