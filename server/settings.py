@@ -67,6 +67,14 @@ class Settings(BaseSettings):
         " embedded is refused with 503 `unavailable` and Retry-After at once. Waiting calls"
         " are encoded together, up to 64 texts a batch.",
     )
+    encoder_nice: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="How much lower than the request threads `sgam serve` runs the encoder's"
+        " thread (Linux nice, per thread): on a busy machine the exact reads get the cores first."
+        " 0 = the same priority.",
+    )
     receipt_retention_days: int = Field(
         default=90,
         ge=1,
@@ -200,10 +208,14 @@ class Settings(BaseSettings):
 
     def embedder(self, *, serving: bool = False) -> Embedder:
         """The configured embedding model, not yet loaded; ``serving``, it leaves a core to
-        the request threads unless ``torch_threads`` says otherwise."""
+        the request threads unless ``torch_threads`` says otherwise, and encodes at
+        ``encoder_nice``."""
         threads = self.torch_threads
         if threads is None and serving:
             threads = max(1, (os.cpu_count() or 1) - 1)
         return Embedder(
-            self.embedding_model, torch_threads=threads, max_waiting=self.encoder_queue_size
+            self.embedding_model,
+            torch_threads=threads,
+            max_waiting=self.encoder_queue_size,
+            nice=self.encoder_nice if serving else 0,
         )

@@ -36,6 +36,7 @@ from evals.bench.floor import measure_floor, uses_index
 from evals.bench.hostile import measure_hostile_bodies
 from evals.bench.imports import measure_import
 from evals.bench.load import Corpus, load_episodes, load_facts, make_corpus
+from evals.bench.mixed import measure_mixed
 from evals.bench.report import with_targets
 from evals.bench.runner import Timing
 from evals.bench.server import Served, declare_attributes, rss_mib, serve
@@ -88,6 +89,11 @@ class Options:
     def timing(self) -> Timing:
         """How long each case runs."""
         return Timing(self.seconds, warmup=min(1, self.min_calls - 1), min_calls=self.min_calls)
+
+    @property
+    def mixed_timing(self) -> Timing:
+        """How long the mixed load runs: six cases' time, so its tails have samples."""
+        return Timing(self.seconds * 6, warmup=1, min_calls=self.min_calls)
 
 
 def _database_facts(conninfo: str) -> dict[str, Any]:
@@ -191,6 +197,9 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
                 say("measuring writes and the bulk import")
                 with _stage(timings, "writes"):
                     found["writes"] = _writes(served, data.texts, options)
+                say("measuring the mixed load (context calls, fact GETs and writes at once)")
+                with _stage(timings, "mixed"):
+                    found["mixed"] = _mixed(served, data, options)
                 with _stage(timings, "import"):
                     found["import"] = _bulk_import(conninfo, data.texts, options, scratch)
                 say("measuring /healthz while hostile bodies arrive")
@@ -230,6 +239,11 @@ def _reads(served: Served, keys: Sequence[MeasuredKey], options: Options) -> dic
 def _writes(served: Served, texts: list[str], options: Options) -> dict[str, Any]:
     found = measure_writes(served, texts, clients=options.clients, timing=options.timing)
     return {name: {str(c): stats for c, stats in by.items()} for name, by in found.items()}
+
+
+def _mixed(served: Served, data: _Data, options: Options) -> dict[str, Any]:
+    timing = options.mixed_timing
+    return measure_mixed(served, data.keys, episodes=len(data.texts), timing=timing)
 
 
 def _bulk_import(

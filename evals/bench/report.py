@@ -92,6 +92,19 @@ def _copy_note(scale: Results) -> str:
     )
 
 
+def _mixed_note(mixed: Results) -> str:
+    """Who had the cores during the mixed load: the server and the clients, in cores."""
+    cpu = mixed.get("cpu")
+    if not cpu or not cpu.get("wall_s"):
+        return ""
+    wall = float(cpu["wall_s"])
+    return (
+        f"during the mix the server used {cpu['server_cpu_s'] / wall:.2f} cores and the clients"
+        f" {cpu['clients_cpu_s'] / wall:.2f} of {cpu['cores']} (load average"
+        f" {cpu['load_average'][0]:g} at its end)"
+    )
+
+
 Bound = Literal["max", "min"]
 Measure = Callable[[], float | None]
 
@@ -146,6 +159,11 @@ def evaluate(results: Results) -> list[Target]:
 
     def encoder() -> float:
         return float(base["floor"]["encoder_batch"]["items_per_s"])
+
+    mixed = results.get("mixed", {})
+
+    def under_mix(kind: str, figure: str) -> float:
+        return float(mixed["mixed"][kind][figure])
 
     return [
         _target(
@@ -217,6 +235,21 @@ def evaluate(results: Results) -> list[Target]:
             lambda: _scaling(results),
             limit=1.5,
             why_not="one scale in this run",
+        ),
+        _target(
+            "mixed load (16 clients): fact GET p99 / fact GET p50 alone",
+            lambda: under_mix("fact", "p99_ms") / float(mixed["fact_alone"]["p50_ms"]),
+            limit=10.0,
+            explain=lambda: _mixed_note(mixed),
+        ),
+        _target(
+            "mixed load (16 clients): context calls/s / context alone at 8 clients",
+            lambda: (
+                under_mix("context", "calls_per_s") / float(mixed["context_alone"]["calls_per_s"])
+            ),
+            limit=0.8,
+            bound="min",
+            explain=lambda: _mixed_note(mixed),
         ),
         _target(
             "GET fact p99 (worst of current, point in time, known at)",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from threading import Barrier, BrokenBarrierError
@@ -83,15 +83,27 @@ def run_clients(calls: Sequence[Call], timing: Timing) -> dict[str, Any]:
 
     Warm-up calls get negative ``n``, so a writer can keep them apart from timed ones.
     """
+    summary: dict[str, Any] = run_groups({"all": calls}, timing)["all"]
+    return summary
+
+
+def run_groups(groups: Mapping[str, Sequence[Call]], timing: Timing) -> dict[str, Any]:
+    """Every group's calls in threads of their own, all released together; each group's
+    summary under its name (``run_clients`` on a mix of calls, told apart)."""
+    calls = [(name, call) for name, members in groups.items() for call in members]
     barrier = Barrier(len(calls))
     each = math.ceil(timing.min_calls / len(calls))
     with ThreadPoolExecutor(len(calls)) as pool:
-        futures = [pool.submit(_client, call, timing, barrier, each) for call in calls]
+        futures = [pool.submit(_client, call, timing, barrier, each) for _, call in calls]
         failures = [future.exception() for future in futures]
     failure = next((e for e in failures if e and not isinstance(e, BrokenBarrierError)), None)
     if failure is not None:
         raise failure
-    runs = [future.result() for future in futures]
+    runs = [(name, future.result()) for (name, _), future in zip(calls, futures, strict=True)]
+    return {name: _summary([run for of, run in runs if of == name]) for name in groups}
+
+
+def _summary(runs: Sequence[_ClientRun]) -> dict[str, Any]:
     latencies = [latency for run in runs for latency in run.latencies]
     elapsed = max(run.ended for run in runs) - min(run.started for run in runs)
     return summarize(latencies, items=sum(run.items for run in runs), elapsed_s=elapsed)

@@ -73,6 +73,26 @@ def hostile_line(hostile: Mapping[str, Any]) -> str:
     )
 
 
+def mixed_table(mixed: Results) -> str:
+    """The mixed load beside its references: each call's p50, p99 and calls/s."""
+    lines = ["| calls | clients | p50 ms | p99 ms | calls/s |", "| --- | --- | --- | --- | --- |"]
+    rows = [("fact GET alone", 1, mixed.get("fact_alone"))]
+    rows.append(("context alone", 8, mixed.get("context_alone")))
+    under = mixed.get("mixed", {})
+    if "error" in under:
+        return "\n".join([*lines, f"| mixed load | 16 | failed: {under['error'][:120]} | | |"])
+    rows += [(f"{kind}, mixed load", mixed["mix"][kind], stats) for kind, stats in under.items()]
+    for name, clients, stats in rows:
+        if stats is None or "error" in stats:
+            lines.append(f"| {name} | {clients} | failed | | |")
+            continue
+        figures = f"{stats['p50_ms']:.2f} | {stats['p99_ms']:.2f} | {stats['calls_per_s']:g}"
+        lines.append(f"| {name} | {clients} | {figures} |")
+    if "mixed_calls_per_s" in mixed:
+        lines.append(f"| all calls, mixed load | 16 | | | {mixed['mixed_calls_per_s']:g} |")
+    return "\n".join(lines)
+
+
 def report_text(results: Results) -> str:
     """The machine, every scale's table, then the targets."""
     machine, server = results["machine"], results["server"]
@@ -86,6 +106,9 @@ def report_text(results: Results) -> str:
     for number, scale in enumerate(results["scales"]):
         parts.append(f"## {scale['fact_versions']:,} fact versions\n")
         parts.append(cases_table(scale, results["writes"] if number == 0 else None) + "\n")
+    if mixed := results.get("mixed"):
+        parts.append("## Mixed load\n")
+        parts.append(mixed_table(mixed) + "\n")
     if hostile := results.get("hostile_bodies"):
         parts.append(hostile_line(hostile) + "\n")
     parts.append("## Targets\n")

@@ -143,3 +143,9 @@ def measure_writes(
             summary = measure_http(served, make, clients=count, timing=timing)
             results.setdefault(name, {})[count] = summary | {"statuses": dict(statuses)}
     return results
+
+
+def candidate_writes(tag: str, *, clients: int, episodes: int) -> ClientCall:
+    """Candidate writes to keys of their own (``tag``'s), each call citing one of the
+    ``episodes`` loaded episodes: the spread-keys case, for a mix of calls."""
+    return _updates(_spread(tag), Counter(), Lock(), clients=clients, episodes=episodes)

@@ -50,11 +50,13 @@ class Embedder:
         torch_threads: int | None = None,
         batch_size: int = 64,
         max_waiting: int = 64,
+        nice: int = 0,
     ) -> None:
         self.model_id = model or DEFAULT_MODEL_ID
         self._source = model
         self.torch_threads = torch_threads
         self.batch_size = batch_size
+        self.nice = nice
         self._model: SentenceTransformer | None = None
         # Fast tokenizers refuse concurrent use ("Already borrowed"): the encoder's thread and
         # a counting tokenizer made from the model's (``_tokenizer``) never share one.
@@ -63,7 +65,7 @@ class Embedder:
             self._encode,
             batch_size=batch_size,
             max_waiting=max_waiting,
-            on_start=self._limit_threads,
+            on_start=self._start_encoding,
         )
         # Counting tokens has a tokenizer of its own: a block's budget, or an episode's length,
         # is counted while another request's batch is being embedded, not after it.
@@ -187,6 +189,12 @@ class Embedder:
                 show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
+
+    def _start_encoding(self) -> None:
+        """On the encoder's thread: its torch threads, and its lower priority (``nice``)."""
+        self._limit_threads()
+        if self.nice:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
 
     def _limit_threads(self) -> None:
         """Give torch ``torch_threads`` threads, when set (on the thread that encodes too)."""

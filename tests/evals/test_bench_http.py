@@ -14,7 +14,7 @@ from evals.bench.data import corpus_subjects, fact_rows, measured_keys, slug, su
 from evals.bench.evidence.corpus import generate_corpus
 from evals.bench.profile import summarize_samples
 from evals.bench.report import Target, evaluate, with_targets
-from evals.bench.tables import cases_table, targets_table
+from evals.bench.tables import cases_table, mixed_table, targets_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,6 +63,17 @@ def _results() -> dict[str, Any]:
         },
         "import": {"facts_per_s": 12_000.0, "episodes_per_s": 300.0},
         "server": {"rss_mib": 900.0, "peak_rss_mib": 1_150.0},
+        "mixed": {
+            "mix": {"context": 6, "fact": 6, "write": 4},
+            "fact_alone": _stats(2.0, per_s=450.0),
+            "context_alone": _stats(60.0, per_s=40.0),
+            "mixed": {
+                "context": _stats(150.0, per_s=30.0),
+                "fact": _stats(5.0, per_s=300.0),
+                "write": _stats(20.0, per_s=100.0),
+            },
+            "mixed_calls_per_s": 430.0,
+        },
     }
 
 
@@ -116,6 +127,18 @@ def test_the_targets_are_ratios_within_the_run_with_their_verdicts() -> None:
         Target("bulk import, episodes / raw encoder rate", 0.938, 0.9, "x", "min", True),
         Target(
             "read p50 at the largest scale / smallest (worst read)", 1.25, 1.5, "x", "max", True
+        ),
+        # Under the mix a fact GET's p99 is 15 ms against 2 ms alone; context keeps 30 of 40/s.
+        Target(
+            "mixed load (16 clients): fact GET p99 / fact GET p50 alone", 7.5, 10, "x", "max", True
+        ),
+        Target(
+            "mixed load (16 clients): context calls/s / context alone at 8 clients",
+            0.75,
+            0.8,
+            "x",
+            "min",
+            False,
         ),
         Target(
             "GET fact p99 (worst of current, point in time, known at)", 4.5, 5, "ms", "max", True
@@ -188,6 +211,23 @@ def test_the_cases_table_compares_each_read_with_its_floor_and_the_served_baseli
     ]
 
 
+def test_the_mixed_table_puts_each_call_under_the_mix_beside_its_references() -> None:
+    assert mixed_table(_results()["mixed"]).splitlines() == [
+        "| calls | clients | p50 ms | p99 ms | calls/s |",
+        "| --- | --- | --- | --- | --- |",
+        "| fact GET alone | 1 | 2.00 | 6.00 | 450 |",
+        "| context alone | 8 | 60.00 | 180.00 | 40 |",
+        "| context, mixed load | 6 | 150.00 | 450.00 | 30 |",
+        "| fact, mixed load | 6 | 5.00 | 15.00 | 300 |",
+        "| write, mixed load | 4 | 20.00 | 60.00 | 100 |",
+        "| all calls, mixed load | 16 | | | 430 |",
+    ]
+    failed = mixed_table({"mixed": {"error": "CaseFailed: POST /v1/context answered 503"}})
+    assert failed.splitlines()[-1] == (
+        "| mixed load | 16 | failed: CaseFailed: POST /v1/context answered 503 | | |"
+    )
+
+
 def test_the_same_seed_generates_the_same_rows_and_a_larger_scale_extends_a_smaller(
     tmp_path: Path,
 ) -> None:
@@ -245,7 +285,12 @@ def test_sgam_bench_runs_end_to_end_and_writes_every_case(tmp_path: Path) -> Non
     assert hostile["bodies_answered"] >= 3
     assert hostile["healthz_under_bodies"]["calls"] >= 20
     assert hostile["p99_ratio"] > 0
-    assert len(results["targets"]) == 13
+    assert len(results["targets"]) == 15
+    mixed = results["mixed"]
+    assert set(mixed["mixed"]) == {"context", "fact", "write"}
+    for stats in [mixed["fact_alone"], mixed["context_alone"], *mixed["mixed"].values()]:
+        assert stats["calls"] >= 1, stats
+    assert mixed["mixed_calls_per_s"] > 0
     assert results["server"]["peak_rss_mib"] > 0
     assert results["machine"]["postgres"]
 

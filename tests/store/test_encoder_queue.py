@@ -3,6 +3,7 @@ own order, a full queue refused at once, errors to the caller they belong to, a 
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 
@@ -157,17 +158,20 @@ def test_close_answers_the_queued_calls_then_stops_and_a_later_call_starts_again
     assert encoder.running
 
 
-def test_the_embedder_encodes_on_its_own_thread_with_the_torch_threads_it_was_given(
+def test_the_embedder_encodes_on_its_own_thread_with_its_torch_threads_and_priority(
     embedder: Embedder,
 ) -> None:
     texts = ["Her passport deadline is 2026-07-15.", "The weather in Paris is sunny."]
-    limited = Embedder(torch_threads=1)
+    limited = Embedder(torch_threads=1, nice=5)
     limited._model, limited._counter = embedder.model, embedder._tokenizer()
-    seen: list[tuple[str, int]] = []
+    seen: list[tuple[str, int, int]] = []
     real = limited._encode
+    here = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
     def recording(batch: list[str]) -> Vectors:
-        seen.append((threading.current_thread().name, torch.get_num_threads()))
+        thread = threading.get_native_id()
+        niceness = os.getpriority(os.PRIO_PROCESS, thread) - here
+        seen.append((threading.current_thread().name, torch.get_num_threads(), niceness))
         return real(batch)
 
     limited.encoder._encode = recording
@@ -175,5 +179,7 @@ def test_the_embedder_encodes_on_its_own_thread_with_the_torch_threads_it_was_gi
         assert np.allclose(limited.embed(texts), embedder.embed(texts), atol=1e-5)
     finally:
         limited.close()
-    assert seen == [("sgam-encoder", 1)]
+    assert seen == [("sgam-encoder", 1, 5)]
+    # Only the encoder's thread is lowered and limited: the caller's are as they were.
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == here
     assert not limited.encoder.running

@@ -1,0 +1,74 @@
+"""The mixed load ``sgam bench`` times: context calls, fact GETs and candidate writes at once.
+
+Sixteen clients share the server for a fixed time, each making one kind of call; each kind's
+p50 and p99 and the calls per second of all of them are reported, beside the same server's
+fact GET alone (one client) and context alone (eight clients), measured just before, so that
+the targets read as ratios within the run: an exact read must keep its latency while the
+encoder is busy with the context calls' questions.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from typing import Any
+
+import httpx
+
+from evals.bench.cases import READS, CaseFailed, key_calls, measure_http
+from evals.bench.data import MeasuredKey
+from evals.bench.profile import cpu_seconds
+from evals.bench.runner import Timing, run_groups
+from evals.bench.server import Served
+from evals.bench.writes import candidate_writes
+
+MIX = {"context": 6, "fact": 6, "write": 4}
+"""Clients of each kind in the mixed load (16 in all)."""
+CONTEXT_ALONE_CLIENTS = 8
+
+
+def measure_mixed(
+    served: Served, keys: Sequence[MeasuredKey], *, episodes: int, timing: Timing
+) -> dict[str, Any]:
+    """Fact GET alone, context alone at 8 clients, then the mix; a failure is its result."""
+    found: dict[str, Any] = {"mix": dict(MIX), "seconds": timing.seconds}
+    found["fact_alone"] = measure_http(
+        served, key_calls(READS["fact_current"], keys, 1), clients=1, timing=timing
+    )
+    found["context_alone"] = measure_http(
+        served,
+        key_calls(READS["context_free"], keys, CONTEXT_ALONE_CLIENTS),
+        clients=CONTEXT_ALONE_CLIENTS,
+        timing=timing,
+    )
+    makers = {
+        "context": key_calls(READS["context_free"], keys, MIX["context"]),
+        "fact": key_calls(READS["fact_current"], keys, MIX["fact"]),
+        "write": candidate_writes("mixed", clients=MIX["write"], episodes=episodes),
+    }
+    started, clients_cpu = time.perf_counter(), time.process_time()
+    server_cpu = cpu_seconds(served.pid)
+    try:
+        with ExitStack() as stack:
+            groups = {
+                name: [make(stack.enter_context(served.client()), n) for n in range(MIX[name])]
+                for name, make in makers.items()
+            }
+            mixed = run_groups(groups, timing)
+    except (CaseFailed, httpx.HTTPError) as error:
+        found["mixed"] = {"error": f"{type(error).__name__}: {error}"}
+        return found
+    found["mixed"] = mixed
+    found["mixed_calls_per_s"] = round(sum(stats["calls_per_s"] for stats in mixed.values()), 1)
+    # Who had the cores: the server process, and the clients themselves (this process); the
+    # encoder's thread is the server's. Not sampled by py-spy, which would take a core's share.
+    found["cpu"] = {
+        "wall_s": round(time.perf_counter() - started, 1),
+        "server_cpu_s": round(cpu_seconds(served.pid) - server_cpu, 1),
+        "clients_cpu_s": round(time.process_time() - clients_cpu, 1),
+        "cores": os.cpu_count(),
+        "load_average": [round(load, 2) for load in os.getloadavg()],
+    }
+    return found
