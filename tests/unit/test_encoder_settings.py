@@ -25,4 +25,4 @@ def test_serving_leaves_a_core_and_lowers_the_encoder_unless_told_otherwise() ->
 @pytest.mark.parametrize("field", ["encoder_queue_size", "encoder_nice"])
 def test_an_encoder_setting_out_of_range_is_refused(field: str) -> None:
     with pytest.raises(ValueError, match=field):
-        Settings(**{field: -1})
+        Settings.model_validate({field: -1})
