@@ -18,7 +18,7 @@ from typing import Any, TypeAlias
 from unittest import mock
 
 import psycopg
-from psycopg import sql
+from psycopg import Error, sql
 from psycopg.errors import Diagnostic
 from psycopg_pool import ConnectionPool
 
@@ -53,6 +53,7 @@ __all__ = [
     "Connection",
     "ConnectionPool",
     "Diagnostic",
+    "Error",
     "EvidenceHit",
     "SearchScope",
     "Trace",
