@@ -15,6 +15,7 @@ from __future__ import annotations
 import secrets
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -136,6 +137,14 @@ class SharedVectors(Embedder):
         if not texts or any(text not in self.vectors for text in texts):
             return self.base.embed(texts)
         return np.stack([self.vectors[text] for text in texts])
+
+    def embed_later(self, texts: Sequence[str]) -> Future[Vectors]:
+        """As ``embed``, on the base's encoder thread: the one thread that runs the model."""
+        if not texts or any(text not in self.vectors for text in texts):
+            return self.base.embed_later(texts)
+        done: Future[Vectors] = Future()
+        done.set_result(self.embed(texts))
+        return done
 
     def count_tokens(self, text: str) -> int:
         """The base model's token count."""

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from evals.arms.systems import SharedVectors
 from retrieval.search.embeddings import Embedder, Vectors
 from retrieval.search.encoder import EncoderBusy, EncoderQueue
 
@@ -183,3 +184,25 @@ def test_the_embedder_encodes_on_its_own_thread_with_its_torch_threads_and_prior
     # Only the encoder's thread is lowered and limited: the caller's are as they were.
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == here
     assert not limited.encoder.running
+
+
+def test_an_embedder_sharing_a_loaded_model_encodes_on_the_owners_thread(
+    embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The evaluation's cache of known texts shares the session's model: a second thread running
+    # it beside the owner's would share its tokenizer, which refuses concurrent use.
+    shared = SharedVectors(embedder, ["Mira moved to Lisbon."])
+    threads: list[str] = []
+    encode = embedder.encoder._encode
+
+    def recording(texts: list[str]) -> Vectors:
+        threads.append(threading.current_thread().name)
+        return encode(texts)
+
+    monkeypatch.setattr(embedder.encoder, "_encode", recording)
+    known = shared.embed_later(["Mira moved to Lisbon."]).result(WAIT_S)
+    fresh = shared.embed_later(["The weather in Paris is sunny."]).result(WAIT_S)
+    assert np.allclose(known, shared.vectors["Mira moved to Lisbon."][None, :], atol=1e-6)
+    assert np.allclose(fresh, embedder.embed(["The weather in Paris is sunny."]), atol=1e-5)
+    assert threads == ["sgam-encoder", "sgam-encoder"]  # the fresh text, then the direct call
+    assert not shared.encoder.running
