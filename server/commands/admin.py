@@ -22,6 +22,15 @@ tenant_app = typer.Typer(
 key_app = typer.Typer(help="Issue and revoke API keys (shown once, stored hashed).")
 
 
+def _conninfo() -> str:
+    """The configured database's URL, as the operator commands log in (the tables' owner in
+    the embedded default)."""
+    from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
+
+    settings = Settings()
+    return resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+
+
 @contextmanager
 def configured_store(connections: int = 1) -> Iterator[MemoryStore]:
     """The configured store; a refusal ends the command with its message and exit code 1.
@@ -29,14 +38,11 @@ def configured_store(connections: int = 1) -> Iterator[MemoryStore]:
     A database whose schema is not current (pending migrations) is refused before anything is
     written: only ``sgam migrate`` and ``sgam serve`` migrate.
     """
-    from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
     from store.errors import StoreError  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415
 
-    settings = Settings()
-    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
     try:
-        with open_store(conninfo, max_connections=connections) as store:
+        with open_store(_conninfo(), max_connections=connections) as store:
             yield store
     except StoreError as error:
         field = f" (field {error.field})" if error.field else ""
@@ -231,6 +237,10 @@ def migrate_attribute(
             typer.echo(f"error: {error}", err=True)
             typer.echo(json.dumps(error.unconvertible, indent=2), err=True)
             raise typer.Exit(2) from error
+    if result.converted and not result.dry_run:
+        from store.db.statistics import analyze  # noqa: PLC0415
+
+        analyze(_conninfo(), ["fact_versions"])  # the converted versions are new rows
     typer.echo(result.model_dump_json(indent=2))
 
 

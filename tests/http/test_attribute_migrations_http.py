@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
@@ -132,3 +133,25 @@ def test_sgam_attribute_migrate_dry_runs_refuses_and_runs(
         2,
     )
     assert "migrate" in runner.invoke(app, ["attribute", "--help"]).output
+
+
+def test_sgam_attribute_migrate_analyzes_the_versions_it_wrote(
+    http: Client, database: str, tmp_path: Path
+) -> None:
+    """The converted versions are new rows of fact_versions: the planner's statistics count
+    them as soon as the command ends."""
+    tenant = make_tenant(http, "analyzed")
+    _seed(http, tenant.headers)
+    to = tmp_path / "city.json"
+    to.write_text(json.dumps({"value_type": "enum", "enum_values": ["Oslo", "Turin"]}), "utf-8")
+    command = ["attribute", "migrate", "home_city", "--to", str(to), "--tenant", tenant.name]
+    done = runner.invoke(app, command)
+    assert done.exit_code == 0, done.output
+    assert len(json.loads(done.stdout)["converted"]) == 2
+    with psycopg.connect(database) as conn:
+        counted = conn.execute(
+            "SELECT reltuples::bigint, (SELECT count(*) FROM fact_versions) FROM pg_class"
+            " WHERE relname = 'fact_versions'"
+        ).fetchone()
+    assert counted is not None
+    assert counted[0] == counted[1]  # a small table's ANALYZE counts every row
