@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -193,7 +194,7 @@ class Embedder:
     def _start_encoding(self) -> None:
         """On the encoder's thread: its torch threads, and its lower priority (``nice``)."""
         self._limit_threads()
-        if self.nice:
+        if self.nice and sys.platform.startswith("linux"):  # elsewhere nice is per process
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
 
     def _limit_threads(self) -> None:

@@ -11,6 +11,7 @@ A request that only reads exact facts never touches this queue, so it never wait
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Callable, Sequence
@@ -23,6 +24,8 @@ from numpy.typing import NDArray
 
 from store.contract.problems import ErrorCode
 from store.errors import StoreError
+
+log = logging.getLogger(__name__)
 
 Vectors = NDArray[np.float32]
 Encode = Callable[[list[str]], Vectors]
@@ -116,7 +119,12 @@ class EncoderQueue:
 
     def _run(self) -> None:
         if self._on_start is not None:
-            self._on_start()
+            try:
+                self._on_start()
+            except Exception:  # a thread that died here would leave every caller waiting
+                log.warning(
+                    "the encoder's thread could not be set up; it encodes as it is", exc_info=True
+                )
         while True:
             jobs, stop = self._take()
             self._serve(jobs)

@@ -131,6 +131,17 @@ def test_an_error_reaches_only_the_caller_whose_texts_failed(
     assert encoder.submit(["after the error"]).result(WAIT_S).shape == (1, 384)
 
 
+def test_a_thread_whose_setup_failed_still_serves(embedder: Embedder) -> None:
+    def failing_setup() -> None:
+        raise PermissionError("not allowed to lower this thread")
+
+    encoder = EncoderQueue(embedder.embed, on_start=failing_setup)
+    try:
+        assert encoder.submit(["Mira moved to Lisbon."]).result(WAIT_S).shape == (1, 384)
+    finally:
+        encoder.close()
+
+
 def test_a_call_cancelled_while_queued_is_never_encoded(
     encoder: EncoderQueue, held: HeldEncoder
 ) -> None:
