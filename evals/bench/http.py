@@ -33,6 +33,7 @@ from evals.bench.data import (
     subjects_for,
 )
 from evals.bench.floor import measure_floor, uses_index
+from evals.bench.fresh import measure_fresh
 from evals.bench.hostile import measure_hostile_bodies
 from evals.bench.imports import measure_import
 from evals.bench.load import Corpus, load_episodes, load_facts, make_corpus
@@ -194,6 +195,15 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
                 scale["reads"] = _reads(served, data.keys, options)
             found["scales"].append(scale)
             if number == 0:
+                say("measuring context right after a bulk load and after ANALYZE")
+                with _stage(timings, "fresh"):
+                    found["fresh"] = measure_fresh(
+                        served,
+                        conninfo,
+                        data.texts,
+                        questions=[key.question for key in data.keys],
+                        timing=timing,
+                    )
                 say("measuring writes and the bulk import")
                 with _stage(timings, "writes"):
                     found["writes"] = _writes(served, data.texts, options)

@@ -231,6 +231,11 @@ def evaluate(results: Results) -> list[Target]:
             why_not=no_import,
         ),
         _target(
+            "context right after a bulk load p50 / the same after ANALYZE",
+            lambda: float(results["fresh"]["after_load_over_analyzed"]),
+            limit=1.2,
+        ),
+        _target(
             "read p50 at the largest scale / smallest (worst read)",
             lambda: _scaling(results),
             limit=1.5,

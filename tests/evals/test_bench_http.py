@@ -62,6 +62,7 @@ def _results() -> dict[str, Any]:
             "candidates_spread": {"1": _stats(9.0, per_s=1_000.0), "8": _stats(40, per_s=1_600)}
         },
         "import": {"facts_per_s": 12_000.0, "episodes_per_s": 300.0},
+        "fresh": {"after_load_over_analyzed": 1.1},
         "server": {"rss_mib": 900.0, "peak_rss_mib": 1_150.0},
         "mixed": {
             "mix": {"context": 6, "fact": 6, "write": 4},
@@ -125,6 +126,14 @@ def test_the_targets_are_ratios_within_the_run_with_their_verdicts() -> None:
         Target("8 writers / 1 writer throughput", 1.6, 1.5, "x", "min", True),
         Target("bulk import, facts", 12_000, 20_000, "facts/s", "min", False),
         Target("bulk import, episodes / raw encoder rate", 0.938, 0.9, "x", "min", True),
+        Target(
+            "context right after a bulk load p50 / the same after ANALYZE",
+            1.1,
+            1.2,
+            "x",
+            "max",
+            True,
+        ),
         Target(
             "read p50 at the largest scale / smallest (worst read)", 1.25, 1.5, "x", "max", True
         ),
@@ -285,7 +294,11 @@ def test_sgam_bench_runs_end_to_end_and_writes_every_case(tmp_path: Path) -> Non
     assert hostile["bodies_answered"] >= 3
     assert hostile["healthz_under_bodies"]["calls"] >= 20
     assert hostile["p99_ratio"] > 0
-    assert len(results["targets"]) == 15
+    assert len(results["targets"]) == 16
+    fresh = results["fresh"]
+    assert fresh["after_load"]["calls"] >= 1, fresh
+    assert fresh["after_analyze"]["calls"] >= 1, fresh
+    assert fresh["after_load_over_analyzed"] > 0
     mixed = results["mixed"]
     assert set(mixed["mixed"]) == {"context", "fact", "write"}
     for stats in [mixed["fact_alone"], mixed["context_alone"], *mixed["mixed"].values()]:
