@@ -75,7 +75,7 @@ def find_needles(conninfo: str, tenant: str, needles: Iterable[str]) -> dict[str
         } <= tables
         assert {
             "episodes.text",
-            "episodes.subjects",
+            "episode_subjects.subject",
             "episodes.metadata",
             "episodes.session_id",
             "fact_versions.subject",

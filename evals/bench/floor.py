@@ -2,7 +2,7 @@
 
 The floor is what a call cannot beat: the same exact reads as one prepared SQL statement on one
 connection, the encoder alone, and pgvector's search with the question already embedded: exact over
-the subject's episodes (found through the GIN index on ``subjects``), and HNSW over the whole
+the subject's episodes (found through their pairs in ``episode_subjects``), and HNSW over the whole
 tenant. The baseline is ``dm`` of ``evals.arms.baselines``: embed the question, take the top k
 episodes of the subject by exact cosine search, as the leakage evaluation runs it.
 """

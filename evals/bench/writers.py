@@ -6,6 +6,8 @@ Runs on a fresh temporary embedded database (or DATABASE_URL's server) and repor
 * eight writers at once on one key (they queue on its lock) versus on eight keys;
 * sustained throughput of one writer against eight, calls of one candidate or of ten on
   spread keys, each citing an episode of its own, and the ratio of eight writers to one;
+* a hot episode: eight writers whose calls (ten candidates about new subjects each) all cite
+  one episode, against eight citing their own episodes and against one writer;
 * an assertion whose first attempt fails with a serialization failure, retried, against one
   without the failure;
 * the bulk import: facts written per second on fresh keys and on histories of five values a
@@ -113,10 +115,18 @@ def concurrent_writers(store: MemoryStore, *, rounds: int, same_key: bool) -> di
 
 
 def sustained_writers(
-    store: MemoryStore, *, writers: int, calls: int, batch: int
+    store: MemoryStore,
+    *,
+    writers: int,
+    calls: int,
+    batch: int,
+    one_episode: bool = False,
+    case: str = "sustained",
 ) -> dict[str, float]:
-    """``writers`` threads each making ``calls`` calls of ``batch`` candidates on fresh keys."""
-    tenant = f"sustained-{writers}x{calls}x{batch}"
+    """``writers`` threads each making ``calls`` calls of ``batch`` candidates on fresh keys
+    (fresh subjects), each call citing an episode of its own or, ``one_episode``, all the
+    tenant's one episode ``e``."""
+    tenant = f"{case}-{writers}x{calls}x{batch}" + ("-one-episode" if one_episode else "")
     _setup(store, tenant)
     store.episodes.record_batch(
         tenant,
@@ -131,9 +141,8 @@ def sustained_writers(
         samples = []
         for c in range(calls):
             candidates = [_candidate(f"w{w}-{c}-{j}", 1, j) for j in range(batch)]
-            samples.append(
-                _timed(partial(store.facts.apply_candidates, tenant, f"w{w}-{c}", candidates))
-            )
+            cited = "e" if one_episode else f"w{w}-{c}"
+            samples.append(_timed(partial(store.facts.apply_candidates, tenant, cited, candidates)))
         return samples
 
     start = time.perf_counter()
@@ -156,6 +165,24 @@ def scaling(store: MemoryStore, *, rounds: int) -> dict[str, Any]:
             "ratio_eight_vs_one": round(eight["assertions_per_s"] / one["assertions_per_s"], 2),
         }
     return found
+
+
+def hot_episode(store: MemoryStore, *, rounds: int) -> dict[str, Any]:
+    """Eight writers citing one episode, ten candidates about new subjects a call, against
+    eight citing their own episodes and against one writer, in the same run."""
+    calls = max(2, rounds * 8 // 10)
+    hot = partial(sustained_writers, store, batch=10, case="hot")
+    one = hot(writers=1, calls=calls * 2)
+    own = hot(writers=WRITERS, calls=calls)
+    shared = hot(writers=WRITERS, calls=calls, one_episode=True)
+    rate = "assertions_per_s"
+    return {
+        "one_writer": one,
+        "eight_writers_own_episodes": own,
+        "eight_writers_one_episode": shared,
+        "ratio_one_episode_vs_own": round(shared[rate] / own[rate], 2),
+        "ratio_one_episode_vs_one_writer": round(shared[rate] / one[rate], 2),
+    }
 
 
 def retry_cost(store: MemoryStore, conninfo: str, *, rounds: int) -> dict[str, Any]:
@@ -252,6 +279,7 @@ def run(
         one_key = concurrent_writers(store, rounds=rounds, same_key=True)
         many_keys = concurrent_writers(store, rounds=rounds, same_key=False)
         scaled = scaling(store, rounds=rounds)
+        hot = hot_episode(store, rounds=rounds)
         retries = retry_cost(store, conninfo, rounds=rounds * 2)
         imported = (
             bulk_import(conninfo, episodes=import_episodes, embedded=embedded)
@@ -267,6 +295,7 @@ def run(
             many_keys["writes_per_s"] / one_key["writes_per_s"], 2
         ),
         "sustained": scaled,
+        "hot_episode": hot,
         "retry": retries,
         "bulk_import": imported,
     }

@@ -102,10 +102,8 @@ def _updates(
     candidates: Candidates, statuses: Counter[str], lock: Lock, *, clients: int, episodes: int
 ) -> ClientCall:
     """Each call cites one of the ``episodes`` loaded episodes, the clients each starting at
-    their own share of them: writers of different conversations cite different episodes. (Every
-    write citing one episode would grow that episode's subject list by a subject a call, which
-    each call citing it rewrites under the episode's row lock: the writers would queue on one
-    row, a slower call each time.)"""
+    their own share of them: writers of different conversations cite different episodes.
+    (``python -m evals.bench.writers`` measures writers that all cite one episode.)"""
 
     def make(client: httpx.Client, number: int) -> Call:
         first = number * episodes // clients

@@ -15,7 +15,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from store.contract.episodes import Episode, EpisodeInput
-from store.episodes.record import content_hash
+from store.episodes.record import add_pairs, content_hash
 
 
 def new_episode(episode: EpisodeInput, *, episode_id: str, now: datetime) -> Episode:
@@ -37,13 +37,14 @@ def new_episode(episode: EpisodeInput, *, episode_id: str, now: datetime) -> Epi
 
 
 _EPISODE_COLUMNS = (
-    "tenant_id, id, occurred_at, recorded_at, kind, session_id, subjects, text, content_hash,"
+    "tenant_id, id, occurred_at, recorded_at, kind, session_id, text, content_hash,"
     " retention_class, metadata"
 )
 
 
 def copy_episodes(conn: psycopg.Connection[Any], tenant_id: str, new: Iterable[Episode]) -> int:
-    """Store new episodes (none of their ids may exist) with one COPY; how many.
+    """Store new episodes (none of their ids may exist) with one COPY, and their subjects'
+    pairs with one insert; how many.
 
     COPY cannot write a table under row-level security: the rows go to a scratch table first
     and from it into ``episodes`` in one insert, which the tenant's policy checks.
@@ -53,6 +54,7 @@ def copy_episodes(conn: psycopg.Connection[Any], tenant_id: str, new: Iterable[E
         " (LIKE episodes INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
     )
     count = 0
+    pairs: list[tuple[str, str]] = []
     with (
         conn.cursor() as cur,
         cur.copy(f"COPY copied_episodes ({_EPISODE_COLUMNS}) FROM STDIN") as copy,
@@ -66,7 +68,6 @@ def copy_episodes(conn: psycopg.Connection[Any], tenant_id: str, new: Iterable[E
                     episode.recorded_at,
                     episode.kind,
                     episode.session_id,
-                    episode.subjects,
                     episode.text,
                     episode.content_hash,
                     episode.retention_class,
@@ -74,8 +75,10 @@ def copy_episodes(conn: psycopg.Connection[Any], tenant_id: str, new: Iterable[E
                 )
             )
             count += 1
+            pairs.extend((episode.id, subject) for subject in episode.subjects)
     conn.execute(
         f"INSERT INTO episodes ({_EPISODE_COLUMNS}) SELECT {_EPISODE_COLUMNS} FROM copied_episodes"
     )
+    add_pairs(conn, tenant_id, pairs)  # their subjects, in one statement
     conn.execute("TRUNCATE copied_episodes")  # the next tenant of this transaction starts empty
     return count

@@ -38,8 +38,8 @@ Measured on 200,000 episodes (evals/results/evidence.json, 2 cores): an exact sc
 HNSW_EF_SEARCH = 200
 
 _SCOPE_FILTERS = {
-    # The subject by equality on its (episode, subject) pairs: an index serves that under
-    # row-level security, where containment on episodes.subjects is left to a filter (0014).
+    # The subject by equality on its (episode, subject) pairs, where an episode's subjects are
+    # kept (0030): an index serves that under row-level security (0014).
     "subject": (
         "e.id IN (SELECT s.episode_id FROM episode_subjects AS s"
         " WHERE s.tenant_id = %(tenant_id)s AND s.subject = %(subject)s)"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -20,14 +20,29 @@ from store.subjects import names as subject_names
 
 T = TypeVar("T")
 
-_COLUMNS = """
-    id, occurred_at, recorded_at, kind, session_id, subjects, text, content_hash,
-    retention_class, metadata, erased_at, purged_at,
+
+def _columns(subjects: str) -> str:
+    """An episode as its JSON names it, its subjects read by ``subjects``;
+    ``embedding_truncated`` if any of its vectors was cut."""
+    return f"""
+    id, occurred_at, recorded_at, kind, session_id, {subjects} AS subjects,
+    text, content_hash, retention_class, metadata, erased_at, purged_at,
     EXISTS (SELECT FROM episode_vectors AS v
             WHERE v.tenant_id = episodes.tenant_id AND v.episode_id = episodes.id
               AND v.embedding_truncated) AS embedding_truncated
 """
-"""An episode as its JSON names it; ``embedding_truncated`` if any of its vectors was cut."""
+
+
+_COLUMNS = _columns(
+    """ARRAY(SELECT s.subject FROM episode_subjects AS s
+             WHERE s.tenant_id = episodes.tenant_id AND s.episode_id = episodes.id
+             ORDER BY s.subject COLLATE "C")"""
+)
+"""A stored episode: its subjects are its pairs in ``episode_subjects``, in byte order (the
+order ``EpisodeInput.all_subjects`` gives)."""
+
+_NEW_COLUMNS = _columns("%(subjects)s::text[]")
+"""An episode just inserted: its subjects are those it names, whose pairs are written next."""
 
 
 def content_hash(text: str) -> str:
@@ -55,16 +70,15 @@ def record_episode(
         cur.execute(
             """
             INSERT INTO episodes (
-                tenant_id, id, occurred_at, recorded_at, kind, session_id, subjects,
+                tenant_id, id, occurred_at, recorded_at, kind, session_id,
                 text, content_hash, retention_class, metadata
             ) VALUES (
                 %(tenant_id)s, %(id)s, %(occurred_at)s, %(now)s, %(kind)s,
-                %(session_id)s, %(subjects)s, %(text)s, %(content_hash)s,
-                %(retention_class)s, %(metadata)s
+                %(session_id)s, %(text)s, %(content_hash)s, %(retention_class)s, %(metadata)s
             )
             ON CONFLICT (tenant_id, id) DO NOTHING
             RETURNING"""
-            + _COLUMNS,
+            + _NEW_COLUMNS,
             {
                 "tenant_id": tenant_id,
                 "id": episode_id,
@@ -82,6 +96,8 @@ def record_episode(
         row = cur.fetchone()
     if row is not None:
         # A new episode's subjects are kept by their ids, and the names its text wrote learned.
+        if row.subjects:
+            add_subjects(conn, tenant_id, row.id, row.subjects)
         subject_names.note(
             conn,
             tenant_id,
@@ -197,35 +213,33 @@ def _ask_one(
 def add_subjects(
     conn: psycopg.Connection[Any], tenant_id: str, episode_id: str, subjects: Iterable[str]
 ) -> None:
-    """Note that the episode concerns ``subjects`` (a candidate citing it names one).
+    """Note that the episode concerns ``subjects`` (``add_pairs``)."""
+    add_pairs(conn, tenant_id, [(episode_id, subject) for subject in subjects])
 
-    Both places say it: the episode's list, and a pair each in ``episode_subjects`` (which the
-    insert trigger of migration 0014 fills for new episodes, and erasure empties).
+
+def add_pairs(
+    conn: psycopg.Connection[Any], tenant_id: str, pairs: Sequence[tuple[str, str]]
+) -> None:
+    """Note that each episode of ``pairs`` (episode id, subject) concerns its subject: a row
+    each in ``episode_subjects``, the only place an episode's subjects are kept (0030).
+
+    A candidate citing an episode about a new subject adds its pair and never writes the
+    episode's own row, on which every write citing the episode would otherwise queue.
     """
-    params = {"tenant_id": tenant_id, "id": episode_id, "subjects": list(subjects)}
-    conn.execute(
-        """
-        UPDATE episodes
-        SET subjects = ARRAY(
-            SELECT DISTINCT s FROM unnest(subjects || %(subjects)s::text[]) AS s ORDER BY s
-        )
-        WHERE tenant_id = %(tenant_id)s AND id = %(id)s
-          AND NOT subjects @> %(subjects)s::text[]
-        """,
-        params,
-    )
-    conn.execute(
-        """
-        INSERT INTO episode_subjects (tenant_id, subject, episode_id)
-        SELECT DISTINCT %(tenant_id)s, s, %(id)s FROM unnest(%(subjects)s::text[]) AS s
-        ON CONFLICT DO NOTHING
-        """,
-        params,
-    )
+    ids, subjects = ([pair[i] for pair in pairs] for i in (0, 1))
+    conn.execute(_ADD_PAIRS, {"tenant_id": tenant_id, "ids": ids, "subjects": subjects})
+
+
+_ADD_PAIRS = """
+INSERT INTO episode_subjects (tenant_id, episode_id, subject)
+SELECT DISTINCT %(tenant_id)s, p.* FROM unnest(%(ids)s::text[], %(subjects)s::text[]) AS p
+ON CONFLICT DO NOTHING
+"""
 
 
 LINKED_TO_SUBJECTS = """
-    (e.subjects && %(subjects)s::text[]
+    (e.id IN (SELECT episode_id FROM episode_subjects
+              WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
      OR e.id IN (SELECT source_episode_id FROM fact_versions
                  WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
      OR e.id IN (SELECT x.source_episode_id FROM expiries AS x

@@ -27,7 +27,7 @@ WHERE episode_id = ANY(%(episode_ids)s)
 """
 
 _STUB = """
-UPDATE episodes SET text = NULL, subjects = '{{}}', session_id = NULL, metadata = '{{}}',
+UPDATE episodes SET text = NULL, session_id = NULL, metadata = '{{}}',
                     {mark} = %(now)s
 WHERE tenant_id = %(tenant_id)s AND id = ANY(%(stubbed)s)
 """

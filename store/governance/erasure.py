@@ -152,14 +152,6 @@ def erase_subject(
         **remove_episodes(conn, tenant_id, sorted(linked), now=now, mark="erased_at"),
     }
     # Other episodes may still list the subject among those they concern: forget the link.
-    conn.execute(
-        """
-        UPDATE episodes
-        SET subjects = ARRAY(SELECT s FROM unnest(subjects) AS s WHERE s <> ALL(%(subjects)s))
-        WHERE tenant_id = %(tenant_id)s AND subjects && %(subjects)s::text[]
-        """,
-        group_params,
-    )
     conn.execute("DELETE FROM episode_subjects " + by_subject, group_params)
     subject_names.forget_subjects(conn, tenant_id, group)
     # The merges that joined these ids go too: nothing says they were ever one subject.

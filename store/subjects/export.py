@@ -27,7 +27,7 @@ _SUBJECTS = """
 SELECT subject FROM (
     SELECT subject FROM fact_versions WHERE tenant_id = %(tenant_id)s
     UNION
-    SELECT unnest(subjects) FROM episodes WHERE tenant_id = %(tenant_id)s
+    SELECT subject FROM episode_subjects WHERE tenant_id = %(tenant_id)s
 ) AS held (subject)
 WHERE (%(after)s::text IS NULL OR subject COLLATE "C" > %(after)s::text COLLATE "C")
   -- A merged id keeps only the retired versions of keys its survivor also held: not listed.

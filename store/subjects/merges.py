@@ -49,15 +49,6 @@ _MOVED_KEYS = (
     " WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s AND attribute = ANY(%(names)s)"
 )
 
-_RELINK_EPISODES = """
-UPDATE episodes
-SET subjects = ARRAY(
-    SELECT DISTINCT s FROM unnest(array_replace(subjects, %(merged)s, %(survivor)s)) AS s
-    ORDER BY s
-)
-WHERE tenant_id = %(tenant_id)s AND %(merged)s = ANY(subjects)
-"""
-
 _RELINK_PAIRS = """
 INSERT INTO episode_subjects (tenant_id, subject, episode_id)
 SELECT tenant_id, %(survivor)s, episode_id FROM episode_subjects
@@ -153,12 +144,12 @@ def merge_subject(
         " WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s",
         params,
     )
-    episodes_linked = conn.execute(_RELINK_EPISODES, params).rowcount
     conn.execute(_RELINK_PAIRS, params)
-    conn.execute(
+    # Each pair of the merged id is one episode it named: the count of episodes relinked.
+    episodes_linked = conn.execute(
         "DELETE FROM episode_subjects WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s",
         params,
-    )
+    ).rowcount
     # A hold on the duplicate holds what it became: the purge skips what is linked to either.
     conn.execute(_MOVE_HOLD, params)
     # Its names, its id among them, now find the survivor; its display name becomes an alias.

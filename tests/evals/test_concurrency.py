@@ -107,6 +107,8 @@ def test_the_writer_benchmark_runs_end_to_end(server_conninfo: str) -> None:
     assert results["eight_writers_one_key"]["n"] == WRITERS
     assert results["eight_writers_eight_keys"]["n"] == WRITERS
     assert results["retry"]["one_retry"]["n"] == 2
+    hot = results["hot_episode"]
+    assert [hot[case]["n"] for case in ("one_writer", "eight_writers_one_episode")] == [4, 16]
 
 
 @pytest.fixture

@@ -106,7 +106,6 @@ QUOTED_VALUE = {"episodes.text", "fact_versions.value", "fact_versions.evidence"
 EXPECTED_BEFORE: dict[str, set[str]] = {
     "mira": {
         "episodes.text",
-        "episodes.subjects",
         "episode_subjects.subject",
         "fact_versions.subject",
         "fact_versions.subject_folded",

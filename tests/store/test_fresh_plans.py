@@ -21,6 +21,7 @@ from store.episodes.evidence import SearchScope, exact_statement, search_params
 from store.facts.reads import find_subjects, read_history
 from store.facts.weak_signals import subject_signals
 from store.subjects.merged_ids import resolve_subject
+from store.subjects.names import value_names
 from store.subjects.reads import read_subject_memory
 
 pytestmark = pytest.mark.store
@@ -46,9 +47,14 @@ def loaded(conninfo: str) -> str:
         conn.execute("INSERT INTO tenants (tenant_id, created_at) VALUES (%s, now())", [TENANT])
         conn.execute(
             "INSERT INTO episodes (tenant_id, id, occurred_at, recorded_at, kind, text,"
-            " content_hash, subjects)"
-            " SELECT %(t)s, 'ep-' || n, now(), now(), 'message', 'episode ' || n, 'h' || n,"
-            " ARRAY[CASE WHEN n <= %(mine)s THEN 'mira' ELSE 'other-' || n END]"
+            " content_hash)"
+            " SELECT %(t)s, 'ep-' || n, now(), now(), 'message', 'episode ' || n, 'h' || n"
+            " FROM generate_series(1, %(all)s) AS n",
+            {"t": TENANT, "all": MINE + OTHERS},
+        )
+        conn.execute(
+            "INSERT INTO episode_subjects (tenant_id, subject, episode_id)"
+            " SELECT %(t)s, CASE WHEN n <= %(mine)s THEN 'mira' ELSE 'other-' || n END, 'ep-' || n"
             " FROM generate_series(1, %(all)s) AS n",
             {"t": TENANT, "mine": MINE, "all": MINE + OTHERS},
         )
@@ -139,11 +145,17 @@ def busy(conninfo: str) -> str:
         # The subject's episodes name it; each crowd subject has one episode naming it.
         conn.execute(
             "INSERT INTO episodes (tenant_id, id, occurred_at, recorded_at, kind, text,"
-            " content_hash, subjects)"
-            " SELECT %(t)s, 'm-' || n, now(), now(), 'message', 'about mira ' || n, 'm' || n,"
-            " ARRAY['mira'] FROM generate_series(1, %(versions)s) n"
+            " content_hash)"
+            " SELECT %(t)s, 'm-' || n, now(), now(), 'message', 'about mira ' || n, 'm' || n"
+            " FROM generate_series(1, %(versions)s) n"
             " UNION ALL SELECT %(t)s, 'c-' || n, now(), now(), 'message', 'crowd ' || n,"
-            " 'c' || n, ARRAY['s-' || n] FROM generate_series(1, %(crowd)s) n",
+            " 'c' || n FROM generate_series(1, %(crowd)s) n",
+            p,
+        )
+        conn.execute(
+            "INSERT INTO episode_subjects (tenant_id, subject, episode_id)"
+            " SELECT %(t)s, 'mira', 'm-' || n FROM generate_series(1, %(versions)s) n"
+            " UNION ALL SELECT %(t)s, 's-' || n, 'c-' || n FROM generate_series(1, %(crowd)s) n",
             p,
         )
         conn.execute(
@@ -258,5 +270,7 @@ def test_routing_finds_and_resolves_a_subject_reading_only_its_rows(busy: str) -
     def route(conn: psycopg.Connection[Any]) -> None:
         assert find_subjects(conn, BUSY, names=["MIRA"]) == ["mira"]
         assert resolve_subject(conn, BUSY, "mira") == "mira"
+        held = value_names(conn, BUSY, ["mira"])["mira"]
+        assert held == {f"v{v}" for v in range(1, VERSIONS + 1)}
 
     _explained(busy, route)

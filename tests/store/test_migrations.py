@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -102,7 +103,6 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'"
         " AND indexname NOT LIKE '%_pkey'",
     ) == {
-        "episodes_subjects",
         "episodes_occurred",
         "expiries_subject",
         "expiries_source",
@@ -156,7 +156,6 @@ def test_a_blank_database_migrates_to_the_exact_schema(
     ) == {
         "api_keys_changed",
         "api_keys_truncated",
-        "episodes_subjects_inserted",
     }
     # The schema's own functions, not those of its extensions.
     assert _names(
@@ -168,7 +167,6 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "sgam_notify_api_key_changed",
         "sgam_active_key",
         "sgam_key_tenant",
-        "sgam_episode_subjects_inserted",
         "sgam_claim_extractions",
         "sgam_extraction_lag",
         "sgam_tenant_ids",
@@ -206,7 +204,6 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "recorded_at",
         "kind",
         "session_id",
-        "subjects",
         "text",
         "content_hash",
         "retention_class",
@@ -497,30 +494,45 @@ def test_every_key_and_reference_of_a_tenant_table_includes_the_tenant(conninfo:
     assert outside == []
 
 
+def _old_episode(conn: psycopg.Connection[Any], version: int, subjects: str, then: str) -> None:
+    """Migrate to ``version``, where episodes still had their array, and store tenant acme's
+    episode e1 naming ``subjects`` (an array literal); then run ``then``."""
+    migrate(conn, target=version)
+    with conn.transaction():
+        conn.execute(
+            sql.SQL(
+                """
+                INSERT INTO tenants VALUES ('acme', '2026-06-01T00:00:00Z');
+                INSERT INTO episodes (tenant_id, id, occurred_at, recorded_at, text,
+                                      content_hash, kind, subjects)
+                VALUES ('acme', 'e1', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z', 'x',
+                        'sha256:x', 'message', {subjects});
+                """
+            ).format(subjects=sql.Literal(subjects))
+        )
+        conn.execute(then)
+
+
 def test_the_subject_names_migration_keeps_every_held_subjects_id_as_a_name(
     server_conninfo: str,
 ) -> None:
     """Migration 24 backfills: subjects held before it are found by their ids' words."""
     with temporary_database(server_conninfo) as info, psycopg.connect(info) as conn:
-        migrate(conn, target=23)
-        with conn.transaction():
-            conn.execute(
-                """
-                INSERT INTO tenants VALUES ('acme', '2026-06-01T00:00:00Z');
+        _old_episode(
+            conn,
+            23,
+            "{World-Health_Organization}",
+            """
                 INSERT INTO attributes (tenant_id, attribute, value_type, created_at, updated_at)
                 VALUES ('acme', 'city', 'string', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z');
-                INSERT INTO episodes (tenant_id, id, occurred_at, recorded_at, text,
-                                      content_hash, kind, subjects)
-                VALUES ('acme', 'e1', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z', 'x',
-                        'sha256:x', 'message', '{World-Health_Organization}');
                 INSERT INTO fact_versions (tenant_id, version_id, fact_id, subject, attribute,
                     value, valid_from, recorded_at, source_episode_id, source_kind,
                     evidence_verified, schema_version)
                 VALUES ('acme', gen_random_uuid(), gen_random_uuid(), 'adaeze_n_okafor', 'city',
                         '"Oslo"', '2026-06-01T00:00:00Z', '2026-06-01T00:00:00Z', 'e1',
                         'message', false, 1);
-                """
-            )
+            """,
+        )
         migrate(conn)
         keys = conn.execute(
             "SELECT subject, kind, key FROM subject_names WHERE source = 'id' ORDER BY 1, 2"
@@ -536,3 +548,20 @@ def test_the_subject_names_migration_keeps_every_held_subjects_id_as_a_name(
         ("adaeze_n_okafor", "pair", "adaeze okafor"),
         ("adaeze_n_okafor", "surname", "okafor"),
     ]
+
+
+def test_migration_30_keeps_each_subject_of_an_episodes_array_as_its_pair(
+    server_conninfo: str,
+) -> None:
+    """Migration 30 drops episodes.subjects: a subject only the array named gets its pair."""
+    with temporary_database(server_conninfo) as info, psycopg.connect(info) as conn:
+        _old_episode(conn, 29, "{mira,Bob}", "DELETE FROM episode_subjects WHERE subject = 'Bob'")
+        migrate(conn)
+        pairs = conn.execute(
+            'SELECT subject, episode_id FROM episode_subjects ORDER BY subject COLLATE "C"'
+        ).fetchall()
+        columns = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'episodes'"
+        ).fetchall()
+    assert pairs == [("Bob", "e1"), ("mira", "e1")]
+    assert ("subjects",) not in columns

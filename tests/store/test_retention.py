@@ -47,7 +47,7 @@ def _expected_after_purge(before: dict[str, Any], world: World, secret: bytes) -
     t, stubbed, gone = world.tenant, {"e1", "e4"}, {"e1", "e2", "e4", "e7"}
     stubs, _ = split(before["episodes"], t, id=stubbed)
     _, kept = split(before["episodes"], t, id=gone)
-    emptied: dict[str, Any] = {"text": None, "subjects": [], "session_id": None, "metadata": {}}
+    emptied: dict[str, Any] = {"text": None, "session_id": None, "metadata": {}}
     expected["episodes"] = [*kept, *(e | emptied | {"purged_at": "PURGED_AT"} for e in stubs)]
     for table in ("episode_vectors", "episode_subjects"):
         expected[table] = split(before[table], t, episode_id=gone)[1]

@@ -109,7 +109,7 @@ def load_store(
                     copy.write_row((tenant, CREATED))
             with cur.copy(
                 "COPY episodes (tenant_id, id, occurred_at, recorded_at, kind,"
-                " session_id, subjects, text, content_hash) FROM STDIN"
+                " session_id, text, content_hash) FROM STDIN"
             ) as copy:
                 for index, (episode, owner) in enumerate(zip(corpus, owners, strict=True)):
                     copy.write_row(
@@ -120,11 +120,15 @@ def load_store(
                             CREATED,
                             episode.kind,
                             f"session-{index // 25}",
-                            [episode.subject],
                             episode.text,
                             content_hash(episode.text),
                         )
                     )
+            with cur.copy(
+                "COPY episode_subjects (tenant_id, subject, episode_id) FROM STDIN"
+            ) as copy:
+                for index, (episode, owner) in enumerate(zip(corpus, owners, strict=True)):
+                    copy.write_row((owner, episode.subject, _episode_id(index)))
             with cur.copy(
                 "COPY episode_vectors (tenant_id, episode_id, model, embedding, created_at)"
                 " FROM STDIN (FORMAT BINARY)"
