@@ -36,7 +36,7 @@ CALLS: list[tuple[str, Json, type[BaseModel] | None]] = [
     ("declare_attribute", {"attribute": "passport_deadline", "value_type": "date"}, Attribute),
     ("record_episode", EPISODE, EpisodeRecorded),
     ("get_fact", KEY, Fact),
-    ("history", KEY, None),  # a list, put under "facts"
+    ("history", KEY, None),  # a list of facts, put under "facts"
     ("search_evidence", {"query": "passport deadline", "k": 3}, SearchResult),
     (
         "context",
@@ -60,18 +60,23 @@ def test_each_tool_answers_its_routes_model_as_the_http_api_does(
         if tool in WRITES:
             continue
         # The route call the tool makes, sent over HTTP on the same tenant at the same time.
-        tool_ = TOOLS_BY_NAME[tool]
-        given = tool_.input.model_validate(arguments).model_dump(mode="json", exclude_unset=True)
-        answer_ = sgam.with_now(mcp.clock()).send(tool_.call(**given))
-        answered = _JSON.dump_python(answer_, mode="json")
-        if tool_.wraps is not None:
-            answered = {tool_.wraps: answered}
+        served = TOOLS_BY_NAME[tool]
+        given = served.input.model_validate(arguments).model_dump(mode="json", exclude_unset=True)
+        result = sgam.with_now(mcp.clock()).send(served.call(**given))
+        answered = _JSON.dump_python(result, mode="json")
+        if served.wraps is not None:
+            answered = {served.wraps: answered}
         if tool == "context":
             # Each context call opens its own decision; everything else is the same answer.
             assert answered["decision_id"] != answer["decision_id"]
             answered["decision_id"] = answer["decision_id"]
             context = ContextResult.model_validate(answer)
             assert [(f.value, f.source_episode_id) for f in context.facts] == [("2026-07-15", "e1")]
+        if tool == "history":
+            [fact] = TypeAdapter(list[Fact]).validate_python(answer["facts"])
+            assert fact.value == "2026-07-15"
+        if tool == "memory_update_schema":
+            assert answer["properties"]["attribute"]["enum"] == ["passport_deadline"]
         assert answer == answered, tool
 
 
