@@ -126,17 +126,22 @@ def _updates(
 def measure_writes(
     served: Served, texts: Sequence[str], *, clients: Sequence[int], timing: Timing
 ) -> dict[str, dict[int, dict[str, Any]]]:
-    """Ingest (1 and 64 episodes a request) and candidate writes (spread keys, one hot key)."""
+    """Ingest (1 and 64 episodes a request) and candidate writes (spread keys, one hot key, and
+    spread keys of new subjects with every call citing one episode)."""
     results: dict[str, dict[int, dict[str, Any]]] = {}
     for count in clients:
         for name, batch in (("ingest_1", 1), ("ingest_64", 64)):
             make = _ingest(texts, tag=f"{name}-c{count}", batch=batch)
             summary = measure_http(served, make, clients=count, timing=timing)
             results.setdefault(name, {})[count] = summary
-        for name, kind in (("candidates_spread", _spread), ("candidates_hot", _hot)):
+        for name, kind, episodes in (
+            ("candidates_spread", _spread, len(texts)),
+            ("candidates_hot", _hot, len(texts)),
+            ("candidates_one_episode", _spread, 1),
+        ):
             statuses: Counter[str] = Counter()
             make = _updates(
-                kind(f"{name}-c{count}"), statuses, Lock(), clients=count, episodes=len(texts)
+                kind(f"{name}-c{count}"), statuses, Lock(), clients=count, episodes=episodes
             )
             summary = measure_http(served, make, clients=count, timing=timing)
             results.setdefault(name, {})[count] = summary | {"statuses": dict(statuses)}

@@ -59,7 +59,8 @@ def _results() -> dict[str, Any]:
         "settings": {"episodes": 1_000},
         "scales": [_scale(10_000, 1.0), _scale(1_000_000, 1.25)],
         "writes": {
-            "candidates_spread": {"1": _stats(9.0, per_s=1_000.0), "8": _stats(40, per_s=1_600)}
+            "candidates_spread": {"1": _stats(9.0, per_s=1_000.0), "8": _stats(40, per_s=1_600)},
+            "candidates_one_episode": {"8": _stats(45, per_s=1_440)},
         },
         "import": {"facts_per_s": 12_000.0, "episodes_per_s": 300.0},
         "fresh": {"after_load_over_analyzed": 1.1},
@@ -124,6 +125,8 @@ def test_the_targets_are_ratios_within_the_run_with_their_verdicts() -> None:
         Target("evidence search p50 / served baseline", 1.0, 1.05, "x", "max", True),
         Target("candidate writes, 8 clients, spread keys", 1600, 1500, "assertions/s", "min", True),
         Target("8 writers / 1 writer throughput", 1.6, 1.5, "x", "min", True),
+        Target("8 writers citing one episode / own", 0.9, 0.9, "x", "min", True),
+        Target("8 writers citing one episode / 1 writer", 1.44, 1.5, "x", "min", False),
         Target("bulk import, facts", 12_000, 20_000, "facts/s", "min", False),
         Target("bulk import, episodes / raw encoder rate", 0.938, 0.9, "x", "min", True),
         Target(
@@ -280,21 +283,22 @@ def test_sgam_bench_runs_end_to_end_and_writes_every_case(tmp_path: Path) -> Non
     floor |= {"encoder_question", "encoder_batch", "pgvector_exact", "pgvector_hnsw"}
     assert set(scale["floor"]) == floor | {"baseline_search"}
     writes = {"ingest_1", "ingest_64", "candidates_spread", "candidates_hot"}
+    writes.add("candidates_one_episode")
     assert set(results["writes"]) == writes
     for by_clients in [*scale["reads"].values(), *results["writes"].values()]:
         assert set(by_clients) == {"1", "2"}
         for stats in by_clients.values():
             assert stats["calls"] >= 1, stats
-    assert results["writes"]["candidates_spread"]["2"]["statuses"] == {
-        "written": results["writes"]["candidates_spread"]["2"]["calls"] * 10
-    }
+    for case in ("candidates_spread", "candidates_one_episode"):
+        two = results["writes"][case]["2"]
+        assert two["statuses"] == {"written": two["calls"] * 10}, case
     assert results["import"] == {"skipped": "not asked for (--no-import)"}
     hostile = results["hostile_bodies"]
     assert hostile["body_statuses"] == {"422": hostile["bodies_answered"]}
     assert hostile["bodies_answered"] >= 3
     assert hostile["healthz_under_bodies"]["calls"] >= 20
     assert hostile["p99_ratio"] > 0
-    assert len(results["targets"]) == 16
+    assert len(results["targets"]) == 18
     fresh = results["fresh"]
     assert fresh["after_load"]["calls"] >= 1, fresh
     assert fresh["after_analyze"]["calls"] >= 1, fresh
