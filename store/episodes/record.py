@@ -237,39 +237,47 @@ ON CONFLICT DO NOTHING
 """
 
 
-LINKED_TO_SUBJECTS = """
-    (e.id IN (SELECT episode_id FROM episode_subjects
-              WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
-     OR e.id IN (SELECT source_episode_id FROM fact_versions
-                 WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
-     OR e.id IN (SELECT x.source_episode_id FROM expiries AS x
-                 JOIN fact_versions AS v
-                   ON v.tenant_id = x.tenant_id AND v.subject = x.subject
-                  AND v.attribute = x.attribute AND v.ended_by = x.expiry_id
-                 WHERE x.tenant_id = %(tenant_id)s AND x.subject = ANY(%(subjects)s))
-     OR e.id IN (SELECT source_episode_id FROM conflicts
-                 WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s))
-     OR e.id IN (SELECT episode_id FROM weak_signals
-                 WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)))
+LINKED_IDS = """
+    SELECT episode_id FROM episode_subjects
+    WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)
+    UNION ALL
+    SELECT source_episode_id FROM fact_versions
+    WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)
+    UNION ALL
+    SELECT x.source_episode_id FROM expiries AS x
+    JOIN fact_versions AS v
+      ON v.tenant_id = x.tenant_id AND v.subject = x.subject
+     AND v.attribute = x.attribute AND v.ended_by = x.expiry_id
+    WHERE x.tenant_id = %(tenant_id)s AND x.subject = ANY(%(subjects)s)
+    UNION ALL
+    SELECT source_episode_id FROM conflicts
+    WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)
+    UNION ALL
+    SELECT episode_id FROM weak_signals
+    WHERE tenant_id = %(tenant_id)s AND subject = ANY(%(subjects)s)
 """
-"""The episode ``e`` is linked to one of ``%(subjects)s`` (a list): it names one, or sources a
-version, an expiry that ended one of its versions, a conflict's challenger or a weak signal of
-one's keys. One condition for export (what it lists), erasure (what it deletes) and legal holds
-(what a held subject keeps from purge and erasure). An expiry that ended nothing is kept for
-retraction's replay only: it links no episode until a replay makes it end a value. Each link is
-an uncorrelated ``IN``: one hashed lookup per link, not one probe per episode."""
+"""Ids (repeats included) of the episodes linked to one of ``%(subjects)s`` (a list): naming
+one, or the source of a version, an expiry that ended one (an expiry that ended nothing links
+no episode), a conflict's challenger or a weak signal of one's keys; each part read through an
+index on the subject."""
+
+LINKED_TO_SUBJECTS = "(e.id IN (" + LINKED_IDS + "))"
+"""The episode ``e`` is linked to one of ``%(subjects)s``: the rule of export, erasure and legal
+holds (what a held subject keeps from purge and erasure), one hashed lookup of the ids."""
 
 
 def subject_episodes(conn: psycopg.Connection[Any], tenant_id: str, subject: str) -> list[Episode]:
     """Episodes linked to ``subject`` (``LINKED_TO_SUBJECTS``), stubs included, oldest first."""
     with conn.cursor(row_factory=class_row(Episode)) as cur:
         cur.execute(
-            "SELECT"
+            # From the linked ids, each episode looked up by its key (OFFSET 0 keeps the
+            # planner from turning the lookups into a scan of the tenant's episodes).
+            "SELECT episodes.* FROM (SELECT DISTINCT id FROM ("
+            + LINKED_IDS
+            + ") AS linked (id)) AS linked CROSS JOIN LATERAL (SELECT"
             + _COLUMNS
-            + "FROM episodes WHERE tenant_id = %(tenant_id)s AND id IN (SELECT e.id"
-            " FROM episodes AS e WHERE e.tenant_id = %(tenant_id)s AND"
-            + LINKED_TO_SUBJECTS
-            + ") ORDER BY occurred_at, id",
+            + "FROM episodes WHERE tenant_id = %(tenant_id)s AND id = linked.id OFFSET 0)"
+            " AS episodes ORDER BY episodes.occurred_at, episodes.id",
             {"tenant_id": tenant_id, "subjects": [subject]},
         )
         return cur.fetchall()

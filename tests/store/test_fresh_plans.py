@@ -20,6 +20,7 @@ from store.db.database import connect
 from store.episodes.evidence import SearchScope, exact_statement, search_params
 from store.facts.reads import find_subjects, read_history
 from store.facts.weak_signals import subject_signals
+from store.subjects.export import export_subject
 from store.subjects.merged_ids import resolve_subject
 from store.subjects.names import value_names
 from store.subjects.reads import read_subject_memory
@@ -274,3 +275,7 @@ def test_routing_finds_and_resolves_a_subject_reading_only_its_rows(busy: str) -
         assert held == {f"v{v}" for v in range(1, VERSIONS + 1)}
 
     _explained(busy, route)
+
+
+def test_a_subjects_export_reads_only_its_rows(busy: str) -> None:
+    _explained(busy, lambda conn: export_subject(conn, BUSY, "mira", now=NOW))
