@@ -102,8 +102,8 @@ def bench(
         )
         bench_names(name_options, out or RESULTS)
         return
-    from evals.bench.http import Options, run  # noqa: PLC0415 - keep --help fast
     from evals.bench.report import write_results  # noqa: PLC0415
+    from evals.bench.served.http import Options, run  # noqa: PLC0415 - keep --help fast
     from evals.bench.tables import report_text  # noqa: PLC0415
 
     options = Options.of(

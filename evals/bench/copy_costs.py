@@ -27,8 +27,8 @@ from typing import Annotated, Any
 
 import typer
 
-from evals.bench.data import COPY_COLUMNS
 from evals.bench.row_security import machine, save
+from evals.bench.served.data import COPY_COLUMNS
 from store.bench import Connection, Error, migrate_database, raw_connection, scratch_database
 from store.bench import temporary_database as fresh_database
 

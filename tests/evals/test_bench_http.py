@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evals.bench.cases import READS
-from evals.bench.data import corpus_subjects, fact_rows, measured_keys, slug, subjects_for
 from evals.bench.evidence.corpus import generate_corpus
 from evals.bench.profile import summarize_samples
 from evals.bench.report import Target, evaluate, with_targets
+from evals.bench.served.cases import READS
+from evals.bench.served.data import corpus_subjects, fact_rows, measured_keys, slug, subjects_for
 from evals.bench.tables import cases_table, mixed_table, targets_table
 
 ROOT = Path(__file__).resolve().parents[2]

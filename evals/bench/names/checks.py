@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evals.bench.data import TENANT
 from evals.bench.names.data import NamedKey, name_rows
-from evals.bench.server import Served
+from evals.bench.served.data import TENANT
+from evals.bench.served.server import Served
 from retrieval.question.names import asked_keys, question_grams, similar_texts
 from retrieval.question.subjects import BEST_SIMILAR, WEIGHED_SIMILARITY
 from store.bench import (

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from evals.bench.data import TENANT
+from evals.bench.served.data import TENANT
 from store.bench import Connection
 from store.contract.common import fold_name
 
 ATTRIBUTE = "employer"
-"""The one attribute every person holds (one of ``evals.bench.data``'s declared ones)."""
+"""The one attribute every person holds (one of ``evals.bench.served.data``'s declared ones)."""
 ATTRIBUTE_WORDS = "employer"
 PER_EPISODE = 100
 """Candidates per imported episode."""

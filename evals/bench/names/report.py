@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evals.bench.data import TENANT
+from evals.bench.served.data import TENANT
 
 FLOOR = "fact_current"
 """The case every other is compared with: GET fact on the same keys, in the same run."""

@@ -39,9 +39,6 @@ from typing import Annotated, Any
 import httpx
 import typer
 
-from evals.bench.cases import expect_ok
-from evals.bench.data import TENANT
-from evals.bench.http import machine
 from evals.bench.names.checks import bulk_rows_match_put, explain_lookups
 from evals.bench.names.data import (
     NamedKey,
@@ -53,8 +50,11 @@ from evals.bench.names.data import (
 )
 from evals.bench.names.report import FLOOR, added_ms, ratios, report_text, save
 from evals.bench.names.timing import NameRequest, measure
-from evals.bench.runner import Timing
-from evals.bench.server import Served, declare_attributes, rss_mib, serve
+from evals.bench.served.cases import expect_ok
+from evals.bench.served.data import TENANT
+from evals.bench.served.http import machine
+from evals.bench.served.runner import Timing
+from evals.bench.served.server import Served, declare_attributes, rss_mib, serve
 from store.bench import migrate_database, raw_connection, scratch_database, sql
 from store.service import open_store
 

@@ -4,7 +4,7 @@ With one client the cases are interleaved call by call: each round asks every ca
 same key, in an order that rotates, so a burst of other work on a shared machine falls on all
 of them alike and their ratios stay fair (a case's rate is then its calls over its own time).
 With several clients each case runs alone with that
-many keep-alive clients (``evals.bench.cases.measure_http``), as ``sgam bench`` runs them.
+many keep-alive clients (``evals.bench.served.cases.measure_http``), as ``sgam bench`` runs them.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 import httpx
 
-from evals.bench.cases import CaseFailed, expect_ok, key_calls, measure_http
 from evals.bench.names.data import NamedKey
-from evals.bench.runner import Timing, summarize
-from evals.bench.server import Served
+from evals.bench.served.cases import CaseFailed, expect_ok, key_calls, measure_http
+from evals.bench.served.runner import Timing, summarize
+from evals.bench.served.server import Served
 
 NameRequest = Callable[[httpx.Client, NamedKey], httpx.Response]
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import httpx
 
-from evals.bench.cases import ClientCall, expect_ok, measure_http
-from evals.bench.data import PERSON_WORDS, episode_id, slug
-from evals.bench.runner import Call, Timing
-from evals.bench.server import Served
+from evals.bench.served.cases import ClientCall, expect_ok, measure_http
+from evals.bench.served.data import PERSON_WORDS, episode_id, slug
+from evals.bench.served.runner import Call, Timing
+from evals.bench.served.server import Served
 
 CANDIDATES_PER_REQUEST = 10
 _OCCURRED = "2026-01-01T00:00:00Z"

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 
-from evals.bench.cases import expect_ok, key_calls, measure_http
-from evals.bench.runner import Timing
-from evals.bench.server import Served
+from evals.bench.served.cases import expect_ok, key_calls, measure_http
+from evals.bench.served.runner import Timing
+from evals.bench.served.server import Served
 from store.bench import raw_connection, sql
 
 SUBJECT = "fresh-arrival"

@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evals.bench.data import PERSON_WORDS, TENANT, slug
-from evals.bench.writes import candidate
+from evals.bench.served.data import PERSON_WORDS, TENANT, slug
+from evals.bench.served.writes import candidate
 from store.bench import raw_connection
 
 IMPORT_TIMEOUT_S = 1_800

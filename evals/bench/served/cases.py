@@ -12,11 +12,11 @@ from typing import Any, TypeVar
 
 import httpx
 
-from evals.bench.data import MeasuredKey
-from evals.bench.floor import K
 from evals.bench.profile import profiled
-from evals.bench.runner import Call, Timing, run_clients
-from evals.bench.server import Served
+from evals.bench.served.data import MeasuredKey
+from evals.bench.served.floor import K
+from evals.bench.served.runner import Call, Timing, run_clients
+from evals.bench.served.server import Served
 
 K_ = TypeVar("K_")
 """A measured key of any case."""

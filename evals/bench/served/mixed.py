@@ -17,12 +17,12 @@ from typing import Any
 
 import httpx
 
-from evals.bench.cases import READS, CaseFailed, key_calls, measure_http
-from evals.bench.data import MeasuredKey
 from evals.bench.profile import cpu_seconds
-from evals.bench.runner import Timing, run_groups
-from evals.bench.server import Served
-from evals.bench.writes import candidate_writes
+from evals.bench.served.cases import READS, CaseFailed, key_calls, measure_http
+from evals.bench.served.data import MeasuredKey
+from evals.bench.served.runner import Timing, run_groups
+from evals.bench.served.server import Served
+from evals.bench.served.writes import candidate_writes
 
 MIX = {"context": 6, "fact": 6, "write": 4}
 """Clients of each kind in the mixed load (16 in all)."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from evals.bench.data import ATTRIBUTE_WORDS, TENANT, slug
+from evals.bench.served.data import ATTRIBUTE_WORDS, TENANT, slug
 from store.bench import APP_ROLE, login_as
 
 READY_TIMEOUT_S = 180.0

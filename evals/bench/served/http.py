@@ -24,24 +24,24 @@ from typing import Any
 
 import platformdirs
 
-from evals.bench.cases import measure_reads
-from evals.bench.data import (
+from evals.bench.report import with_targets
+from evals.bench.served.cases import measure_reads
+from evals.bench.served.data import (
     MeasuredKey,
     corpus_subjects,
     fact_rows,
     measured_keys,
     subjects_for,
 )
-from evals.bench.floor import measure_floor, uses_index
-from evals.bench.fresh import measure_fresh
-from evals.bench.hostile import measure_hostile_bodies
-from evals.bench.imports import measure_import
-from evals.bench.load import Corpus, load_episodes, load_facts, make_corpus
-from evals.bench.mixed import measure_mixed
-from evals.bench.report import with_targets
-from evals.bench.runner import Timing
-from evals.bench.server import Served, declare_attributes, rss_mib, serve
-from evals.bench.writes import measure_writes
+from evals.bench.served.floor import measure_floor, uses_index
+from evals.bench.served.fresh import measure_fresh
+from evals.bench.served.hostile import measure_hostile_bodies
+from evals.bench.served.imports import measure_import
+from evals.bench.served.load import Corpus, load_episodes, load_facts, make_corpus
+from evals.bench.served.mixed import measure_mixed
+from evals.bench.served.runner import Timing
+from evals.bench.served.server import Served, declare_attributes, rss_mib, serve
+from evals.bench.served.writes import measure_writes
 from evals.leakage.report import run_environment
 from retrieval.search.embeddings import Embedder
 from server.settings import Settings

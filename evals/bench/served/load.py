@@ -11,9 +11,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from evals.bench.data import COPY_COLUMNS, TENANT, slug
 from evals.bench.evidence.corpus import Episode, generate_corpus
 from evals.bench.evidence.load import Vectors16, connect_to, embed_corpus, load_store
+from evals.bench.served.data import COPY_COLUMNS, TENANT, slug
 from retrieval.search.embeddings import Embedder
 from store.bench import raw_connection
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from evals.bench.runner import percentile
-from evals.bench.server import Served
+from evals.bench.served.runner import percentile
+from evals.bench.served.server import Served
 
 BODY_BYTES = 4 * 1024 * 1024
 """The server's default ``SGAM_MAX_BODY_BYTES``: the largest body it reads at all."""

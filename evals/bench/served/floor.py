@@ -19,9 +19,9 @@ from pgvector import HalfVector
 
 from evals.arms.baselines import BaselineOptions, EpisodeMemory
 from evals.arms.systems import Question
-from evals.bench.data import TENANT, MeasuredKey
 from evals.bench.evidence.load import connect_to
-from evals.bench.runner import Call, Timing, run_clients
+from evals.bench.served.data import TENANT, MeasuredKey
+from evals.bench.served.runner import Call, Timing, run_clients
 from retrieval.search.embeddings import Embedder
 from server.replay.runner import ReplayClock
 from store.bench import HNSW_EF_SEARCH, Connection, halfvec, sql
