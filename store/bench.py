@@ -57,6 +57,7 @@ __all__ = [
     "EvidenceHit",
     "SearchScope",
     "Trace",
+    "app_login",
     "content_hash",
     "find_by_keys",
     "find_similar",
@@ -78,6 +79,19 @@ __all__ = [
 
 Connection: TypeAlias = psycopg.Connection[Any]
 """A connection to a benchmark's database, for its floors: raw statements, ``COPY``, plans."""
+
+
+def app_login(conninfo: str) -> dict[str, Any]:
+    """The settings that make a server's pool log in as ``sgam_app`` on ``conninfo``'s
+    database when that role can log in (the embedded cluster's bootstrap makes it so), else
+    the one-URL setup, where the pool sets the role itself (``docs/operations/roles.md``)."""
+    with psycopg.connect(conninfo) as conn:
+        row = conn.execute(
+            "SELECT rolcanlogin FROM pg_roles WHERE rolname = %s", [APP_ROLE]
+        ).fetchone()
+    if row is not None and row[0]:
+        return {"database_url": conninfo, "app_database_url": login_as(conninfo, APP_ROLE)}
+    return {"database_url": conninfo, "allow_superuser_database_url": True}
 
 
 def raw_connection(conninfo: str, *, autocommit: bool = False) -> Connection:

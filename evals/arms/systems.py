@@ -28,7 +28,7 @@ from retrieval.search.embeddings import Embedder, Vectors
 from server.client import SGAMClient, SGAMError
 from server.settings import Settings
 from server.testing import app_client
-from store.bench import migrate_database, temporary_database
+from store.bench import app_login, migrate_database, temporary_database
 from store.contract.times import parse_timestamp
 
 Line = dict[str, Any]
@@ -301,7 +301,7 @@ def open_sgam(
     with temporary_database(server) as conninfo:
         migrate_database(conninfo)
         settings = Settings(
-            database_url=conninfo,
+            **app_login(conninfo),
             allow_clock_header=True,
             admin_token=secrets.token_urlsafe(24),
             pool_max_size=4,
