@@ -41,9 +41,9 @@ from evals.arms.systems import (
     WRITE_OPS,
     Line,
     Question,
-    SharedVectors,
     is_question,
 )
+from evals.arms.vectors import SharedVectors
 from evals.leakage.generated import FAMILIES, generated_traces
 from evals.leakage.gold_traces import Trace
 from evals.leakage.patterns import failure_patterns

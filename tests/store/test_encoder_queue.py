@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from evals.arms.systems import SharedVectors
+from evals.arms.vectors import SharedVectors
 from retrieval.search.embeddings import Embedder, Vectors
 from retrieval.search.encoder import EncoderBusy, EncoderQueue
 
