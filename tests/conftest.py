@@ -10,6 +10,7 @@ processes, browsers or whole evaluations (cli, ui, evals).
 from __future__ import annotations
 
 import itertools
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -160,3 +161,22 @@ def api_tenant(http: TestClient[Litestar], admin: dict[str, str]) -> ApiTenant:
     assert issued.status_code == 201, issued.text
     body = issued.json()
     return ApiTenant(name, body["key_id"], {"Authorization": f"Bearer {body['api_key']}"})
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@pytest.fixture
+def listening_port() -> Iterator[int]:
+    """A loopback port that is taken: it accepts connections into its backlog and never
+    answers them."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        yield sock.getsockname()[1]

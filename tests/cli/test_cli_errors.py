@@ -4,10 +4,8 @@ failure; ``--debug`` shows the traceback. ``sgam serve`` checks its port before 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,22 +26,6 @@ def _sgam(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
-
-
-@pytest.fixture
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
-@pytest.fixture
-def taken_port() -> Iterator[int]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(1)
-        yield sock.getsockname()[1]
 
 
 @pytest.mark.parametrize(
@@ -75,13 +57,13 @@ def test_a_database_that_cannot_be_reached_is_one_line_and_exit_code_1(closed_po
     assert "DatabaseUnavailable" in debugged.stderr
 
 
-def test_serve_on_a_taken_port_fails_before_the_database_and_prints_no_key(
-    taken_port: int, tmp_path: Path
+def test_serve_on_a_listening_port_fails_before_the_database_and_prints_no_key(
+    listening_port: int, tmp_path: Path
 ) -> None:
     data_dir = tmp_path / "data"
-    done = _sgam("serve", "--port", str(taken_port), SGAM_DATA_DIR=str(data_dir))
+    done = _sgam("serve", "--port", str(listening_port), SGAM_DATA_DIR=str(data_dir))
     assert done.returncode == 1
-    refused = f"port {taken_port} on 127.0.0.1 is in use (another server?); choose another"
+    refused = f"port {listening_port} on 127.0.0.1 is in use (another server?); choose another"
     assert done.stderr.splitlines() == [f"error: {refused} with --port or SGAM_PORT"]
     assert done.stdout == ""
     assert not data_dir.exists()  # no database started, no tenant, no key

@@ -3,32 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-from collections.abc import Iterator
 
 import pytest
 
 from server.client import AsyncSGAMClient, SGAMClient, SGAMError, Timeout, Unavailable
 
 pytestmark = pytest.mark.http
-
-
-@pytest.fixture
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
-@pytest.fixture
-def silent_port() -> Iterator[int]:
-    """A port that accepts connections into its backlog and never answers."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(8)
-        yield sock.getsockname()[1]
 
 
 def test_a_server_that_is_down_raises_unavailable(closed_port: int) -> None:
@@ -42,17 +22,17 @@ def test_a_server_that_is_down_raises_unavailable(closed_port: int) -> None:
     assert url in error.detail
 
 
-def test_a_server_that_does_not_answer_raises_timeout(silent_port: int) -> None:
-    url = f"http://127.0.0.1:{silent_port}"
+def test_a_server_that_does_not_answer_raises_timeout(listening_port: int) -> None:
+    url = f"http://127.0.0.1:{listening_port}"
     with SGAMClient(url, "sgam_key", timeout=0.3) as client, pytest.raises(Timeout) as late:
         client.fact("mira", "plan")
     assert (late.value.status, late.value.code) == (504, "unavailable")
 
 
-def test_the_async_client_raises_the_same(closed_port: int, silent_port: int) -> None:
+def test_the_async_client_raises_the_same(closed_port: int, listening_port: int) -> None:
     async def both() -> tuple[BaseException, BaseException]:
         raised = []
-        for port, timeout in ((closed_port, 2.0), (silent_port, 0.3)):
+        for port, timeout in ((closed_port, 2.0), (listening_port, 0.3)):
             async with AsyncSGAMClient(f"http://127.0.0.1:{port}", "k", timeout=timeout) as c:
                 try:
                     await c.fact("mira", "plan")
