@@ -2,10 +2,11 @@
 Markdown tables are ``evals.bench.tables``).
 
 Everything here is a function of the results object, so fixed numbers give fixed output.
-The targets (design issue "the read and write paths at the speed of the floor") compare each
-served call with what it cannot beat, measured in the same run on the same machine: GET /healthz
-for the HTTP hop, the served baseline (the ``dm`` baseline's search p50 plus /healthz p50) for
-search and context, the raw encoder's batch rate for imported text.
+The targets (issue 29's table) compare each served call with what it cannot beat, measured in
+the same run on the same machine: GET /healthz for the HTTP hop, the served baseline (the ``dm``
+baseline's search p50 plus /healthz p50) for search and context, the encoder alone on the same
+texts for episodes written one at a time, COPY for the import, the smallest scale for the
+largest. Three absolutes for the machine class are reported beside them.
 """
 
 from __future__ import annotations
@@ -80,27 +81,39 @@ def _floor_note(scale: Results, case: str) -> str:
     )
 
 
-def _copy_note(scale: Results) -> str:
-    """The database's own rate for fact versions: the scale's rows COPY-loaded straight into
-    the table (foreign keys skipped, the exclusion constraint and the indexes kept)."""
-    load = scale.get("load", {})
-    if not load.get("copy_s"):
-        return ""
+def copy_floor(results: Results) -> tuple[float, str]:
+    """The COPY floor of fact versions in this run, rows/s, and what it measured: the import's
+    own floor (``import.copy_floor``, rows of the import's shape COPYed with everything in
+    force) where the run has it, else the first scale's rows COPY-loaded into fact_versions."""
+    floor = results["import"].get("copy_floor", {})
+    if "rows_per_s" in floor:
+        return float(floor["rows_per_s"]), f"COPY of {floor['rows']:,} import-shaped rows"
+    load = results["scales"][0]["load"]
     rate = load["fact_versions"] / load["copy_s"]
-    return (
-        f"COPY of the {load['fact_versions']:,} fact versions straight into fact_versions"
-        f" (foreign keys skipped) ran at {rate:,.0f} rows/s in this run"
-    )
+    return rate, f"COPY of the first scale's {load['fact_versions']:,} fact versions"
+
+
+def _copy_note(results: Results) -> str:
+    rate, what = copy_floor(results)
+    wrote = float(results["import"]["facts_per_s"])
+    return f"the import wrote {wrote:,.0f} facts/s; {what} ran at {rate:,.0f} rows/s"
 
 
 def _mixed_note(mixed: Results) -> str:
-    """Who had the cores during the mixed load: the server and the clients, in cores."""
+    """The calls under the mix against alone, and who had the cores meanwhile: the server and
+    the clients, in cores."""
+    fact, context = mixed["mixed"]["fact"], mixed["mixed"]["context"]
+    said = (
+        f"under the mix fact GET p50 {fact['p50_ms']:g} ms, p99 {fact['p99_ms']:g} ms (alone"
+        f" p50 {mixed['fact_alone']['p50_ms']:g} ms); context {context['calls_per_s']:g} calls/s"
+        f" (alone at 8 clients {mixed['context_alone']['calls_per_s']:g})"
+    )
     cpu = mixed.get("cpu")
     if not cpu or not cpu.get("wall_s"):
-        return ""
+        return said
     wall = float(cpu["wall_s"])
-    return (
-        f"during the mix the server used {cpu['server_cpu_s'] / wall:.2f} cores and the clients"
+    return said + (
+        f"; the server used {cpu['server_cpu_s'] / wall:.2f} cores and the clients"
         f" {cpu['clients_cpu_s'] / wall:.2f} of {cpu['cores']} (load average"
         f" {cpu['load_average'][0]:g} at its end)"
     )
@@ -128,22 +141,70 @@ def _target(
         return Target(what, None, limit, unit, bound, None, why_not)
     measured = round(measured, 3)
     met = measured <= limit if bound == "max" else measured >= limit
-    return Target(what, measured, limit, unit, bound, met, "" if met else explain())
+    return Target(what, measured, limit, unit, bound, met, "" if met else _said(explain))
 
 
-def _scaling(results: Results) -> float | None:
+def _said(explain: Callable[[], str]) -> str:
+    try:
+        return explain()
+    except KeyError as missing:  # the figures a note quotes may lack what the target did not
+        return f"the note's figure {missing} is missing"
+
+
+def scaling(results: Results) -> dict[str, Any]:
+    """Every read's p50 at the largest scale over its p50 at the smallest, by clients; with
+    each scale's size (versions, subjects). Empty with one scale."""
     scales = results["scales"]
     if len(scales) < 2:
-        return None
+        return {}
     first, last = scales[0], scales[-1]
-    return max(_p50(last, case) / _p50(first, case) for case in SCALED_READS)
+    ratios: dict[str, dict[str, float]] = {}
+    for case, by_clients in first["reads"].items():
+        for clients, stats in by_clients.items():
+            large = last["reads"].get(case, {}).get(clients, {})
+            if "p50_ms" in stats and "p50_ms" in large:
+                ratio = round(large["p50_ms"] / stats["p50_ms"], 3)
+                ratios.setdefault(case, {})[clients] = ratio
+    size = ("fact_versions", "subjects")
+    return {
+        "from": {name: first.get(name) for name in size},
+        "to": {name: last.get(name) for name in size},
+        "p50_ratio": ratios,
+    }
+
+
+def _worst_scaling(results: Results) -> tuple[str, float] | None:
+    ratios = scaling(results).get("p50_ratio")
+    if not ratios:
+        return None
+    # A read that failed at one scale has no ratio: the target is not measured, not met.
+    return max(((case, ratios[case]["1"]) for case in SCALED_READS), key=lambda found: found[1])
+
+
+def _scaling_note(results: Results) -> str:
+    worst = _worst_scaling(results)
+    if worst is None:
+        return ""
+    case, ratio = worst
+    last = results["scales"][-1]
+    return f"worst: {case} {ratio:g}x; at the largest scale " + explain(last, case, "healthz")
+
+
+def _fresh_note(fresh: Results) -> str:
+    after_load, analyzed = fresh["after_load"], fresh["after_analyze"]
+    return (
+        f"{fresh['episodes']} episodes of one subject: p50 {after_load['p50_ms']:g} ms right"
+        f" after the load, {analyzed['p50_ms']:g} ms after ANALYZE"
+    )
 
 
 def evaluate(results: Results) -> list[Target]:
-    """Every target of the issue, from the smallest scale's one-client figures."""
+    """Every target of the issue, from the smallest scale's one-client figures; the last
+    three are absolutes for this machine class, reported beside the ratios."""
     base = results["scales"][0]
     imported = results["import"]
-    no_import = str(imported.get("skipped") or imported.get("failed") or "not measured")
+    no_import = imported.get("skipped") or imported.get("failed") or "no facts/s reported"
+    writes = results["writes"]
 
     def p50(case: str) -> float:
         return _p50(base, case)
@@ -151,15 +212,32 @@ def evaluate(results: Results) -> list[Target]:
     def tail(case: str, q: int) -> float:
         return float(base["reads"][case]["1"][f"p{q}_ms"])
 
-    def writes(clients: str, case: str = "candidates_spread", over: str = "") -> float:
-        rate = float(results["writes"].get(case, {})[clients]["items_per_s"])
-        return rate / writes(over) if over else rate  # over: the spread keys' rate at ``over``
+    def rate(case: str, clients: str) -> float:
+        return float(writes[case][clients]["items_per_s"])
 
-    def import_rate(field: str, *, per: Callable[[], float] = lambda: 1.0) -> Measure:
-        return lambda: float(imported[field]) / per() if field in imported else None
+    def one_episode_over(clients: str) -> float:
+        """8 writers citing one episode against ``clients`` citing their own."""
+        return rate("candidates_one_episode", "8") / rate("candidates_spread", clients)
 
-    def encoder() -> float:
-        return float(base["floor"]["encoder_batch"]["items_per_s"])
+    def writers_note() -> str:
+        rates = [
+            f"{case} at {clients}: {rate(case, clients):,.0f}/s"
+            for case, clients in (
+                ("candidates_one_episode", "8"),
+                ("candidates_spread", "8"),
+                ("candidates_spread", "1"),
+            )
+            if clients in writes.get(case, {}) and "items_per_s" in writes[case][clients]
+        ]
+        return "assertions written: " + ", ".join(rates)
+
+    def encoder_text_rate() -> float:
+        return float(base["floor"]["encoder_episode"]["items_per_s"])
+
+    def imported_over_copy() -> float | None:
+        if "facts_per_s" not in imported:
+            return None
+        return float(imported["facts_per_s"]) / copy_floor(results)[0]
 
     mixed = results.get("mixed", {})
 
@@ -168,32 +246,23 @@ def evaluate(results: Results) -> list[Target]:
 
     return [
         _target(
-            "GET current fact p50 / healthz p50",
+            "GET fact p50 / healthz p50",
             lambda: p50("fact_current") / p50("healthz"),
-            limit=1.3,
+            limit=1.6,
             explain=lambda: (
                 _floor_note(base, "fact_current") + explain(base, "fact_current", "healthz")
             ),
         ),
         _target(
-            "GET point-in-time fact p50 / healthz p50",
-            lambda: p50("fact_point_in_time") / p50("healthz"),
-            limit=1.3,
-            explain=lambda: (
-                _floor_note(base, "fact_point_in_time")
-                + explain(base, "fact_point_in_time", "healthz")
-            ),
-        ),
-        _target(
-            "context (named, evidence_k 0) p50 / GET fact p50",
+            "context (attribute named, evidence_k 0) p50 / GET fact p50",
             lambda: p50("context_named_k0") / p50("fact_current"),
             limit=1.5,
             explain=lambda: explain(base, "context_named_k0", "fact_current"),
         ),
         _target(
-            "context p50 / served baseline",
+            "full context p50 / served baseline",
             lambda: p50("context_free") / served_baseline_ms(base),
-            limit=1.1,
+            limit=1.3,
             explain=lambda: explain(base, "context_free", "search"),
         ),
         _target(
@@ -203,46 +272,45 @@ def evaluate(results: Results) -> list[Target]:
             explain=lambda: explain(base, "search"),
         ),
         _target(
-            "candidate writes, 8 clients, spread keys",
-            lambda: writes("8"),
-            limit=1_500,
-            unit="assertions/s",
-            bound="min",
-        ),
-        *(
-            _target(what, partial(writes, "8", case, over), limit=x, bound="min")
-            for what, case, over, x in (
-                ("8 writers / 1 writer throughput", "candidates_spread", "1", 1.5),
-                ("8 writers citing one episode / own", "candidates_one_episode", "8", 0.9),
-                ("8 writers citing one episode / 1 writer", "candidates_one_episode", "1", 1.5),
-            )
-        ),
-        _target(
-            "bulk import, facts",
-            import_rate("facts_per_s"),
-            limit=20_000,
-            unit="facts/s",
-            bound="min",
-            why_not=no_import,
-            explain=lambda: _copy_note(base),
-        ),
-        _target(
-            "bulk import, episodes / raw encoder rate",
-            import_rate("episodes_per_s", per=encoder),
-            limit=0.9,
-            bound="min",
-            why_not=no_import,
-        ),
-        _target(
             "context right after a bulk load p50 / the same after ANALYZE",
             lambda: float(results["fresh"]["after_load_over_analyzed"]),
             limit=1.2,
+            explain=lambda: _fresh_note(results["fresh"]),
+        ),
+        *(
+            _target(
+                f"8 writers citing one episode / {over}",
+                partial(one_episode_over, clients),
+                limit=x,
+                bound="min",
+                explain=writers_note,
+            )
+            for over, clients, x in (("8 citing their own", "8", 0.9), ("one writer", "1", 1.5))
         ),
         _target(
-            "read p50 at the largest scale / smallest (worst read)",
-            lambda: _scaling(results),
+            "episodes written one call at a time / the encoder's rate for the same texts",
+            lambda: rate("ingest_1", "1") / encoder_text_rate(),
+            limit=0.7,
+            bound="min",
+            explain=lambda: (
+                f"one client wrote {rate('ingest_1', '1'):g} episodes/s; the encoder alone"
+                f" embeds {encoder_text_rate():g} of the same texts a second, one a call"
+            ),
+        ),
+        _target(
+            "import, facts / the COPY floor",
+            imported_over_copy,
+            limit=0.8,
+            bound="min",
+            why_not=no_import,
+            explain=lambda: _copy_note(results),
+        ),
+        _target(
+            "every read p50 at the largest scale / at the smallest (the worst read)",
+            lambda: None if (worst := _worst_scaling(results)) is None else worst[1],
             limit=1.5,
             why_not="one scale in this run",
+            explain=lambda: _scaling_note(results),
         ),
         _target(
             "mixed load (16 clients): fact GET p99 / fact GET p50 alone",
@@ -267,24 +335,27 @@ def evaluate(results: Results) -> list[Target]:
             explain=lambda: explain(base, "fact_point_in_time"),
         ),
         _target(
-            "context p95",
+            "full context p95",
             lambda: tail("context_free", 95),
             limit=40.0,
             unit="ms",
             explain=lambda: explain(base, "context_free"),
         ),
         _target(
-            "server peak RSS",
+            "server RSS, the process tree's peak (encoder processes included)",
             lambda: float(results["server"]["peak_rss_mib"]),
             limit=RSS_LIMIT_MIB,
             unit="MiB",
+            explain=lambda: f"{results['server'].get('processes', 1)} processes",
         ),
     ]
 
 
 def with_targets(results: Mapping[str, Any]) -> dict[str, Any]:
-    """The results with their evaluated targets under ``targets``."""
-    return {**results, "targets": [asdict(target) for target in evaluate(results)]}
+    """The results with every read's scale ratio under ``scaling`` and their evaluated
+    targets under ``targets``."""
+    targets = [asdict(target) for target in evaluate(results)]
+    return {**results, "scaling": scaling(results), "targets": targets}
 
 
 def write_results(results: Results, out: Path) -> list[Path]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evals.bench.report import FLOOR_OF, Results, Target, served_baseline_ms
+from evals.bench.report import FLOOR_OF, Results, Target, evaluate, scaling, served_baseline_ms
 
 
 def _verdict(target: Target) -> str:
@@ -93,16 +93,46 @@ def mixed_table(mixed: Results) -> str:
     return "\n".join(lines)
 
 
-def report_text(results: Results) -> str:
-    """The machine, every scale's table, then the targets."""
+def scaling_table(found: Results) -> str:
+    """Every read's p50 at the largest scale over the smallest (``report.scaling``), by clients."""
+    if not found.get("p50_ratio"):
+        return "one scale in this run: no read's p50 compared across scales"
+    first, last = found["from"], found["to"]
+    clients = sorted({c for by in found["p50_ratio"].values() for c in by}, key=int)
+    title = (
+        f"p50 at {last['fact_versions']:,} versions ({last['subjects']:,} subjects)"
+        f" / at {first['fact_versions']:,} ({first['subjects']:,} subjects)"
+    )
+    lines = [f"| read | {' | '.join(f'{title}, {c} client(s)' for c in clients)} |"]
+    lines.append("| --- |" + " --- |" * len(clients))
+    for case, by in found["p50_ratio"].items():
+        cells = " | ".join(f"{by[c]:.2f}x" if c in by else "-" for c in clients)
+        lines.append(f"| {case} | {cells} |")
+    return "\n".join(lines)
+
+
+def machine_line(results: Results) -> str:
+    """The machine the run was on, its load, and the server's memory."""
     machine, server = results["machine"], results["server"]
-    about = (
+    return (
         f"{machine['cpus']} CPUs ({machine['cpu_model']}), {machine['memory_gib']} GiB;"
         f" load average {machine['load_average_at_start']} at the start,"
         f" {machine['load_average_at_end']} at the end; server RSS {server['rss_mib']} MiB"
-        f" (peak {server['peak_rss_mib']} MiB)\n"
+        f" (peak {server['peak_rss_mib']} MiB, {server.get('processes', 1)} process(es))"
     )
-    parts = [about]
+
+
+def targets_section(results: Results) -> str:
+    """What the docs' benchmark page shows of a results file: the machine, the targets (evaluated
+    by this build's rules) and every read's scale ratio."""
+    return "\n\n".join(
+        [machine_line(results), targets_table(evaluate(results)), scaling_table(scaling(results))]
+    )
+
+
+def report_text(results: Results) -> str:
+    """The machine, every scale's table, then the targets."""
+    parts = [machine_line(results) + "\n"]
     for number, scale in enumerate(results["scales"]):
         parts.append(f"## {scale['fact_versions']:,} fact versions\n")
         parts.append(cases_table(scale, results["writes"] if number == 0 else None) + "\n")
@@ -111,6 +141,8 @@ def report_text(results: Results) -> str:
         parts.append(mixed_table(mixed) + "\n")
     if hostile := results.get("hostile_bodies"):
         parts.append(hostile_line(hostile) + "\n")
+    parts.append("## Every read at the largest scale against the smallest\n")
+    parts.append(scaling_table(results.get("scaling", {})) + "\n")
     parts.append("## Targets\n")
     parts.append(targets_table([Target(**found) for found in results["targets"]]))
     return "\n".join(parts) + "\n"

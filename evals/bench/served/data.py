@@ -21,10 +21,14 @@ from uuid import UUID
 
 from evals.bench.evidence.corpus import Episode
 
-FORMAT = 1
+FORMAT = 2
 """Bumped whenever the rows change, so an old cache is never read as the new data."""
 TENANT = "bench"
-MAX_UPDATES = 5
+KEYS_PER_SUBJECT = 5
+"""Attributes a subject has facts for: the same at every scale, so a larger scale has more
+subjects of the same shape (10k versions are about 1,000 subjects, 1M about 100,000)."""
+MAX_UPDATES = 2
+"""Updates a key has at most (at least one): about 10 version rows a subject."""
 MEASURED_KEYS = 64
 
 _PERSON = (
@@ -115,20 +119,22 @@ def _stream(seed: int, index: int) -> random.Random:
     return random.Random(f"sgam-bench:{seed}:{index}")
 
 
-def _counts(rng: random.Random, keys: int) -> list[int]:
-    return [rng.randint(1, MAX_UPDATES) for _ in range(keys)]
+def _shape(rng: random.Random, name: str) -> list[tuple[str, int]]:
+    """The subject's attributes (in words, in declaration order) and each one's updates."""
+    words = _words_of(name)
+    chosen = sorted(rng.sample(range(len(words)), KEYS_PER_SUBJECT))
+    return [(words[position], rng.randint(1, MAX_UPDATES)) for position in chosen]
 
 
 def subject_histories(subjects: Subjects, index: int, *, seed: int) -> list[KeyHistory]:
     """The key histories of the subject at ``index``."""
     name = subjects.name(index)
-    words = _words_of(name)
     rng = _stream(seed, index)
-    counts = _counts(rng, len(words))
+    shape = _shape(rng, name)
     own = subjects.episodes.get(name, ())
     total = len(subjects.episode_kinds)
     histories = []
-    for attribute_words, count in zip(words, counts, strict=True):
+    for attribute_words, count in shape:
         instant = _START + timedelta(days=rng.randrange(365), minutes=rng.randrange(1_440))
         updates = []
         for _ in range(count):
@@ -150,8 +156,8 @@ def subject_histories(subjects: Subjects, index: int, *, seed: int) -> list[KeyH
 
 def versions_of(subjects: Subjects, index: int, *, seed: int) -> int:
     """How many version rows the subject at ``index`` has (2 per update, less the first)."""
-    counts = _counts(_stream(seed, index), len(_words_of(subjects.name(index))))
-    return sum(2 * count - 1 for count in counts)
+    shape = _shape(_stream(seed, index), subjects.name(index))
+    return sum(2 * count - 1 for _, count in shape)
 
 
 def subjects_for(subjects: Subjects, versions: int, *, seed: int) -> tuple[int, int]:

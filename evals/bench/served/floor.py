@@ -1,10 +1,11 @@
 """The floor under the served calls, and the plain similarity baseline, measured in process.
 
 The floor is what a call cannot beat: the same exact reads as one prepared SQL statement on one
-connection, the encoder alone, and pgvector's search with the question already embedded: exact over
-the subject's episodes (found through their pairs in ``episode_subjects``), and HNSW over the whole
-tenant. The baseline is ``dm`` of ``evals.arms.baselines``: embed the question, take the top k
-episodes of the subject by exact cosine search, as the leakage evaluation runs it.
+connection, the encoder alone (a question, an episode text, a batch of episode texts), and
+pgvector's search with the question already embedded: exact over the subject's episodes (found
+through their pairs in ``episode_subjects``), and HNSW over the whole tenant. The baseline is
+``dm`` of ``evals.arms.baselines``: embed the question, take the top k episodes of the subject
+by exact cosine search, as the leakage evaluation runs it.
 """
 
 from __future__ import annotations
@@ -170,6 +171,8 @@ def measure_floor(
         cases["sql_profile"] = _sql_read(conn, PROFILE_SQL, keys, _now)
         cases["encoder_question"] = _encoder(embedder, questions, 1)
         cases["encoder_batch"] = _encoder(embedder, texts, ENCODER_BATCH)
+        # One episode text a call, the texts ``POST /v1/episodes`` is sent (writes.ingest_1).
+        cases["encoder_episode"] = _encoder(embedder, texts, 1)
         exact = sql.SQL(_EXACT).format(model=model)
         cases["pgvector_exact"] = _search(conn, exact, keys, query)
         hnsw = sql.SQL(_HNSW).format(model=model, typed=typed)

@@ -1,23 +1,30 @@
 """Bulk-loading ``sgam bench``'s data into the served database: COPY, never the write path.
 
 Episodes and their vectors go in through ``evals.bench.evidence.load`` (the evidence benchmark's
-loader, vectors cached on disk); fact versions are streamed from their cached COPY text.
+loader); fact versions are streamed from their cached COPY text. Only the episodes of the
+subjects the reads ask about are embedded by the model: their searches rank real vectors. Every
+other episode gets a seeded random unit vector, which is all the scale needs (the tenant-wide
+HNSW index and the table's size) and spares embedding 200,000 texts. The vectors are cached.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from evals.bench.evidence.corpus import Episode, generate_corpus
-from evals.bench.evidence.load import Vectors16, connect_to, embed_corpus, load_store
+import numpy as np
+
+from evals.bench.evidence.corpus import Episode
+from evals.bench.evidence.load import Vectors16, connect_to, load_store
 from evals.bench.served.data import COPY_COLUMNS, TENANT, slug
 from retrieval.search.embeddings import Embedder
 from store.bench import raw_connection
 
 _CHUNK = 1 << 20
+_EMBED_CHUNK = 512
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,13 +34,46 @@ class Corpus:
     episodes: list[Episode]
     vectors: Vectors16
     vectors_cached: bool
+    embedded: int
+    """How many of the vectors are the model's (the rest are random)."""
 
 
-def make_corpus(count: int, *, embedder: Embedder, cache_dir: Path) -> Corpus:
-    """``count`` generated episodes and their embeddings (from the cache when present)."""
-    episodes = generate_corpus(count)
-    vectors, cached = embed_corpus(embedder, [episode.text for episode in episodes], cache_dir)
-    return Corpus(episodes, vectors, cached)
+def random_unit_vectors(count: int, dimensions: int, *, seed: int) -> Vectors16:
+    """``count`` seeded random unit vectors in half precision."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((count, dimensions), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors.astype(np.float16)
+
+
+def make_corpus(
+    episodes: list[Episode],
+    *,
+    queried: Collection[str],
+    embedder: Embedder,
+    seed: int,
+    cache_dir: Path,
+) -> Corpus:
+    """The episodes with their vectors: the model's for the episodes of the ``queried``
+    subjects (display names), seeded random unit vectors for the rest; from the cache when
+    an earlier run made the same."""
+    real = [index for index, episode in enumerate(episodes) if episode.subject in queried]
+    digest = hashlib.sha256(f"{embedder.model_id}:{seed}:{len(episodes)}".encode())
+    for index in real:
+        digest.update(f"{index}\0{episodes[index].text}\0".encode())
+    path = cache_dir / f"vectors-{len(episodes)}-{digest.hexdigest()[:16]}.npy"
+    if path.exists():
+        return Corpus(episodes, np.load(path).astype(np.float16, copy=False), True, len(real))
+    vectors = random_unit_vectors(len(episodes), embedder.dimensions, seed=seed)
+    for start in range(0, len(real), _EMBED_CHUNK):
+        chunk = real[start : start + _EMBED_CHUNK]
+        texts = [episodes[index].text for index in chunk]
+        vectors[chunk] = embedder.embed(texts).astype(np.float16)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.stem + ".partial.npy")
+    np.save(partial, vectors)
+    partial.replace(path)
+    return Corpus(episodes, vectors, False, len(real))
 
 
 def load_episodes(conninfo: str, corpus: Corpus, *, model: str) -> dict[str, float]:

@@ -133,13 +133,40 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def rss_mib(pid: int) -> dict[str, float]:
-    """The process's resident memory now and at its peak (Linux ``/proc``), in MiB."""
-    fields = {"VmRSS": "rss_mib", "VmHWM": "peak_rss_mib"}
-    found: dict[str, float] = {}
-    with Path(f"/proc/{pid}/status").open(encoding="ascii") as status:
-        for line in status:
-            name, _, rest = line.partition(":")
-            if name in fields:
-                found[fields[name]] = round(int(rest.split()[0]) / 1024, 1)
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process descended from it, parents first (Linux ``/proc``)."""
+    tree, index = [pid], 0
+    while index < len(tree):
+        for children in Path(f"/proc/{tree[index]}/task").glob("*/children"):
+            try:
+                tree += [int(child) for child in children.read_text(encoding="ascii").split()]
+            except OSError:  # the thread or the process ended meanwhile
+                continue
+        index += 1
+    return tree
+
+
+def _memory_kib(pid: int) -> dict[str, int]:
+    found: dict[str, int] = {}
+    try:
+        with Path(f"/proc/{pid}/status").open(encoding="ascii") as status:
+            for line in status:
+                name, _, rest = line.partition(":")
+                if name in ("VmRSS", "VmHWM"):
+                    found[name] = int(rest.split()[0])
+    except OSError:  # it ended since the tree was read
+        return {}
     return found
+
+
+def rss_mib(pid: int) -> dict[str, float]:
+    """Resident memory of ``pid`` and all its descendants (the encoder's processes, if any),
+    summed, in MiB: now (VmRSS) and at each one's peak (VmHWM; their sum bounds the tree's
+    peak from above), with how many processes were counted."""
+    each = [_memory_kib(member) for member in process_tree(pid)]
+    each = [found for found in each if found]
+    return {
+        "rss_mib": round(sum(found.get("VmRSS", 0) for found in each) / 1024, 1),
+        "peak_rss_mib": round(sum(found.get("VmHWM", 0) for found in each) / 1024, 1),
+        "processes": len(each),
+    }
