@@ -11,6 +11,10 @@ written by hand, so they cannot drift from what they describe:
   for the server and its commands, ``server.mcp.cli.McpSettings`` for ``sgam mcp``) with its
   environment variables, default, bounds and description.
 
+``on_page_markdown`` fills one section of a written page the same way: on
+``evaluation/benchmarks.md``, the line ``BENCH_TARGETS_MARKER`` becomes the targets of the last
+``sgam bench`` run, evaluated from ``evals/results/bench.json`` (``evals.bench.tables``).
+
 The functions also serve ``tests/docs/test_docs.py``, which checks each page covers everything.
 Building the app needs no database: the OpenAPI document is built from the route handlers.
 """
@@ -21,11 +25,13 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, Final
 
 import typer
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
@@ -402,3 +408,26 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     for uri, build in GENERATED.items():
         files.append(File.generated(config, uri, content=build()))
     return files
+
+
+# -- the benchmark's targets, from its results file --------------------------------------------
+
+BENCH_PAGE: Final = "evaluation/benchmarks.md"
+BENCH_RESULTS: Final = Path("evals/results/bench.json")
+BENCH_TARGETS_MARKER: Final = "<!-- sgam bench targets -->"
+
+
+def bench_targets(results_file: Path) -> str:
+    """The machine, the targets and every read's scale ratio of a ``sgam bench`` results file."""
+    from evals.bench.tables import targets_section  # noqa: PLC0415 (only this page needs it)
+
+    results = json.loads(results_file.read_text(encoding="utf-8"))
+    return f"From `{BENCH_RESULTS}`, on " + targets_section(results)
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, **_: Any) -> str:
+    """Fill the benchmark page's targets from the committed results."""
+    if page.file.src_uri != BENCH_PAGE:
+        return markdown
+    root = Path(config.config_file_path).parent
+    return markdown.replace(BENCH_TARGETS_MARKER, bench_targets(root / BENCH_RESULTS))

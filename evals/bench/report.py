@@ -346,7 +346,10 @@ def evaluate(results: Results) -> list[Target]:
             lambda: float(results["server"]["peak_rss_mib"]),
             limit=RSS_LIMIT_MIB,
             unit="MiB",
-            explain=lambda: f"{results['server'].get('processes', 1)} processes",
+            explain=lambda: (
+                f"{results['server']['rss_mib']:g} MiB resident at the end, over"
+                f" {results['server'].get('processes', 1)} process(es)"
+            ),
         ),
     ]
 

@@ -3,11 +3,14 @@ its figure, and every read's ratio across the scales."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from docs.hooks import BENCH_PAGE, BENCH_RESULTS, BENCH_TARGETS_MARKER, bench_targets
 from evals.bench.report import Target, evaluate, scaling, with_targets
 from evals.bench.tables import scaling_table, targets_section, targets_table
 from tests.evals.bench_helpers import mixed_load, stats
@@ -355,3 +358,14 @@ def test_the_docs_section_evaluates_the_results_file_by_this_builds_rules() -> N
     assert targets_table(evaluate(results)) in section
     assert scaling_table(scaling(results)) in section
     assert section.startswith("2 CPUs (test CPU), 8.0 GiB; load average [0.5, 0.5, 0.5]")
+
+
+def test_the_benchmark_page_shows_the_targets_of_the_committed_results() -> None:
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / BENCH_PAGE).read_text(encoding="utf-8")
+    results = json.loads((root / BENCH_RESULTS).read_text(encoding="utf-8"))
+
+    shown = bench_targets(root / BENCH_RESULTS)
+
+    assert page.count(BENCH_TARGETS_MARKER) == 1
+    assert shown == f"From `{BENCH_RESULTS}`, on " + targets_section(results)
