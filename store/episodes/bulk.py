@@ -117,6 +117,9 @@ class KeyWrites:
     """Stored versions to retire."""
     counts: Counter[str] = field(default_factory=Counter)
     """The candidates' outcomes: written or unchanged."""
+    shown: list[tuple[str, UUID]] = field(default_factory=list)
+    """Each candidate's source episode and the version it shows (written, or the same value
+    already there), for its receipt: the write path leaves one for each."""
 
 
 def plan_key(
@@ -142,6 +145,8 @@ def plan_key(
             return None
         writes.counts[plan.status] += 1
         if plan.status != "written":
+            if plan.shown is not None and plan.shown.version_id is not None:
+                writes.shown.append((candidate.episode.id, plan.shown.version_id))
             continue
         gone = {version.version_id for version in plan.retire}
         for version_id in gone:
@@ -151,6 +156,11 @@ def plan_key(
                 writes.retire.append(version_id)
         inserted = [(new_id(), version) for version in plan.insert]
         writes.rows.extend(inserted)
+        writes.shown.extend(
+            (candidate.episode.id, version_id)
+            for version_id, version in inserted
+            if version is plan.shown
+        )
         writes.inserted.update(version_id for version_id, _ in inserted)
         if position < len(candidates):  # the key's state as the next candidate reads it
             state = [version for version in state if version.version_id not in gone]

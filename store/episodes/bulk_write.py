@@ -40,6 +40,8 @@ from store.facts import versions
 from store.facts import writes as facts
 from store.facts.versions import IdFactory, Key
 from store.facts.writes import Accepted, check_candidate
+from store.governance import receipts, touched
+from store.governance.receipts import NO_TRACE, Touched
 from store.governance.retention import require_class
 from store.subjects import names as subject_names
 
@@ -89,6 +91,7 @@ class _TenantImport:
         self.named: list[tuple[str, str, str]] = []
         """Names to learn: (subject, name, the episode that wrote it)."""
         self.texts: dict[str, str | None] = {}
+        self.cited: list[Episode] = []
 
     def run(self, lines: list[ImportLine]) -> list[Recorded]:
         """Write the lines' episodes and facts; the episodes it recorded."""
@@ -98,6 +101,7 @@ class _TenantImport:
         except StoreError as error:
             raise at_line(lines[0].line, error) from None
         cited = self._episodes(lines)
+        self.cited = cited
         by_key = self._candidates(lines, cited)
         current, refused = bulk_state.key_state(self.conn, self.tenant_id, by_key, now=self.now)
         values = [candidate.item.value for items in by_key.values() for candidate in items]
@@ -221,6 +225,13 @@ class _TenantImport:
             named |= subjects
         subject_names.note_ids(self.conn, self.tenant_id, named, now=self.now)
         subject_names.learn(self.conn, self.tenant_id, self.named, texts=self.texts, now=self.now)
+        # Each line records its episode, as one call would: one receipt a line.
+        self._receipts([touched.episode_written(episode) for episode in self.cited])
+
+    def _receipts(self, written: list[Touched]) -> None:
+        receipts.leave_receipts(
+            self.conn, self.tenant_id, written, action="write", trace=NO_TRACE, now=self.now
+        )
 
     def _through_write_path(self, candidates: list[Candidate]) -> None:
         """A key's candidates one by one through the write path (its lock is the tenant's)."""
@@ -239,7 +250,23 @@ class _TenantImport:
                 new_id=new_id,
             )
             if not isinstance(outcome, UpdateResult):
-                versions.apply_plan(conn, outcome, current=current, now=now, new_id=new_id, **args)
+                fact = versions.apply_plan(
+                    conn, outcome, current=current, now=now, new_id=new_id, **args
+                )
+                if fact is not None:
+                    source = candidate.episode.id
+                    version_id = fact.version_id
+                    self._receipts(
+                        [
+                            touched.fact_written(
+                                subject,
+                                attribute,
+                                version_id=version_id,
+                                now=now,
+                                source_episode_id=source,
+                            )
+                        ]
+                    )
                 outcome = UpdateResult(
                     index=candidate.item.index, status=outcome.status, reason=outcome.reason
                 )

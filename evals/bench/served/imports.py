@@ -7,6 +7,11 @@ where it reports them (facts written/s, episodes embedded/s); otherwise, and bes
 wall clock less that of a one-line import with the same flags (start-up, model load). Where
 this build has no ``sgam import`` the case is skipped with that reason; where the command
 fails, its output is the result.
+
+Beside the facts' rate stands its floor, measured in the same database just before and just
+after the facts' import (``copy_floor``): COPY of as many rows of the import's shape straight
+into ``fact_versions`` with everything in force. ``facts_per_s``, ``floor_rows_per_s`` and
+their ratio ``facts_over_floor`` are the result's fields.
 """
 
 from __future__ import annotations
@@ -14,15 +19,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evals.bench.served.data import PERSON_WORDS, TENANT, slug
+from evals.bench.served.data import COPY_COLUMNS, PERSON_WORDS, TENANT, slug
 from evals.bench.served.writes import candidate
 from store.bench import raw_connection
 
@@ -89,6 +96,53 @@ def _imported_facts(conninfo: str) -> int:
     return int(row[0]) if row else 0
 
 
+_FLOOR_EPISODES = """
+INSERT INTO episodes (tenant_id, id, occurred_at, recorded_at, kind, text, content_hash)
+SELECT %(tenant_id)s, 'import-floor-' || n, %(occurred)s, now(), 'message', 'Floor ' || n,
+    md5(n::text)
+FROM generate_series(0, %(last)s) AS n
+"""
+"""The episodes the floor's rows cite (their foreign key holds), written before it is timed."""
+
+
+def _floor_rows(facts: int) -> bytes:
+    """COPY text of ``facts`` rows shaped as the import writes them: a fresh key each, current,
+    ``_CANDIDATES`` rows citing each episode."""
+    recorded = datetime.now(UTC).isoformat(sep=" ")
+    start = _VALID_FROM.isoformat(sep=" ")
+    lines = []
+    for n in range(facts):
+        number, i = divmod(n, _CANDIDATES)
+        subject = f"import-floor-{number}-{i // len(_ATTRIBUTES)}"
+        cells = [TENANT, str(uuid.uuid4()), str(uuid.uuid4()), subject]
+        cells += [_ATTRIBUTES[i % len(_ATTRIBUTES)], f'"floor {number}-{i}"', start, r"\N"]
+        cells += [recorded, r"\N", r"\N", r"\N", r"\N", f"import-floor-{number}", "message"]
+        lines.append("\t".join([*cells, "", "f", "1"]) + "\n")
+    return "".join(lines).encode()
+
+
+def copy_floor(conninfo: str, facts: int) -> float:
+    """The import's floor in rows/s: ``facts`` rows of the import's shape COPYed straight into
+    ``fact_versions`` with everything in force (the exclusion constraint, the key, every index,
+    the foreign keys and checks), as the tables' owner, in the run's own database.
+
+    Row-level security cannot apply: PostgreSQL refuses ``COPY FROM`` into a table under a
+    policy for a role it applies to. The episodes the rows cite are written first, untimed;
+    then the COPY is timed and everything rolled back, leaving the table as it was.
+    """
+    rows = _floor_rows(facts)
+    params = {"tenant_id": TENANT, "occurred": _OCCURRED, "last": (facts - 1) // _CANDIDATES}
+    statement = f"COPY fact_versions ({COPY_COLUMNS}) FROM STDIN".encode()
+    with raw_connection(conninfo) as conn:
+        conn.execute(_FLOOR_EPISODES, params)
+        start = time.perf_counter()
+        with conn.cursor().copy(statement) as copy:
+            copy.write(rows)
+        elapsed = time.perf_counter() - start
+        conn.rollback()
+    return _rate(facts, elapsed)
+
+
 def measure_import(
     conninfo: str,
     texts: Sequence[str],
@@ -120,11 +174,16 @@ def measure_import(
     }
     result: dict[str, Any] = {"command": ["sgam", "import", "FILE", *tenant]}
     result["facts_flags"] = no_embed
+    floors: list[float] = []
     for name, (lines, flags) in runs.items():
         path = _write(folder / f"{name}.jsonl", lines)
+        if name == "facts":  # the floor just before the import, and again just after
+            floors.append(copy_floor(conninfo, len(lines) * _CANDIDATES))
         start = time.perf_counter()
         run = _run(_cli("import", str(path), *tenant, *flags), env)
         elapsed = time.perf_counter() - start
+        if name == "facts" and run.returncode == 0:
+            floors.append(copy_floor(conninfo, len(lines) * _CANDIDATES))
         if run.returncode != 0:
             return result | {"failed": f"{name}: exit {run.returncode}: {run.stderr[-1_500:]}"}
         result[f"{name}_s"] = round(elapsed, 2)
@@ -143,7 +202,20 @@ def measure_import(
         rates = [float(m[1].replace(",", "")) for m in map(pattern.search, said[field]) if m]
         result[field] = rates[-1] if rates else wall[field]
         result[f"{field}_from"] = "the command's report" if rates else "the wall clock"
-    return result
+    return result | _against_floor(result["facts_per_s"], floors)
+
+
+def _against_floor(facts_per_s: float, floors: list[float]) -> dict[str, Any]:
+    """The import's facts/s beside the COPY floor of the same run (``copy_floor``, taken just
+    before and just after the import; their mean)."""
+    floor = round(statistics.fmean(floors), 1)
+    return {
+        "floor_rows_per_s": floor,
+        "floor_runs_rows_per_s": floors,
+        "floor": "COPY of as many rows of the import's shape into fact_versions with every"
+        " constraint, index, foreign key and check in force, as the tables' owner; rolled back",
+        "facts_over_floor": round(facts_per_s / floor, 3),
+    }
 
 
 def _rate(items: int, seconds: float) -> float:
