@@ -22,6 +22,7 @@ from server.auth.guard import (
     tenant_guard,
 )
 from server.http.body_scan import LIMITS_TEXT
+from server.http.dependencies import resolve_in_sequence
 from server.http.json_bodies import JsonBodyCheck
 from server.http.openapi import ExactBodySchemaPlugin
 from server.http.problems import EXCEPTION_HANDLERS, http_error_handler
@@ -149,6 +150,7 @@ def create_app(
             ),
         ),
     )
+    resolve_in_sequence(app)
     # Around the whole app, routing included: route middleware never see a 404 or 405 the
     # router answers, and every answer carries X-Request-ID and gets its log line.
     app.asgi_handler = RequestLog(app.asgi_handler)

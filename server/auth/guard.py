@@ -110,9 +110,8 @@ def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHand
 
 
 # The tenant routes' dependencies form one chain, tenant_id -> store -> times (and reader):
-# Litestar resolves dependencies that do not depend on each other concurrently, in a task
-# group that cost about 140 us a request (``sgam bench``'s profile), more than the fact read's
-# SQL; a chain is resolved by plain calls.
+# each comes after the caller is known. The app resolves them one at a time, never in a task
+# group (``server.http.dependencies``).
 
 
 def provide_store(request: Request[Any, Any, Any]) -> MemoryStore:
