@@ -3,10 +3,12 @@ key once per object.
 
 Litestar decodes a body as JSON whatever its ``Content-Type``, and msgspec keeps the last of
 repeated keys; both would let a client's mistake pass silently. The hook runs after the
-guards (the caller is known) and before the body is decoded for the handler. It scans the
-body in a worker thread of its own small pool (``server.http.body_scan``), so a hostile body
-costs the event loop nothing, and the decoder and the models then see only bodies the limits
-bound.
+guards (the caller is known) and before the body is decoded for the handler. It scans a
+body larger than ``INLINE_SCAN_BYTES`` in a worker thread of its own small pool
+(``server.http.body_scan``), so a hostile body costs the event loop nothing, and the decoder
+and the models then see only bodies the limits bound. A smaller body (a question) is scanned
+on the event loop: its scan costs less than handing it to a thread and back, and the worst
+arrangement of its bytes not much more.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from store.contract.problems import ERRORS, ErrorCode
 CONTENT_TYPE: Final = "Content-Type"
 SCAN_THREADS: Final = 1
 """Bodies scanned at once; more wait their turn, so bodies never take every worker thread."""
+INLINE_SCAN_BYTES: Final = 256
+"""The largest body scanned on the event loop rather than in the pool. A question's body
+scans in under 10 us, the worst 256 bytes (``[{},{},...]``) in about 0.1 ms on a loaded
+2-core machine, where the hop to a worker thread and back alone takes about 55 us."""
 
 
 class UnsupportedMediaType(ClientException):
@@ -63,7 +69,10 @@ class JsonBodyCheck:
                 f"the body must be sent as application/json, not {cut(content_type)}"
             )
         body = await request.body()
-        fault = await anyio.to_thread.run_sync(scan_body, body, limiter=self._scans)
+        if len(body) <= INLINE_SCAN_BYTES:
+            fault = scan_body(body)
+        else:
+            fault = await anyio.to_thread.run_sync(scan_body, body, limiter=self._scans)
         if fault is not None:
             field = ".".join(cut(str(part)) for part in fault.path)
             raise ValidationException(extra=[{"key": field, "message": fault.detail}])

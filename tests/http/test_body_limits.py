@@ -8,6 +8,7 @@ import json
 import pytest
 
 from server.http.body_scan import MAX_DEPTH, MAX_ITEMS, MAX_STRING
+from server.http.json_bodies import INLINE_SCAN_BYTES
 from tests.http_helpers import ADMIN, Client, assert_problem, make_tenant
 
 JSON_TYPE = {"Content-Type": "application/json"}
@@ -66,6 +67,23 @@ def test_a_body_within_every_limit_is_read_whole(http: Client) -> None:
 
     assert response.status_code == 200, response.text
     assert response.json()["metadata"] == metadata
+
+
+@pytest.mark.parametrize("padding", [0, INLINE_SCAN_BYTES], ids=["small", "large"])
+def test_a_repeated_key_is_refused_in_a_small_body_and_a_large_one(
+    http: Client, padding: int
+) -> None:
+    # A small body is scanned on the event loop, a larger one in the scan pool: same rules.
+    key = make_tenant(http, "limits").headers
+    body = json.dumps(_episode(text="t" * padding))[:-1].encode() + b', "id": "limits-2"}'
+    assert (len(body) <= INLINE_SCAN_BYTES) == (padding == 0)
+
+    response = http.post("/v1/episodes", content=body, headers={**key, **JSON_TYPE})
+
+    problem = assert_problem(response, 422, "invalid", field="id")
+    assert problem["detail"] == 'the JSON body repeats the key "id"'
+    assert http.get("/v1/episodes/limits-1", headers=key).status_code == 404
+    assert http.get("/v1/episodes/limits-2", headers=key).status_code == 404
 
 
 @pytest.mark.parametrize(
