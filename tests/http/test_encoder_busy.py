@@ -7,7 +7,6 @@ thread stops inside its batch, and every later call that needs text embedded que
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 
@@ -17,7 +16,8 @@ from litestar.testing import TestClient
 
 from retrieval.search.embeddings import Embedder, Vectors
 from tests.conftest import ApiTenant
-from tests.http_helpers import assert_problem, candidate, declare, record
+from tests.encoder_helpers import batch_started, gold_member
+from tests.http_helpers import assert_problem
 
 Client = TestClient[Litestar]
 WAIT_S = 30
@@ -27,18 +27,10 @@ WAIT_S = 30
 def busy(embedder: Embedder) -> Iterator[Future[Vectors]]:
     """The encoder inside a batch it cannot finish until the test ends (the model's lock is
     held), with nothing else queued."""
-    started = threading.Event()
-    encode = embedder.encoder._encode
-
-    def signalling(texts: list[str]) -> Vectors:
-        started.set()
-        return encode(texts)
-
-    embedder.encoder._encode = signalling
     with embedder._lock:
-        held = embedder.embed_later(["the batch that holds the encoder"])
-        assert started.wait(WAIT_S)
-        embedder.encoder._encode = encode
+        with batch_started(embedder) as started:
+            held = embedder.embed_later(["the batch that holds the encoder"])
+            assert started.wait(WAIT_S)
         yield held
         assert not held.done()  # still held when the test's calls were answered
     assert held.result(WAIT_S).shape == (1, 384)
@@ -46,16 +38,7 @@ def busy(embedder: Embedder) -> Iterator[Future[Vectors]]:
 
 @pytest.fixture
 def ada(http: Client, api_tenant: ApiTenant) -> dict[str, str]:
-    headers = api_tenant.headers
-    declare(http, headers, "loyalty_tier", "string", description="Loyalty programme tier")
-    record(
-        http,
-        headers,
-        "t1",
-        "Ada is a gold member.",
-        updates=[candidate("ada", "loyalty_tier", "gold")],
-    )
-    return headers
+    return gold_member(http, api_tenant.headers)
 
 
 def test_exact_reads_are_answered_while_the_encoder_is_busy(
