@@ -82,14 +82,16 @@ def bench(
     """Benchmark a real `sgam serve` over HTTP against its floor and the plain baseline.
 
     Starts a scratch embedded PostgreSQL and `sgam serve` on it, COPY-loads seeded episodes
-    (real embeddings) and fact versions, then times every case with 1 and 8 keep-alive
-    clients: exact reads, profile, evidence search, context, episode ingest, candidate
-    writes and `sgam import`; beside them the same reads as prepared SQL, the encoder,
-    pgvector exact and HNSW search and the `dm` baseline. Prints p50/p95/p99 and the targets,
-    and writes OUT and its chart. The first run embeds the episodes (about 11 minutes for
-    200,000 on 2 cores); reruns read them from the cache. `--only names` times finding a
-    subject by its full name, surname and a near spelling in a tenant of 100,000 people
-    instead (evals.bench.names.run).
+    and fact versions into one tenant (about 10 versions a subject: 1M versions are about
+    100,000 subjects), then times every case with 1 and 8 keep-alive clients: exact reads,
+    profile, evidence search, context, episode ingest, candidate writes and `sgam import`;
+    beside them the same reads as prepared SQL, the encoder, pgvector exact and HNSW search
+    and the `dm` baseline. Prints p50/p95/p99, every read's ratio across the scales and the
+    targets, and writes OUT and its chart. Only the measured subjects' episodes are embedded
+    (a few thousand); the others get seeded synthetic vectors. The first run makes the
+    vectors and fact rows (about 3 minutes on 2 cores); reruns read them from the cache.
+    `--only names` times finding a subject by its full name, surname and a near spelling in a
+    tenant of 100,000 people instead (evals.bench.names.run).
     """
     require_extra("bench")
     if only is Part.names:
