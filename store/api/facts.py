@@ -160,29 +160,31 @@ class FactCalls:
         valid, known = read_times(valid_at, known_at)
 
         def read(conn: psycopg.Connection[Any], now: datetime) -> Fact:
-            named = merged_ids.resolve_subject(conn, tenant_id, subject)
-
-            def read_key(name: str) -> Fact:
+            def read_key(name: str) -> Fact | None:
                 return reads.read_at(
                     conn,
                     tenant_id,
-                    subject=named,
+                    subject=subject,
                     attribute=name,
                     valid_at=valid or known or now,
                     known_at=known or now,
                     now=now,
                 )
 
-            try:
-                return read_key(attribute)
-            except NotFound:
-                # Only a miss asks whether the name is a renamed attribute's old one: a read
-                # of a declared name stays one statement.
-                renamed = renamed_targets(conn, tenant_id, [attribute], now=now)
+            # The subject's survivor is found in the read's own statement: a read of a
+            # declared name is one statement. Only a miss asks whether the name is a renamed
+            # attribute's old one, and names the key read, its subject as it is now.
+            fact = read_key(attribute)
+            if fact is not None:
+                return fact
+            renamed = renamed_targets(conn, tenant_id, [attribute], now=now)
+            if attribute in renamed:
+                fact = read_key(renamed[attribute])
+            if fact is None:
                 if attribute not in renamed:
                     refuse_undeclared(conn, tenant_id, attribute)
-                    raise
-            fact = read_key(renamed[attribute])
+                named = merged_ids.resolve_subject(conn, tenant_id, subject)
+                raise reads.not_known(named, renamed.get(attribute, attribute))
             fact.migrated_from = attribute
             return fact
 

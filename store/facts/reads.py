@@ -56,6 +56,19 @@ FROM fact_versions LEFT JOIN LATERAL (
 """A version's open disputes at ``%(disputes_at)s``, read in the same statement: ``disputed``
 and its challengers, oldest first (the conflicts index on the incumbent serves it, 0010)."""
 
+_SUBJECT = " AND subject = %(subject)s"
+# The subject an id names now, found in the read's own statement: the survivor it was merged
+# into (rows name the final survivor), or the id itself. As a scalar subquery of the column's
+# type it is evaluated once (an InitPlan) and searched in the key's index like a constant; a
+# bare coalesce() is compared as text, and on a small analyzed tenant the planner left it as a
+# filter after an index search by the attribute alone.
+_SUBJECT_NOW = """
+  AND subject = (SELECT coalesce(
+    (SELECT survivor FROM subject_merges
+     WHERE subject_merges.tenant_id = %(tenant_id)s AND merged_subject = %(subject)s),
+    %(subject)s::sgam_identifier))
+"""
+
 
 def _select(
     conn: psycopg.Connection[Any],
@@ -67,9 +80,11 @@ def _select(
     order: str,
     times: dict[str, datetime | None],
     disputes_at: datetime | None,
+    subject_filter: str = _SUBJECT,
 ) -> list[Fact]:
     """The subject's versions (of ``attributes``, or all) in ``window``, as facts; with
-    ``disputes_at``, each marked with the disputes open then (one statement either way)."""
+    ``disputes_at``, each marked with the disputes open then (one statement either way).
+    ``subject_filter`` is ``_SUBJECT_NOW`` where ``subject`` may be a merged id."""
     key = ""
     if attributes is not None:
         # One attribute as plain equality: the exact read's plan stays the simplest.
@@ -81,7 +96,8 @@ def _select(
         "SELECT"
         + COLUMNS
         + source
-        + " WHERE fact_versions.tenant_id = %(tenant_id)s AND subject = %(subject)s"
+        + " WHERE fact_versions.tenant_id = %(tenant_id)s"
+        + subject_filter
         + key
         + window
         + order,
@@ -105,20 +121,27 @@ def read_at(
     valid_at: datetime,
     known_at: datetime,
     now: datetime,
-) -> Fact:
-    """The fact valid at ``valid_at`` as known at ``known_at``; NotFound means "not known"."""
-    found = read_profile(
+) -> Fact | None:
+    """The fact valid at ``valid_at`` as known at ``known_at`` (None: not known), of the
+    subject ``subject`` names now: a merged id reads its survivor's key, in the same statement.
+    """
+    found = _select(
         conn,
         tenant_id,
         subject=subject,
         attributes=[attribute],
-        valid_at=valid_at,
-        known_at=known_at,
-        now=now,
+        window=_KNOWN_AND_VALID,
+        order="",  # the exclusion constraint leaves at most one version
+        times={"valid_at": valid_at, "known_at": known_at, "now": now},
+        disputes_at=known_at,
+        subject_filter=_SUBJECT_NOW,
     )
-    if not found:
-        raise NotFound(f"{subject}.{attribute} is not known at that time", field="attribute")
-    return found[0]
+    return found[0] if found else None
+
+
+def not_known(subject: str, attribute: str) -> NotFound:
+    """What a read of a key with no fact at its times raises."""
+    return NotFound(f"{subject}.{attribute} is not known at that time", field="attribute")
 
 
 def read_profile(
