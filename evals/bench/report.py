@@ -83,11 +83,13 @@ def _floor_note(scale: Results, case: str) -> str:
 
 def copy_floor(results: Results) -> tuple[float, str]:
     """The COPY floor of fact versions in this run, rows/s, and what it measured: the import's
-    own floor (``import.copy_floor``, rows of the import's shape COPYed with everything in
-    force) where the run has it, else the first scale's rows COPY-loaded into fact_versions."""
-    floor = results["import"].get("copy_floor", {})
-    if "rows_per_s" in floor:
-        return float(floor["rows_per_s"]), f"COPY of {floor['rows']:,} import-shaped rows"
+    own floor (``import.floor_rows_per_s``: as many rows of the import's shape COPYed into
+    fact_versions with everything in force, just before and after the import) where the run
+    has it, else the first scale's rows COPY-loaded into fact_versions."""
+    imported = results["import"]
+    if "floor_rows_per_s" in imported:
+        rows = imported.get("facts", 0)
+        return float(imported["floor_rows_per_s"]), f"COPY of {rows:,} rows of the import's shape"
     load = results["scales"][0]["load"]
     rate = load["fact_versions"] / load["copy_s"]
     return rate, f"COPY of the first scale's {load['fact_versions']:,} fact versions"

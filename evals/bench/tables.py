@@ -126,13 +126,44 @@ def targets_section(results: Results) -> str:
     """What the docs' benchmark page shows of a results file: the machine, the targets (evaluated
     by this build's rules) and every read's scale ratio."""
     return "\n\n".join(
-        [machine_line(results), targets_table(evaluate(results)), scaling_table(scaling(results))]
+        [
+            machine_line(results),
+            load_line(results),
+            targets_table(evaluate(results)),
+            scaling_table(scaling(results)),
+        ]
     )
 
 
+def load_line(results: Results) -> str:
+    """How long the data took to make and to load: vectors and rows (made once, then cached),
+    the episodes' COPY and HNSW build, each scale's COPY of fact versions."""
+    timings = results.get("timings", {})
+    said = [
+        f"{name} {timings[key]:g} s"
+        for name, key in (("vectors", "vectors_s"), ("fact rows", "fact_rows_s"))
+        if key in timings
+    ]
+    episodes = timings.get("episodes_load", {})
+    said += [
+        f"episodes {name} {episodes[key]:g} s" for name, key in _EPISODE_LOAD if key in episodes
+    ]
+    for scale in results["scales"]:
+        load = scale.get("load", {})
+        if "copy_s" in load:
+            said.append(
+                f"COPY to {scale['fact_versions']:,} versions ({scale.get('subjects', 0):,}"
+                f" subjects) {load['copy_s']:g} s, ANALYZE {load['analyze_s']:g} s"
+            )
+    return "made and loaded: " + "; ".join(said)
+
+
+_EPISODE_LOAD = (("COPY", "copy_s"), ("HNSW build", "hnsw_build_s"), ("ANALYZE", "analyze_s"))
+
+
 def report_text(results: Results) -> str:
-    """The machine, every scale's table, then the targets."""
-    parts = [machine_line(results) + "\n"]
+    """The machine and the loads, every scale's table, then the targets."""
+    parts = [machine_line(results) + "\n", load_line(results) + "\n"]
     for number, scale in enumerate(results["scales"]):
         parts.append(f"## {scale['fact_versions']:,} fact versions\n")
         parts.append(cases_table(scale, results["writes"] if number == 0 else None) + "\n")

@@ -12,7 +12,7 @@ import pytest
 
 from docs.hooks import BENCH_PAGE, BENCH_RESULTS, BENCH_TARGETS_MARKER, bench_targets
 from evals.bench.report import Target, evaluate, scaling, with_targets
-from evals.bench.tables import scaling_table, targets_section, targets_table
+from evals.bench.tables import load_line, scaling_table, targets_section, targets_table
 from tests.evals.bench_helpers import mixed_load, stats
 
 READS = {
@@ -242,7 +242,7 @@ def test_a_missed_targets_note_says_what_limits_it() -> None:
     base["reads"]["fact_current"]["1"] = stats(2.0)
     base["reads"]["fact_current"]["1"]["profile"] = _profile(1.2, {"HTTP stack": 0.6})
     results["scales"][1]["reads"]["search"]["1"] = stats(40.0)
-    results["import"]["copy_floor"] = {"rows": 20_000, "rows_per_s": 8_000.0}
+    results["import"] |= {"facts": 20_000, "floor_rows_per_s": 8_000.0}
     results["fresh"]["after_load_over_analyzed"] = 1.5
 
     notes = {target.what: target.note for target in evaluate(results)}
@@ -253,7 +253,8 @@ def test_a_missed_targets_note_says_what_limits_it() -> None:
     )
     # The import's own COPY floor, where the run measured one, is the one compared with.
     assert notes["import, facts / the COPY floor"] == (
-        "the import wrote 5,000 facts/s; COPY of 20,000 import-shaped rows ran at 8,000 rows/s"
+        "the import wrote 5,000 facts/s; COPY of 20,000 rows of the import's shape ran at 8,000"
+        " rows/s"
     )
     assert notes["every read p50 at the largest scale / at the smallest (the worst read)"] == (
         "worst: search 2x; at the largest scale search was not profiled"
@@ -355,6 +356,11 @@ def test_the_docs_section_evaluates_the_results_file_by_this_builds_rules() -> N
     section = targets_section(results)
 
     assert "an old target" not in section
+    assert load_line(results) in section
+    assert load_line(results | {"timings": {"vectors_s": 3.5}}) == (
+        "made and loaded: vectors 3.5 s; COPY to 10,000 versions (1,000 subjects) 1 s, ANALYZE"
+        " 0.1 s; COPY to 1,000,000 versions (100,000 subjects) 1 s, ANALYZE 0.1 s"
+    )
     assert targets_table(evaluate(results)) in section
     assert scaling_table(scaling(results)) in section
     assert section.startswith("2 CPUs (test CPU), 8.0 GiB; load average [0.5, 0.5, 0.5]")

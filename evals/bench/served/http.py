@@ -148,6 +148,15 @@ class _Data:
     """Each scale's fact rows (only those the smaller scales do not hold) and its subjects."""
 
 
+def _floor_embedder() -> Embedder:
+    """The model in this process, with as many torch threads as the served encoder: the floor
+    encodes as the server does (on a busy machine torch's default of every core also stalls,
+    its threads waiting on each other: 1 s a question against the server's 27 ms, seen)."""
+    settings = Settings()
+    threads = settings.embedder(serving=True).torch_threads
+    return Embedder(settings.embedding_model, torch_threads=threads).load()
+
+
 def _prepare(options: Options, embedder: Embedder, timings: dict[str, Any]) -> _Data:
     episodes = generate_corpus(options.episodes)
     subjects = corpus_subjects(episodes, seed=options.seed)
@@ -180,7 +189,7 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
     about = machine()
     timings: dict[str, Any] = {}
     with _stage(timings, "prepare"):
-        embedder = Settings().embedder().load()
+        embedder = _floor_embedder()
         say(f"episodes: {options.episodes:,} (vectors made once, cached in {options.cache_dir})")
         data = _prepare(options, embedder, timings)
     found: dict[str, Any] = {"scales": [], "writes": {}, "import": {}, "hostile_bodies": {}}
@@ -235,6 +244,7 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
     timings["total_s"] = round(time.perf_counter() - started, 1)
     settings = asdict(options) | {"cache_dir": str(options.cache_dir)}
     settings |= {"model": embedder.model_id, "measured_keys": len(data.keys)}
+    settings["floor_torch_threads"] = embedder.torch_threads
     settings["episode_vectors_cached"] = data.corpus.vectors_cached
     settings["episodes_embedded"] = data.corpus.embedded
     return with_targets({"machine": about, "settings": settings, **found, "timings": timings})
