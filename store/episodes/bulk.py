@@ -9,10 +9,12 @@ candidates, one call at a time in file order, at a single system time would reco
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from uuid import UUID
+from functools import partial
+from uuid import UUID, uuid4
 
 from pydantic import BaseModel, Field
 
@@ -21,7 +23,7 @@ from store.contract.episodes import Episode
 from store.contract.results import UpdateResult
 from store.contract.values import JsonValue
 from store.episodes.bulk_lines import BadLine, ImportLine, at_line, parse_lines
-from store.facts.temporal import Version, plan_assert
+from store.facts.temporal import Plan, Version, plan_assert
 from store.facts.versions import IdFactory, Key
 from store.facts.writes import Accepted
 
@@ -34,6 +36,7 @@ __all__ = [  # the lines are read in ``store.episodes.bulk_lines``; its names ar
     "Outcomes",
     "RefusedCandidate",
     "at_line",
+    "drawn_in_blocks",
     "has_float",
     "parse_lines",
     "plan_key",
@@ -140,7 +143,10 @@ def plan_key(
     writes = KeyWrites(key)
     state = list(current)
     for position, candidate in enumerate(candidates, start=1):
-        plan = plan_assert(state, candidate.item.new_fact(candidate.episode, new_id()))
+        new = candidate.item.new_fact(candidate.episode, new_id())
+        # Onto nothing, ``plan_assert`` writes the new fact as it is (open, superseding
+        # nothing): the same plan, without copying the fact. Most keys of a first load.
+        plan = Plan("written", insert=(new,), shown=new) if not state else plan_assert(state, new)
         if plan.status == "conflict":
             return None
         writes.counts[plan.status] += 1
@@ -170,6 +176,21 @@ def plan_key(
             )
             state.sort(key=lambda version: version.valid_from)
     return writes
+
+
+def drawn_in_blocks(new_id: IdFactory) -> IdFactory:
+    """``new_id``, or where it is ``uuid4``, random version-4 ids read from the system's
+    randomness 4,096 at a time rather than one read each: an import draws two a fact."""
+    if new_id is not uuid4:
+        return new_id  # a replay's counting ids, say: as given
+
+    def ids() -> Iterator[UUID]:
+        while True:
+            block = os.urandom(16 * 4_096)
+            for start in range(0, len(block), 16):
+                yield UUID(bytes=block[start : start + 16], version=4)
+
+    return partial(next, ids())
 
 
 def has_float(value: JsonValue) -> bool:

@@ -1,32 +1,28 @@
-"""Bulk import, the fact versions: planned rows staged by binary COPY, inserted by one statement
-a chunk, while the next chunk is planned.
+"""Bulk import, the fact versions: one ``INSERT … SELECT`` a chunk of planned rows, sent in
+pipeline mode while the next chunk is planned.
 
-The rows go first into a temporary table by COPY in PostgreSQL's binary format (each column's
-type set once: UUIDs as their 16 bytes, instants as microseconds, values as jsonb), then into
-``fact_versions`` by one ``INSERT … SELECT`` in plan order, so ``write_order`` follows the plan.
 Most of an import's time is the server's inserting (the exclusion constraint's GiST index above
-all), so the rows go in chunks of ``CHUNK_ROWS``, each written by a thread of its own while the
-caller plans the next: the planning's Python and the server's inserting overlap instead of
-taking turns. One chunk is written at a time, in order, on the import's own connection and
-transaction, so ``write_order`` and all-or-nothing are as before; a chunk's failure stops the
-import at the next chunk and rolls back everything.
+all), so the rows go in chunks of ``CHUNK_ROWS``, each one statement whose rows travel as one
+array a column. The statements go in pipeline mode: sending one does not wait for the one
+before to finish, so the server inserts a chunk while the import plans the next, on one thread,
+one connection and one transaction. Each chunk's rows are inserted in plan order after the
+chunk before, so ``write_order`` follows the plan; any chunk's error rolls everything back.
 
-Staging is for the ids. Tenant, subject, attribute and source episode are ``sgam_identifier``
-values, whose CHECK is a regular expression with a bounded repetition (``{1,200}``) on which
-PostgreSQL spends tens of microseconds a value: the 80,000 ids of 20,000 rows copied straight
-into the table took about 2 s, as long as the exclusion constraint's work. Here each distinct
-id is cast to the domain once, in a materialized CTE, and the rows take their ids from there,
+Each distinct id is cast to its domain once. Tenant, subject, attribute and source episode are
+``sgam_identifier`` values, whose CHECK is a regular expression with a bounded repetition
+(``{1,200}``) on which PostgreSQL spends tens of microseconds a value: the 80,000 ids of 20,000
+rows checked one by one took about 2 s, as long as the exclusion constraint's work. Here each
+distinct id of a chunk is cast in a materialized CTE and the rows take their ids from there,
 already of the domain type, which PostgreSQL does not check again. Every other constraint (the
 exclusion constraint, foreign keys, CHECKs) is checked row by row as ever.
 
-Each chunk leaves its receipts (one for each candidate a version shows, as the write path
-leaves them) after its rows.
+The receipts (one for each candidate a version shows, as the write path leaves them) go in
+one statement once every chunk is sent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -38,53 +34,46 @@ from store.governance import receipts, touched
 from store.governance.receipts import NO_TRACE, Touched
 
 CHUNK_ROWS = 2_000
-"""Rows a chunk: large enough that a chunk's statements cost little beside its rows, small
+"""Rows a chunk: large enough that a statement's own cost is small beside its rows', small
 enough that the first chunk's planning and the last one's inserting, which overlap nothing,
 are a small part of an import."""
 
-_STAGE = """
-CREATE TEMPORARY TABLE import_versions (
-    n integer NOT NULL, retired boolean NOT NULL, version_id uuid NOT NULL,
-    fact_id uuid NOT NULL, subject text NOT NULL, attribute text NOT NULL, value jsonb NOT NULL,
-    valid_from timestamptz NOT NULL, valid_to timestamptz, supersedes uuid, ended_by uuid,
-    ended_by_kind text, source_episode_id text NOT NULL, source_kind text NOT NULL,
-    evidence text, evidence_verified boolean NOT NULL, schema_version integer NOT NULL
-) ON COMMIT DROP
-"""
-
-_COPY = "COPY import_versions FROM STDIN (FORMAT BINARY)"
-
-_TYPES = (
-    "int4",
-    "bool",
-    "uuid",
-    "uuid",
-    "text",
-    "text",
-    "jsonb",
-    "timestamptz",
-    "timestamptz",
-    "uuid",
-    "uuid",
-    "text",
-    "text",
-    "text",
-    "text",
-    "bool",
-    "int4",
+_COLUMNS = (
+    ("n", "int4"),
+    ("retired", "bool"),
+    ("version_id", "uuid"),
+    ("fact_id", "uuid"),
+    ("subject", "text"),
+    ("attribute", "text"),
+    ("value", "jsonb"),
+    ("valid_from", "timestamptz"),
+    ("valid_to", "timestamptz"),
+    ("supersedes", "uuid"),
+    ("ended_by", "uuid"),
+    ("ended_by_kind", "text"),
+    ("source_episode_id", "text"),
+    ("source_kind", "text"),
+    ("evidence", "text"),
+    ("evidence_verified", "bool"),
+    ("schema_version", "int4"),
 )
-"""The staged columns' types, in order, for the binary COPY."""
+"""A chunk's columns, each sent as one array of its type."""
 
-_INSERT = """
-WITH subjects AS MATERIALIZED (
+_UNNEST = ", ".join(f"%({name})s::{kind}[]" for name, kind in _COLUMNS)
+_NAMES = ", ".join(name for name, _ in _COLUMNS)
+
+_INSERT = f"""
+WITH staged AS MATERIALIZED (
+    SELECT * FROM unnest({_UNNEST}) AS given ({_NAMES})
+), subjects AS MATERIALIZED (
     SELECT given, given::sgam_identifier AS checked
-    FROM (SELECT DISTINCT subject AS given FROM import_versions) AS distinct_ids
+    FROM (SELECT DISTINCT subject AS given FROM staged) AS distinct_ids
 ), attributes AS MATERIALIZED (
     SELECT given, given::sgam_identifier AS checked
-    FROM (SELECT DISTINCT attribute AS given FROM import_versions) AS distinct_ids
+    FROM (SELECT DISTINCT attribute AS given FROM staged) AS distinct_ids
 ), sources AS MATERIALIZED (
     SELECT given, given::sgam_identifier AS checked
-    FROM (SELECT DISTINCT source_episode_id AS given FROM import_versions) AS distinct_ids
+    FROM (SELECT DISTINCT source_episode_id AS given FROM staged) AS distinct_ids
 )
 INSERT INTO fact_versions (
     tenant_id, recorded_at, retired_at, version_id, fact_id, subject, attribute, value,
@@ -97,16 +86,15 @@ SELECT
     staged.fact_id, subjects.checked, attributes.checked, staged.value, staged.valid_from,
     staged.valid_to, staged.supersedes, staged.ended_by, staged.ended_by_kind, sources.checked,
     staged.source_kind, staged.evidence, staged.evidence_verified, staged.schema_version
-FROM import_versions AS staged
+FROM staged
 JOIN subjects ON subjects.given = staged.subject
 JOIN attributes ON attributes.given = staged.attribute
 JOIN sources ON sources.given = staged.source_episode_id
 ORDER BY staged.n
 """
-"""Every staged row, in plan order: ``write_order`` (its default) is drawn after the sort."""
+"""A chunk's rows, in plan order: ``write_order`` (its default) is drawn after the sort."""
 
-
-Row = tuple[Any, ...]
+Columns = dict[str, list[Any]]
 
 
 def copy_versions(
@@ -115,32 +103,27 @@ def copy_versions(
     """Write the planned rows in plan order, retired at once where planned, and their
     receipts; how many rows.
 
-    ``planned`` may plan each key as it is asked for the next one: it runs on the caller's
-    thread while the chunk before is written on another.
+    ``planned`` may plan each key as it is asked for the next one: it runs while the chunks
+    before are inserted.
     """
-    conn.execute(_STAGE)
     count = 0
+    shown: list[Touched] = []
     params = {"tenant_id": tenant_id, "now": now}
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sgam-import") as writer:
-        pending: Future[None] | None = None
-        for rows, shown in _chunks(planned, now=now):
-            if pending is not None:
-                pending.result()  # one chunk at a time; its error stops the import here
-            pending = writer.submit(_write_chunk, conn, rows, shown, params)
-            count += len(rows)
-        if pending is not None:
-            pending.result()
-    conn.execute("DROP TABLE import_versions")
+    with conn.pipeline():
+        for columns in _chunks(planned, shown, now=now):
+            send_chunk(conn, columns, params)
+            count += len(columns["n"])
+    if shown:
+        receipts.leave_receipts(conn, tenant_id, shown, action="write", trace=NO_TRACE, now=now)
     return count
 
 
 def _chunks(
-    planned: Iterable[KeyWrites], *, now: datetime
-) -> Iterator[tuple[list[Row], list[Touched]]]:
-    """The planned rows as staged rows, ``CHUNK_ROWS`` or a little more a chunk (a key's rows
-    stay together), with the receipts of the candidates they answer."""
-    rows: list[Row] = []
-    shown: list[Touched] = []
+    planned: Iterable[KeyWrites], shown: list[Touched], *, now: datetime
+) -> Iterator[Columns]:
+    """The planned rows by column, ``CHUNK_ROWS`` or a little more a chunk (a key's rows stay
+    together); the receipts of the candidates they answer are added to ``shown``."""
+    rows: list[tuple[Any, ...]] = []
     count = 0
     for writes in planned:
         subject, attribute = writes.key
@@ -175,24 +158,18 @@ def _chunks(
             for source, version_id in writes.shown
         )
         if len(rows) >= CHUNK_ROWS:
-            yield rows, shown
-            rows, shown = [], []
-    if rows or shown:
-        yield rows, shown
-
-
-def _write_chunk(
-    conn: psycopg.Connection[Any], rows: list[Row], shown: list[Touched], params: dict[str, Any]
-) -> None:
-    """Stage one chunk's rows, insert them in order, and leave their receipts."""
+            yield _by_column(rows)
+            rows = []
     if rows:
-        with conn.cursor() as cur, cur.copy(_COPY) as copy:
-            copy.set_types(_TYPES)
-            for row in rows:
-                copy.write_row(row)
-        conn.execute(_INSERT, params)
-        conn.execute("TRUNCATE import_versions")
-    if shown:
-        receipts.leave_receipts(
-            conn, params["tenant_id"], shown, action="write", trace=NO_TRACE, now=params["now"]
-        )
+        yield _by_column(rows)
+
+
+def _by_column(rows: list[tuple[Any, ...]]) -> Columns:
+    """The rows' values by column (each row has every column)."""
+    by_column = zip(*rows, strict=True)
+    return {name: list(values) for (name, _), values in zip(_COLUMNS, by_column, strict=True)}
+
+
+def send_chunk(conn: psycopg.Connection[Any], columns: Columns, params: dict[str, Any]) -> None:
+    """Send one chunk's insert (in pipeline mode: without waiting for it)."""
+    conn.execute(_INSERT, params | columns)

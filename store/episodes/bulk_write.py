@@ -32,6 +32,7 @@ from store.episodes.bulk import (
     KeyWrites,
     Outcomes,
     at_line,
+    drawn_in_blocks,
     plan_key,
 )
 from store.episodes.bulk_copy import copy_versions
@@ -61,6 +62,7 @@ def import_lines(
         by_tenant.setdefault(line.tenant_id, []).append(line)
     lock_tenants(conn, by_tenant)
     now = clock()
+    new_id = drawn_in_blocks(new_id)
     outcomes = Outcomes()
     recorded: list[Recorded] = []
     for tenant_id, tenant_lines in sorted(by_tenant.items()):

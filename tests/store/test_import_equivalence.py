@@ -155,25 +155,25 @@ def test_a_failing_line_in_the_middle_leaves_nothing_of_the_lines_before_it(
     assert receipts_of(pool, tenant) == Counter()
 
 
-def test_a_chunk_that_fails_after_others_were_written_leaves_nothing(
+def test_a_chunk_the_database_refuses_after_others_were_sent_leaves_nothing(
     store: MemoryStore, pool: ConnectionPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(bulk_copy, "CHUNK_ROWS", 2)
-    write_chunk = bulk_copy._write_chunk
+    send_chunk = bulk_copy.send_chunk
     chunks = Counter[str]()
 
-    def failing_third(*args: Any) -> None:
-        chunks["written"] += 1
-        if chunks["written"] == 3:
-            raise RuntimeError("the third chunk fails")
-        write_chunk(*args)
+    def third_cites_no_episode(conn: Any, columns: dict[str, list[Any]], params: Any) -> None:
+        chunks["sent"] += 1
+        if chunks["sent"] == 3:  # its rows' foreign key fails, at the server
+            columns = {**columns, "source_episode_id": ["nowhere"] * len(columns["n"])}
+        send_chunk(conn, columns, params)
 
-    monkeypatch.setattr(bulk_copy, "_write_chunk", failing_third)
+    monkeypatch.setattr(bulk_copy, "send_chunk", third_cites_no_episode)
     tenant = by_hand.new_tenant(store, "chunks")
     history = generated_history(5, subjects=tuple(f"s{n}" for n in range(20)))
-    with pytest.raises(RuntimeError, match="the third chunk fails"):
+    with pytest.raises(NotFound, match="a referenced record does not exist"):
         store.episodes.import_lines(by_hand.import_text(tenant, history))
-    assert chunks["written"] == 3  # the import stopped at the failed chunk
+    assert chunks["sent"] > 3  # later chunks were sent before the refusal came back
     assert by_hand.stored_rows(pool, tenant)["versions"] == []
     assert by_hand.stored_rows(pool, tenant)["episodes"] == []
     assert receipts_of(pool, tenant) == Counter()
