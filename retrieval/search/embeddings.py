@@ -196,10 +196,13 @@ class Embedder:
 
     def close(self) -> None:
         """Stop the encoder's thread once the calls queued are answered, then its process if
-        it has one (a later call starts them again)."""
-        self.encoder.close()
-        if self.process is not None:
-            self.process.close()
+        it has one (a later call starts them again); a process that does not answer is
+        killed (``EncoderProcess.stopping``)."""
+        if self.process is None:
+            self.encoder.close()
+            return
+        with self.process.stopping():
+            self.encoder.close()
 
     def _encode(self, texts: list[str]) -> Vectors:
         """The model run on ``texts`` (on the encoder's thread, or in its process)."""

@@ -23,7 +23,8 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,8 @@ START_TIMEOUT_S = 300.0
 """How long a child may take to load its model before it counts as failed."""
 STOP_TIMEOUT_S = 10.0
 """How long ``close`` waits for the child to finish its batch and exit before killing it."""
+DRAIN_TIMEOUT_S = 30.0
+"""How long ``stopping`` lets the queue's calls be answered before the child is killed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +175,8 @@ class EncoderProcess:
         self._process: subprocess.Popen[bytes] | None = None
         self._pipe: Connection | None = None
         self._lock = threading.Lock()
+        self._stopping = False
+        self.drain_timeout_s = DRAIN_TIMEOUT_S
 
     @property
     def pid(self) -> int | None:
@@ -218,6 +223,8 @@ class EncoderProcess:
         """The texts' rows from the child; a dead child fails this call and is replaced by the
         next (``EncoderUnavailable``)."""
         if self.pid is None:  # never started, closed, or found dead since the last call
+            if self._stopping:
+                raise EncoderUnavailable("the encoder is stopping; try again shortly")
             self.start()
         pipe = self._pipe
         assert pipe is not None
@@ -241,6 +248,31 @@ class EncoderProcess:
         """Stop the child once its batch is done (a later ``encode`` starts another)."""
         with self._lock:
             self._stop()
+
+    @contextmanager
+    def stopping(self) -> Iterator[None]:
+        """Stop the child after the block, in which the caller answers what is queued.
+
+        Meanwhile no child is started (calls answer ``EncoderUnavailable``), and a child that
+        has not let the block end after ``drain_timeout_s`` (stopped, or stuck) is killed, so
+        its batch answers ``EncoderUnavailable`` too: a server's shutdown never hangs on it.
+        """
+        self._stopping = True
+        watchdog = threading.Timer(self.drain_timeout_s, self._kill)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            yield
+        finally:
+            watchdog.cancel()
+            self.close()
+            self._stopping = False
+
+    def _kill(self) -> None:
+        process = self._process
+        if process is not None:
+            log.warning("the encoder's process did not answer in time; killing it")
+            process.kill()
 
     def _stop(self) -> None:
         process, pipe = self._process, self._pipe

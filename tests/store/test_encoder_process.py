@@ -17,6 +17,7 @@ import pytest
 
 from retrieval.search.embeddings import Embedder
 from retrieval.search.encoder import EncoderUnavailable
+from retrieval.search.encoder_process import DRAIN_TIMEOUT_S
 from tests.encoder_helpers import WAIT_S, batch_started, child_pid, wait_until_gone
 
 TEXTS = ["Her passport deadline is 2026-07-15.", "The weather in Paris is sunny."]
@@ -87,6 +88,29 @@ def test_close_stops_the_child_and_a_later_call_starts_another(remote: Embedder)
     assert remote.process.pid is None
     assert remote.embed(TEXTS[:1]).shape == (1, 384)
     assert child_pid(remote) != child
+
+
+def test_close_kills_a_child_that_does_not_answer_and_the_call_it_held_answers_unavailable(
+    remote: Embedder,
+) -> None:
+    assert remote.process is not None
+    child = child_pid(remote)
+    os.kill(child, signal.SIGSTOP)  # stuck: it takes the batch and never answers
+    remote.process.drain_timeout_s = 1.0
+    try:
+        with batch_started(remote) as started:
+            held = remote.embed_later(["held by a stuck child"])
+            assert started.wait(WAIT_S)
+            queued = remote.embed_later(["queued behind it"])
+        remote.close()
+    finally:
+        remote.process.drain_timeout_s = DRAIN_TIMEOUT_S
+    for refused in (held, queued):
+        with pytest.raises(EncoderUnavailable):
+            refused.result(WAIT_S)
+    assert wait_until_gone(child) == "gone"
+    assert not remote.encoder.running
+    assert remote.embed(TEXTS[:1]).shape == (1, 384)  # a later call starts them again
 
 
 ASKER = """
