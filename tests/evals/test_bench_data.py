@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from evals.bench.evidence.corpus import generate_corpus
+from evals.bench.profile import cpu_seconds
 from evals.bench.served.data import (
     KEYS_PER_SUBJECT,
     TENANT,
@@ -21,6 +22,7 @@ from evals.bench.served.data import (
     subjects_for,
 )
 from evals.bench.served.load import make_corpus
+from evals.bench.served.mixed import tree_cpu_seconds
 from evals.bench.served.server import process_tree, rss_mib
 from retrieval.search.embeddings import Embedder
 
@@ -121,3 +123,40 @@ def test_the_servers_memory_is_summed_over_its_process_and_all_descendants() -> 
     assert whole["peak_rss_mib"] >= whole["rss_mib"]
     # A process that ended is counted as nothing, not as an error.
     assert rss_mib(parent.pid) == {"rss_mib": 0, "peak_rss_mib": 0, "processes": 0}
+
+
+def test_the_mixed_loads_cpu_counts_the_servers_child_processes() -> None:
+    # The encoder runs in a child of the server: its CPU is the server's under the mixed load.
+    parent_code = (
+        "import subprocess, sys\n"
+        "burn = 'import sys, time\\nend = time.process_time() + 0.3\\n"
+        "while time.process_time() < end: pass\\nprint(1, flush=True)\\nsys.stdin.readline()'\n"
+        "child = subprocess.Popen([sys.executable, '-c', burn], stdin=subprocess.PIPE,"
+        " stdout=subprocess.PIPE, text=True)\n"
+        "child.stdout.readline()\n"
+        "print(child.pid, flush=True)\n"
+        "sys.stdin.readline()\n"
+        "child.stdin.close()\n"
+        "child.wait()\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", parent_code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as parent:
+        assert parent.stdin is not None
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+
+        whole, alone, child_alone = (
+            tree_cpu_seconds(parent.pid),
+            cpu_seconds(parent.pid),
+            cpu_seconds(child),
+        )
+        parent.stdin.close()
+        parent.wait(30)
+
+    assert child_alone >= 0.25
+    assert whole >= alone + child_alone - 0.02  # clock ticks read a moment apart
+    assert tree_cpu_seconds(parent.pid) == 0.0  # the tree is gone: nothing, not an error
