@@ -114,11 +114,13 @@ def _mixed_note(mixed: Results) -> str:
     if not cpu or not cpu.get("wall_s"):
         return said
     wall = float(cpu["wall_s"])
-    return said + (
+    said += (
         f"; the server used {cpu['server_cpu_s'] / wall:.2f} cores and the clients"
-        f" {cpu['clients_cpu_s'] / wall:.2f} of {cpu['cores']} (load average"
-        f" {cpu['load_average'][0]:g} at its end)"
+        f" {cpu['clients_cpu_s'] / wall:.2f} of {cpu['cores']}"
     )
+    if "machine_cpu_s" in cpu:  # the rest of the busy cores: the database, mostly
+        said += f", the whole machine {cpu['machine_cpu_s'] / wall:.2f}"
+    return said + f" (load average {cpu['load_average'][0]:g} at its end)"
 
 
 Bound = Literal["max", "min"]

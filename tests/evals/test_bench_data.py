@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from evals.bench.served.data import (
     subjects_for,
 )
 from evals.bench.served.load import make_corpus
-from evals.bench.served.mixed import tree_cpu_seconds
+from evals.bench.served.mixed import machine_busy_seconds, tree_cpu_seconds
 from evals.bench.served.server import process_tree, rss_mib
 from retrieval.search.embeddings import Embedder
 
@@ -160,3 +161,13 @@ def test_the_mixed_loads_cpu_counts_the_servers_child_processes() -> None:
     assert child_alone >= 0.25
     assert whole >= alone + child_alone - 0.02  # clock ticks read a moment apart
     assert tree_cpu_seconds(parent.pid) == 0.0  # the tree is gone: nothing, not an error
+
+
+def test_the_machines_busy_time_grows_by_at_least_what_a_busy_process_spends() -> None:
+    before, own = machine_busy_seconds(), time.process_time()
+    end = own + 0.3
+    while time.process_time() < end:
+        pass
+
+    # Every core's busy time includes this process's; clock ticks are read a moment apart.
+    assert machine_busy_seconds() - before >= time.process_time() - own - 0.02

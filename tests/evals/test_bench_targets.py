@@ -375,3 +375,23 @@ def test_the_benchmark_page_shows_the_targets_of_the_committed_results() -> None
 
     assert page.count(BENCH_TARGETS_MARKER) == 1
     assert shown == f"From `{BENCH_RESULTS}`, on " + targets_section(results)
+
+
+def test_a_missed_mixed_load_says_who_had_the_cores_the_machine_included() -> None:
+    results = _results()
+    results["mixed"]["mixed"]["fact"]["p99_ms"] = 80.0
+    results["mixed"]["cpu"] = {
+        "wall_s": 10.0,
+        "server_cpu_s": 11.5,
+        "clients_cpu_s": 2.2,
+        "machine_cpu_s": 19.8,
+        "cores": 2,
+        "load_average": [5.6, 3.0, 2.0],
+    }
+
+    notes = {target.what: target.note for target in evaluate(results)}
+
+    note = notes["mixed load (16 clients): fact GET p99 / fact GET p50 alone"]
+    assert "the server used 1.15 cores and the clients 0.22 of 2" in note
+    assert "the whole machine 1.98" in note
+    assert "load average 5.6" in note
