@@ -63,7 +63,10 @@ def load_model(source: str, *, torch_threads: int | None) -> SentenceTransformer
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - heavy
+    from transformers.utils import logging as transformers_logging  # noqa: PLC0415
 
+    # Its "Loading weights" bar would land in the server's log, one JSON object a line.
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # untyped there
     limit_torch_threads(torch_threads)
     return SentenceTransformer(source, device="cpu")
 

@@ -135,3 +135,21 @@ def test_a_process_that_asks_never_loads_torch_and_its_child_ends_when_it_is_kil
             asker.kill()  # no chance to close anything
     assert (said["rows"], said["loaded"]) == (1, [])
     assert wait_until_gone(said["child"]) in {"gone", "zombie"}
+
+
+LOADER = """
+from retrieval.search.embeddings import Embedder
+for own_process in (False, True):
+    embedder = Embedder(own_process=own_process, torch_threads=1).load()
+    embedder.embed(["Mira moved to Lisbon."])
+    embedder.close()
+"""
+
+
+def test_loading_the_model_draws_no_progress_bar_into_the_servers_log() -> None:
+    # A served log is one JSON object a line; a progress bar on stderr breaks that.
+    loaded = subprocess.run(
+        [sys.executable, "-c", LOADER], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert "Loading weights" not in loaded.stderr
+    assert "it/s]" not in loaded.stderr
