@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -85,14 +87,21 @@ def test_the_episodes_searched_get_the_models_vectors_and_the_rest_seeded_ones_n
     assert cached.vectors_cached
 
 
-_CHILD = "import sys; x = b'x' * (64 * 2**20); print(1, flush=True); sys.stdin.read()"
+_HOLDS_64_MIB = "import sys; x = b'x' * (64 * 2**20); print(1, flush=True); sys.stdin.read()"
+_BURNS_03_S = (
+    "import sys, time\nend = time.process_time() + 0.3\n"
+    "while time.process_time() < end: pass\nprint(1, flush=True)\nsys.stdin.read()"
+)
 
 
-def test_the_servers_memory_is_summed_over_its_process_and_all_descendants() -> None:
-    # A parent that starts a child holding 64 MiB, as a server that encodes in a child does.
+@contextmanager
+def _parent_with_child(child_code: str) -> Iterator[tuple[int, int]]:
+    """A parent process that starts a child running ``child_code`` and waits for its first
+    line, as a server that encodes in a child does: (parent pid, child pid) until the block
+    ends, when both end."""
     parent_code = (
         "import subprocess, sys\n"
-        f"child = subprocess.Popen([sys.executable, '-c', {_CHILD!r}], stdin=subprocess.PIPE,"
+        f"child = subprocess.Popen([sys.executable, '-c', {child_code!r}], stdin=subprocess.PIPE,"
         " stdout=subprocess.PIPE)\n"
         "child.stdout.readline()\n"
         "print(child.pid, flush=True)\n"
@@ -108,59 +117,38 @@ def test_the_servers_memory_is_summed_over_its_process_and_all_descendants() -> 
     ) as parent:
         assert parent.stdin is not None
         assert parent.stdout is not None
-        child = int(parent.stdout.readline())
-
-        tree = process_tree(parent.pid)
-        whole, alone = rss_mib(parent.pid), rss_mib(child)
-
+        yield parent.pid, int(parent.stdout.readline())
         parent.stdin.close()
         parent.wait(30)
 
-    assert tree == [parent.pid, child]
+
+def test_the_servers_memory_is_summed_over_its_process_and_all_descendants() -> None:
+    with _parent_with_child(_HOLDS_64_MIB) as (parent, child):
+        tree = process_tree(parent)
+        whole, alone = rss_mib(parent), rss_mib(child)
+
+    assert tree == [parent, child]
     assert whole["processes"] == 2
     assert alone["processes"] == 1
     assert alone["rss_mib"] >= 64
     assert whole["rss_mib"] >= alone["rss_mib"] + 5  # the parent's interpreter on top
     assert whole["peak_rss_mib"] >= whole["rss_mib"]
     # A process that ended is counted as nothing, not as an error.
-    assert rss_mib(parent.pid) == {"rss_mib": 0, "peak_rss_mib": 0, "processes": 0}
+    assert rss_mib(parent) == {"rss_mib": 0, "peak_rss_mib": 0, "processes": 0}
 
 
 def test_the_mixed_loads_cpu_counts_the_servers_child_processes() -> None:
     # The encoder runs in a child of the server: its CPU is the server's under the mixed load.
-    parent_code = (
-        "import subprocess, sys\n"
-        "burn = 'import sys, time\\nend = time.process_time() + 0.3\\n"
-        "while time.process_time() < end: pass\\nprint(1, flush=True)\\nsys.stdin.readline()'\n"
-        "child = subprocess.Popen([sys.executable, '-c', burn], stdin=subprocess.PIPE,"
-        " stdout=subprocess.PIPE, text=True)\n"
-        "child.stdout.readline()\n"
-        "print(child.pid, flush=True)\n"
-        "sys.stdin.readline()\n"
-        "child.stdin.close()\n"
-        "child.wait()\n"
-    )
-    with subprocess.Popen(
-        [sys.executable, "-c", parent_code],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as parent:
-        assert parent.stdin is not None
-        assert parent.stdout is not None
-        child = int(parent.stdout.readline())
-
+    with _parent_with_child(_BURNS_03_S) as (parent, child):
         whole, alone, child_alone = (
-            tree_cpu_seconds(parent.pid),
-            cpu_seconds(parent.pid),
+            tree_cpu_seconds(parent),
+            cpu_seconds(parent),
             cpu_seconds(child),
         )
-        parent.stdin.close()
-        parent.wait(30)
 
     assert child_alone >= 0.25
     assert whole >= alone + child_alone - 0.02  # clock ticks read a moment apart
-    assert tree_cpu_seconds(parent.pid) == 0.0  # the tree is gone: nothing, not an error
+    assert tree_cpu_seconds(parent) == 0.0  # the tree is gone: nothing, not an error
 
 
 def test_the_machines_busy_time_grows_by_at_least_what_a_busy_process_spends() -> None:
