@@ -37,6 +37,16 @@ ROOMS = ("unit", "store", "http", "conformance", "cli", "ui", "evals", "docs")
 SLOW_ROOMS = frozenset({"cli", "ui", "evals"})
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--citus``: run the tests of tests/citus on a Citus cluster (tests/citus/conftest.py)."""
+    parser.addoption(
+        "--citus",
+        action="store_true",
+        default=False,
+        help="run the Citus tests (tests/citus) on a cluster of ../shared/citus",
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test with its room (the folder under tests/), and the slow rooms ``slow``."""
     for item in items:
