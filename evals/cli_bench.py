@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from evals.extra import require_extra
+
+if TYPE_CHECKING:
+    from evals.bench.served.http import Options
 
 
 class Part(StrEnum):
@@ -70,6 +73,23 @@ def bench(
     subjects: Annotated[
         int | None, _unset("People in the names tenant [100,000; --quick: 10,000].", min=20)
     ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on this PostgreSQL server (a temporary database on it) or Citus"
+            " coordinator (its database, which must not be migrated yet: the run migrates it and"
+            " leaves its tenant there) instead of a scratch embedded server. The environment's"
+            " DATABASE_URL is not read: a benchmark writes.",
+            show_default=False,
+        ),
+    ] = None,
+    compare_single_node: Annotated[
+        bool,
+        typer.Option(
+            help="Run the same cases on a scratch embedded server first, then on --database-url,"
+            " and write both with the ratios of each case [evals/results/citus.json].",
+        ),
+    ] = False,
     out: Annotated[
         Path | None,
         _unset(
@@ -91,9 +111,13 @@ def bench(
     (a few thousand); the others get seeded synthetic vectors. The first run makes the
     vectors and fact rows (about 3 minutes on 2 cores); reruns read them from the cache.
     `--only names` times finding a subject by its full name, surname and a near spelling in a
-    tenant of 100,000 people instead (evals.bench.names.run).
+    tenant of 100,000 people instead (evals.bench.names.run). `--database-url URL
+    --compare-single-node` runs the cases on a scratch single node, then on URL (a Citus
+    cluster's coordinator), and writes both runs with each case's ratio (evals.bench.citus).
     """
     require_extra("bench")
+    if compare_single_node and not database_url:
+        raise typer.BadParameter("needs --database-url", param_hint="--compare-single-node")
     if only is Part.names:
         from evals.bench.names.run import RESULTS, bench_names  # noqa: PLC0415
         from evals.bench.names.run import Options as NameOptions  # noqa: PLC0415
@@ -119,8 +143,23 @@ def bench(
         import_facts=import_facts,
         import_episodes=import_episodes,
         cache_dir=cache_dir,
+        database_url=database_url,
     )
+    if compare_single_node:
+        _compare(options, out)
+        return
     results = run(options)
     typer.echo(report_text(results))
     paths = write_results(results, out or Path("evals/results/bench.json"))
     typer.echo(f"ran in {results['timings']['total_s']} s; wrote {', '.join(map(str, paths))}")
+
+
+def _compare(options: Options, out: Path | None) -> None:
+    from evals.bench import citus  # noqa: PLC0415 - keep --help fast
+
+    assert options.database_url is not None
+    results = citus.compare(options, options.database_url)
+    typer.echo(citus.about(results))
+    typer.echo(citus.ratio_table(results))
+    typer.echo(citus.import_line(results))
+    typer.echo(f"wrote {citus.write(results, out or citus.RESULTS)}")

@@ -31,7 +31,7 @@ from store.db.database import (
     temporary_database,
 )
 from store.db.migrate import migrate, migrate_database
-from store.db.roles import login_as
+from store.db.roles import bootstrap_embedded_roles, login_as
 from store.episodes.evidence import (
     EXACT_SCAN_LIMIT,
     HNSW_EF_SEARCH,
@@ -58,6 +58,7 @@ __all__ = [
     "SearchScope",
     "Trace",
     "app_login",
+    "bootstrap_embedded_roles",
     "content_hash",
     "find_by_keys",
     "find_similar",

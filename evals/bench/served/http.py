@@ -34,6 +34,7 @@ from evals.bench.served.data import (
     measured_keys,
     subjects_for,
 )
+from evals.bench.served.database import bench_database, database_facts, described
 from evals.bench.served.floor import measure_floor, uses_index
 from evals.bench.served.fresh import measure_fresh
 from evals.bench.served.hostile import measure_hostile_bodies
@@ -46,7 +47,6 @@ from evals.bench.served.writes import measure_writes
 from evals.leakage.report import run_environment
 from retrieval.search.embeddings import Embedder
 from server.settings import Settings
-from store.bench import raw_connection, scratch_database
 
 FULL_SCALES = (10_000, 100_000, 1_000_000)
 FULL_EPISODES = 200_000
@@ -74,6 +74,8 @@ class Options:
     import_facts: int = 100_000
     import_episodes: int = 2_000
     cache_dir: Path = field(default_factory=default_cache_dir)
+    database_url: str | None = None
+    """A server or Citus coordinator to run on (``evals.bench.served.database``); None: embedded."""
 
     @classmethod
     def of(cls, *, quick: bool, **given: Any) -> Options:
@@ -96,16 +98,6 @@ class Options:
     def mixed_timing(self) -> Timing:
         """How long the mixed load runs: six cases' time, so its tails have samples."""
         return Timing(self.seconds * 6, warmup=1, min_calls=self.min_calls)
-
-
-def _database_facts(conninfo: str) -> dict[str, Any]:
-    with raw_connection(conninfo) as conn:
-        row = conn.execute(
-            "SELECT current_setting('server_version'), current_setting('shared_buffers'),"
-            " (SELECT extversion FROM pg_extension WHERE extname = 'vector')"
-        ).fetchone()
-    assert row is not None
-    return {"postgres": row[0], "shared_buffers": row[1], "pgvector": row[2]}
 
 
 def _cpu_model() -> str:
@@ -195,11 +187,11 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
     found: dict[str, Any] = {"scales": [], "writes": {}, "import": {}, "hostile_bodies": {}}
     timing = options.timing
     with ExitStack() as stack:
-        conninfo = stack.enter_context(scratch_database(None))
+        conninfo = stack.enter_context(bench_database(options.database_url))
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sgam-bench-")))
         say("loading episodes and vectors (COPY, then the HNSW index)")
         timings["episodes_load"] = load_episodes(conninfo, data.corpus, model=embedder.model_id)
-        about |= _database_facts(conninfo)
+        about |= database_facts(conninfo)
         with _stage(timings, "server_start"):
             served = stack.enter_context(serve(conninfo, log=scratch / "serve.log"))
             declare_attributes(served)
@@ -242,7 +234,10 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
         )
     about["load_average_at_end"] = [round(load, 2) for load in os.getloadavg()]
     timings["total_s"] = round(time.perf_counter() - started, 1)
-    settings = asdict(options) | {"cache_dir": str(options.cache_dir)}
+    settings = asdict(options) | {
+        "cache_dir": str(options.cache_dir),
+        "database_url": described(options.database_url),
+    }
     settings |= {"model": embedder.model_id, "measured_keys": len(data.keys)}
     settings["floor_torch_threads"] = embedder.torch_threads
     settings["episode_vectors_cached"] = data.corpus.vectors_cached
