@@ -199,8 +199,19 @@ def _configure(conn: psycopg.Connection[Any], *, role: str | None) -> None:
             conn.close()
             raise RoleMissing(f"role {role} does not exist: run the migrations (`sgam migrate`)")
         conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
-    conn.execute("SET TIME ZONE 'UTC'")
+    conn.execute(_SESSION)
     conn.commit()
+
+
+# UTC; and, on a Citus cluster, what row-level security on the workers needs: the tenant's SET
+# LOCAL passed on to them (store.db.tenants.enter_tenant), and the regular router planner, as
+# the fast-path one plans a single-tenant statement against the coordinator's policy and finds
+# no shard. Without Citus the two citus.* settings are inert placeholders. A session that undid
+# either would see no tenant's rows on the workers: nothing, never another tenant's.
+_SESSION = (
+    "SET TIME ZONE 'UTC'; SET citus.propagate_set_commands = 'local';"
+    " SET citus.enable_fast_path_router_planner = off"
+)
 
 
 def connect(conninfo: str) -> psycopg.Connection[Any]:

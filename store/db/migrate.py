@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 
+from store.db.distribution import citus_installed, distribute
 from store.errors import DatabaseUnavailable
 
 _NAME = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql")
@@ -128,7 +129,8 @@ def migrate(conn: psycopg.Connection[Any], *, target: int | None = None) -> list
     transaction; return what was applied.
 
     A database that records versions this code does not know is refused (``SchemaNotCurrent``)
-    and left as it is.
+    and left as it is. On a database with the ``citus`` extension, the tables are then placed
+    on the cluster (``store.db.distribution``) in a transaction of its own, applied or not.
     """
     applied: list[Migration] = []
     with conn.transaction():
@@ -149,6 +151,13 @@ def migrate(conn: psycopg.Connection[Any], *, target: int | None = None) -> list
             except psycopg.Error as error:
                 raise MigrationFailed(migration, error) from error
             applied.append(migration)
+    if citus_installed(conn):
+        # A transaction of its own: Citus creates a distributed table's dependencies (the
+        # sequences of its defaults) on the workers over other connections, which cannot see
+        # objects this transaction made. Idempotent, so a failed run is completed by the next.
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%(key)s)", {"key": _MIGRATION_LOCK})
+            distribute(conn)
     return applied
 
 

@@ -200,11 +200,9 @@ def search_evidence(
     if size <= exact_limit:
         hits = [_hit(row) for row in rows if row["episode_id"] is not None]
         return hits, SearchPlan(method="exact", scope_size=size, scope_size_capped=False)
-    conn.execute(
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-        " set_config('hnsw.ef_search', %(ef)s, true)",
-        {"ef": str(ef_search)},
-    )
+    # SET LOCAL, not set_config: a Citus coordinator passes it on to the worker whose shard
+    # the search runs on (store.db.tenants.enter_tenant); one simple query, one round trip.
+    conn.execute(_HNSW_SETTINGS.format(ef=sql.Literal(int(ef_search))))
     condition = scope_condition(model, scope)
     typed = halfvec(dimensions)  # the index's expression, so the planner uses it
     # Relaxed order can return neighbours slightly out of order: sort the few found.
@@ -222,6 +220,10 @@ def search_evidence(
         hits = [_hit(row) for row in cur.execute(statement, params).fetchall()]
     return hits, SearchPlan(method="hnsw", scope_size=size, scope_size_capped=True)
 
+
+_HNSW_SETTINGS = sql.SQL(
+    "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef}"
+)
 
 _COLUMNS = """
     SELECT v.episode_id, e.occurred_at, e.recorded_at, e.kind, e.session_id, e.text,

@@ -4,11 +4,13 @@ A token reads ``sgam_<key_id as 32 hex digits>_<secret>``: the key_id finds the 
 check by primary key, so authentication never scans, and the secret (32 random bytes,
 URL-safe base64) is compared by its SHA-256 in constant time.
 
-Server processes keep the keys they have verified (``server/auth/keycache.py``). Any change to a key
-row is announced on ``KEY_CHANGED_CHANNEL`` (migration 0008), and a process answers from its
-cache only for ``KEY_CACHE_LEASE`` seconds after confirming it has received every announcement
-committed before; so ``revoke_api_key``'s callers wait that long after the commit, and from then
-on no process accepts the key.
+Server processes keep the keys they have verified (``server/auth/keycache.py``). Any change to
+a key row is announced on ``KEY_CHANGED_CHANNEL`` by the code that changes it, in the same
+transaction (``announce_key_change``; a trigger did until migration 0031: Citus distributes no
+table with triggers), and a process answers from its cache only for ``KEY_CACHE_LEASE`` seconds
+after confirming it has received every announcement committed before; so ``revoke_api_key``'s
+callers wait that long after the commit, and from then on no process accepts the key. Whoever
+changes a key row in SQL by hand announces it the same way.
 """
 
 from __future__ import annotations
@@ -161,7 +163,17 @@ def revoke_api_key(conn: psycopg.Connection[Any], key_id: UUID, *, now: datetime
         )
         revoked = cur.fetchone()
     assert revoked is not None
+    announce_key_change(conn, key_id)
     return ApiKeyRevoked(**revoked.model_dump(), status="revoked")
+
+
+def announce_key_change(conn: psycopg.Connection[Any], key_id: UUID) -> None:
+    """Tell every server process to drop ``key_id`` from its cache once this transaction
+    commits (PostgreSQL sends nothing for one that rolls back, and delivers in commit order)."""
+    conn.execute(
+        "SELECT pg_notify(%(channel)s, %(key_id)s)",
+        {"channel": KEY_CHANGED_CHANNEL, "key_id": str(key_id)},
+    )
 
 
 def list_api_keys(conn: psycopg.Connection[Any], tenant_id: str) -> list[ApiKey]:
