@@ -4,20 +4,21 @@ On a database where the ``citus`` extension exists, ``migrate`` calls ``distribu
 migrations it applies, in a transaction of its own; elsewhere nothing here runs. The rule, kept in
 ``placement``:
 
-- the global tables (``GLOBAL_TABLES``: tenants and API keys, which a request reads before it
-  knows its tenant) and every table without a ``tenant_id`` are reference tables, a copy on
-  every node;
-- every other table is distributed by ``tenant_id``, and all of them are colocated: a tenant's
-  rows of every table live in shards on the same worker, so a statement that names one tenant
-  runs on one worker, joins and foreign keys included;
+- every table with a ``tenant_id`` is distributed by it, tenants included, and all of them are
+  colocated: a tenant's rows of every table live in shards on the same worker, so a statement
+  that names one tenant runs on one worker, joins and foreign keys included;
+- the global tables (``GLOBAL_TABLES``: API keys, whose ``key_id`` is unique across tenants and
+  looked up before any tenant is known) and every table without a ``tenant_id`` are reference
+  tables, a copy on every node. A reference table may not reference a distributed one, so the
+  key's tenant is checked by the code that issues it (migration 0031 dropped that foreign key;
+  tenants are never deleted); a page's session, distributed, still references its key;
 - ``schema_migrations`` stays on the coordinator (``LOCAL_TABLES``): only ``migrate`` reads it.
 
 Later migrations need nothing of their own: they create their tables as plain PostgreSQL
 tables, and the ``distribute`` that follows places every table not yet placed by the same rule
 (``plan``), idempotently. A foreign key stands in the way while one of its tables changes
 placement, so the plan drops the foreign keys of the tables it moves and adds them again once
-every table is placed: every foreign key of the schema goes from a distributed table to a
-colocated one on ``tenant_id`` or to a reference table, which Citus keeps. The shard count of
+every table is placed. The shard count of
 new distributed tables is Citus's ``citus.shard_count`` (32 unless set; a test cluster sets a
 small one for the database or the migrating session).
 """
@@ -33,7 +34,7 @@ from psycopg import sql
 
 Placement = Literal["local", "reference", "distributed"]
 
-GLOBAL_TABLES = frozenset({"tenants", "api_keys"})
+GLOBAL_TABLES = frozenset({"api_keys"})
 """Tables with a ``tenant_id`` that are read before a tenant is known: reference tables."""
 
 LOCAL_TABLES = frozenset({"schema_migrations"})

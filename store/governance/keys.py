@@ -75,6 +75,7 @@ def _secret_hash(secret: str) -> bytes:
 
 def create_api_key(conn: psycopg.Connection[Any], tenant_id: str, *, now: datetime) -> ApiKeyIssued:
     """Issue a key for the tenant; the returned token is the only copy of its secret."""
+    _one_connection_per_node(conn)
     require_tenant(conn, tenant_id)
     # Always random ids, never the store's injectable id factory: a deterministic factory
     # (replays) restarted on a kept database would reissue an existing key_id.
@@ -97,6 +98,13 @@ def create_api_key(conn: psycopg.Connection[Any], tenant_id: str, *, now: dateti
         row = cur.fetchone()
     assert row is not None
     return ApiKeyIssued(**row.model_dump(), api_key=f"{PREFIX}{key_id.hex}_{secret}")
+
+
+def _one_connection_per_node(conn: psycopg.Connection[Any]) -> None:
+    # On Citus, api_keys is a reference table that a distributed one references (ui_sessions):
+    # a transaction that changes it works over one connection per node. Without Citus the
+    # setting is an inert placeholder.
+    conn.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
 
 
 def parse_token(api_key: str) -> OfferedKey | None:
@@ -136,14 +144,17 @@ def revoke_api_key(conn: psycopg.Connection[Any], key_id: UUID, *, now: datetime
     The key's tenant is learnt first (``sgam_key_tenant``, migration 0012), then named for the
     rest of the transaction.
     """
+    _one_connection_per_node(conn)
     found = conn.execute("SELECT sgam_key_tenant(%(key_id)s)", {"key_id": key_id}).fetchone()
     if found is None or found[0] is None:
         raise NotFound(f"API key {key_id} does not exist", field="key_id")
     enter_tenant(conn, found[0])
     with conn.cursor(row_factory=class_row(ApiKey)) as cur:
         cur.execute(
-            "SELECT" + _COLUMNS + "FROM api_keys WHERE key_id = %(key_id)s FOR UPDATE",
-            {"key_id": key_id},
+            # The tenant named too: on Citus a locking read must be of one shard.
+            "SELECT" + _COLUMNS + "FROM api_keys"
+            " WHERE tenant_id = %(tenant_id)s AND key_id = %(key_id)s FOR UPDATE",
+            {"key_id": key_id, "tenant_id": found[0]},
         )
         key = cur.fetchone()
         if key is None:
@@ -157,9 +168,9 @@ def revoke_api_key(conn: psycopg.Connection[Any], key_id: UUID, *, now: datetime
                 field="now",
             )
         cur.execute(
-            "UPDATE api_keys SET revoked_at = %(now)s WHERE key_id = %(key_id)s RETURNING"
-            + _COLUMNS,
-            {"key_id": key_id, "now": now},
+            "UPDATE api_keys SET revoked_at = %(now)s"
+            " WHERE tenant_id = %(tenant_id)s AND key_id = %(key_id)s RETURNING" + _COLUMNS,
+            {"key_id": key_id, "now": now, "tenant_id": found[0]},
         )
         revoked = cur.fetchone()
     assert revoked is not None

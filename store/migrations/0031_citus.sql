@@ -8,6 +8,12 @@ DROP TRIGGER api_keys_changed ON api_keys;
 DROP TRIGGER api_keys_truncated ON api_keys;
 DROP FUNCTION sgam_notify_api_key_changed();
 
+-- API keys are a reference table on Citus (their key_id is unique across tenants, which a
+-- distributed table cannot promise), and a reference table may not reference the distributed
+-- tenants. Issuing a key checks its tenant in the same transaction (store/governance/keys.py,
+-- require_tenant), and no tenant is ever deleted.
+ALTER TABLE api_keys DROP CONSTRAINT api_keys_tenant_id_fkey;
+
 -- Citus runs no statement that locks rows of several shards (FOR UPDATE SKIP LOCKED across
 -- tenants). The claim now picks the due jobs first, then leases each with a statement of its
 -- one tenant that checks again that it is still due and unleased: a job another worker leased
