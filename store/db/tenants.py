@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from store.contract.common import UnverifiedEvidencePolicy
 from store.errors import Conflict, NotFound
@@ -99,5 +100,14 @@ def enter_tenant(conn: psycopg.Connection[Any], tenant_id: str | None) -> None:
 
     Row-level security shows the pooled role that tenant's rows only. A call that learns its
     tenant inside the transaction (a key's revocation) names it again once known.
+
+    ``SET LOCAL`` rather than ``set_config``: on a Citus cluster the coordinator passes a
+    transaction's ``SET LOCAL`` commands on to the workers that run its statements (with
+    ``citus.propagate_set_commands = 'local'``, which every connection sets, see
+    ``store.db.database``), so the shards' policies see the tenant too; a function call's
+    setting would stay on the coordinator. It must run inside a transaction block.
     """
-    conn.execute("SELECT set_config('sgam.tenant_id', %s, true)", (tenant_id or "",))
+    conn.execute(_ENTER.format(sql.Literal(tenant_id or "")))
+
+
+_ENTER = sql.SQL("SET LOCAL sgam.tenant_id = {}")
