@@ -89,19 +89,27 @@ def find_needles(conninfo: str, tenant: str, needles: Iterable[str]) -> dict[str
             "tombstones.episode_hashes",
         } <= {column.name for column in columns}
         for column in columns:
-            scope = sql.SQL("AND t.tenant_id = %(tenant)s" if column.by_tenant else "")
-            query = sql.SQL(
-                "SELECT needle FROM unnest(%(needles)s::text[]) AS needle WHERE EXISTS ("
-                " SELECT 1 FROM {table} AS t"
-                " WHERE position(lower(needle) IN lower(t.{column}::text)) > 0 {scope})"
-            ).format(
-                table=sql.Identifier(column.table),
-                column=sql.Identifier(column.column),
-                scope=scope,
-            )
-            for (needle,) in conn.execute(query, {"needles": wanted, "tenant": tenant}):
+            for needle in needles_in(conn, column.table, column, tenant, wanted):
                 found[needle].add(column.name)
     return found
+
+
+def needles_in(
+    conn: psycopg.Connection[Any], relation: str, column: Column, tenant: str, needles: list[str]
+) -> list[str]:
+    """The needles that occur (case-folded) in ``column`` of ``relation`` (its table, or one of
+    its table's shards on a Citus worker), in the tenant's rows when the table has a tenant."""
+    scope = sql.SQL("AND t.tenant_id = %(tenant)s" if column.by_tenant else "")
+    query = sql.SQL(
+        "SELECT needle FROM unnest(%(needles)s::text[]) AS needle WHERE EXISTS ("
+        " SELECT 1 FROM {relation} AS t"
+        " WHERE position(lower(needle) IN lower(t.{column}::text)) > 0 {scope})"
+    ).format(
+        relation=sql.Identifier(relation),
+        column=sql.Identifier(column.column),
+        scope=scope,
+    )
+    return [row[0] for row in conn.execute(query, {"needles": needles, "tenant": tenant})]
 
 
 def tenant_rows(conninfo: str, tenant: str) -> dict[str, list[str]]:
