@@ -1,6 +1,6 @@
 """Tenant isolation on the cluster: the single node's isolation and row-level security tests
 (tests/store/test_tenant_isolation.py, tests/store/test_row_security.py), run on the
-coordinator, whose queries reach the workers' shards.
+coordinator, whose queries reach the workers' shards (over HTTP: test_cluster_http.py).
 
 Two tenants with the same keys and episode ids keep separate worlds; every tenant table shows
 the pooled role only the tenant its transaction names, with a missing or wrong tenant nothing,
