@@ -4,6 +4,7 @@ PostgreSQL with the Citus extension), and questions about where a tenant's rows 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import os
@@ -136,7 +137,8 @@ def start_cluster(workers: int = 2) -> Cluster:
     try:
         cluster.up(workers)
     except BaseException:
-        stop_cluster(cluster)
+        with contextlib.suppress(ClusterFailed, OSError):  # the failure to start is the news
+            stop_cluster(cluster)
         raise
     return cluster
 
