@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
+from typing import Any
 from uuid import uuid4
 
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from store.api.admin import AdminCalls, UiSessionCalls
 from store.api.checkpoints import CheckpointCalls
@@ -30,8 +33,9 @@ from store.api.subjects import SubjectCalls
 from store.api.transactions import SnapshotCalls, Transactions
 from store.api.weak_signals import WeakSignalCalls
 from store.db.clock import Clock, wall_clock
-from store.db.database import make_pool
+from store.db.database import SESSION_SETTINGS, make_pool
 from store.db.migrate import migrate_database, require_current_schema
+from store.db.watch import DatabaseWatch, GatedAsyncPool
 from store.episodes.vectors import EpisodeEmbedder
 from store.facts.versions import IdFactory
 
@@ -50,6 +54,9 @@ class MemoryStore:
     ``weak_signals``: weak signals waiting for independent episodes to repeat them.
     ``extraction``: the queue of episodes sent to an extractor. ``retention``: retention
     classes, legal holds and the purge. ``ui_sessions``: the timeline pages' sign-ins.
+
+    With ``async_pool`` (a server's), exact reads of one statement can be awaited on the event
+    loop (``facts.aat``); every other call runs on the caller's thread, on ``pool``.
     """
 
     def __init__(
@@ -59,12 +66,14 @@ class MemoryStore:
         clock: Clock = wall_clock,
         new_id: IdFactory = uuid4,
         embedder: EpisodeEmbedder | None = None,
+        async_pool: AsyncConnectionPool | None = None,
     ) -> None:
         self.pool = pool
+        self.async_pool = async_pool
         self.clock = clock
         self.new_id = new_id
         self.embedder = embedder
-        transactions = Transactions(pool, clock, new_id)
+        transactions = Transactions(pool, clock, new_id, async_pool)
         self.admin = AdminCalls(transactions)
         self.episodes = EpisodeCalls(transactions, embedder)
         self.facts = FactCalls(transactions)
@@ -106,3 +115,27 @@ def open_store(
     with pool:
         pool.wait()
         yield MemoryStore(pool, clock=clock, new_id=new_id, embedder=embedder)
+
+
+def make_async_pool(
+    conninfo: str, *, max_size: int, role: str | None, watch: DatabaseWatch
+) -> AsyncConnectionPool:
+    """The asyncio pool of a server's exact reads (``MemoryStore``'s ``async_pool``), created
+    closed: connections in autocommit, working as ``role`` with the API pool's session
+    settings (``make_pool``), refused at once while ``watch`` says the database is down."""
+    return GatedAsyncPool(
+        conninfo,
+        watch=watch,
+        min_size=1,
+        max_size=max_size,
+        open=False,
+        name="sgam-async",
+        configure=partial(_configure_async, role=role),
+        kwargs={"autocommit": True},
+    )
+
+
+async def _configure_async(conn: psycopg.AsyncConnection[Any], *, role: str | None) -> None:
+    if role is not None:
+        await conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+    await conn.execute(SESSION_SETTINGS)

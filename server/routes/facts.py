@@ -24,8 +24,8 @@ from store.contract.facts import Fact
 from store.contract.results import ConflictPage, ExpireResult, ResolveResult, RetractResult
 
 
-@get("/", sync_to_thread=True, responses=PROBLEM_RESPONSES)
-def read_fact(
+@get("/", responses=PROBLEM_RESPONSES)
+async def read_fact(
     *,
     store: Store,
     tenant_id: TenantId,
@@ -39,7 +39,7 @@ def read_fact(
     Both default to now; given only ``known_at``, ``valid_at`` defaults to it. With
     ``X-SGAM-Decision`` the read leaves a receipt under that decision.
     """
-    return store.facts.at(
+    return await store.facts.aat(
         tenant_id,
         subject,
         attribute,

@@ -22,7 +22,7 @@ import anyio.to_thread
 from litestar import Litestar, Request
 from litestar.di import NamedDependency
 from litestar.params import SkipValidation
-from psycopg_pool import ConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from extraction.extractor import Extract
 from extraction.jobs import WorkPolicy
@@ -40,7 +40,10 @@ from store.db.database import APP_ROLE, check_app_role, make_pool, resolve_conni
 from store.db.migrate import pending_migrations
 from store.db.roles import PoolLogin, login_as, pool_login
 from store.db.watch import DatabaseWatch
-from store.service import MemoryStore
+from store.service import MemoryStore, make_async_pool
+
+ASYNC_POOL_MAX_SIZE = 4
+"""Connections of the event loop's exact reads: each holds one for a round trip, never longer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +63,11 @@ class Resources:
     def store_with_clock(self, clock: Clock) -> MemoryStore:
         """The same store reading system time from ``clock`` (the ``X-SGAM-Now`` header)."""
         return MemoryStore(
-            self.pool, clock=clock, new_id=self.store.new_id, embedder=self.store.embedder
+            self.pool,
+            clock=clock,
+            new_id=self.store.new_id,
+            embedder=self.store.embedder,
+            async_pool=self.store.async_pool,
         )
 
     def reader(self, store: MemoryStore) -> Reader:
@@ -118,6 +125,23 @@ def _open_pool(pool: ConnectionPool) -> None:
         raise
 
 
+async def _open_async_pool(
+    login: PoolLogin, watch: DatabaseWatch, pool: ConnectionPool
+) -> AsyncConnectionPool:
+    """The event loop's pool for exact reads of one statement, open (``make_async_pool``);
+    on failure both pools are closed."""
+    async_pool = make_async_pool(
+        login.conninfo, max_size=ASYNC_POOL_MAX_SIZE, role=login.role, watch=watch
+    )
+    try:
+        await async_pool.open(wait=True, timeout=30)
+    except BaseException:
+        await async_pool.close()  # else both keep reconnecting in the background
+        await anyio.to_thread.run_sync(pool.close)
+        raise
+    return async_pool
+
+
 def lifespan(
     settings: Settings,
     *,
@@ -144,7 +168,14 @@ def lifespan(
             login.conninfo, max_size=settings.pool_max_size, role=login.role, watch=watch
         )
         await anyio.to_thread.run_sync(_open_pool, pool)
-        watch.start(on_recovery=pool.check)  # connections lost with the server are replaced
+        async_pool = await _open_async_pool(login, watch, pool)
+        loop = asyncio.get_running_loop()
+
+        def recovered() -> None:  # connections lost with the server are replaced
+            pool.check()
+            asyncio.run_coroutine_threadsafe(async_pool.check(), loop)
+
+        watch.start(on_recovery=recovered)
         # Sync handlers run on the loop's default executor (min(32, CPUs + 4) threads unless
         # set): give it a thread per pooled connection, so requests are not queued for a thread
         # while connections sit idle.
@@ -156,7 +187,7 @@ def lifespan(
         listener.start()
         extractor = settings.extractor()
         policy = policy_from(settings)
-        store = MemoryStore(pool, clock=clock, embedder=model)
+        store = MemoryStore(pool, clock=clock, embedder=model, async_pool=async_pool)
         worker = None
         if extractor is not None and settings.extractor_in_server:
             worker = Worker(store, extractor, policy)
@@ -190,6 +221,7 @@ def lifespan(
             if purger is not None:
                 await anyio.to_thread.run_sync(purger.stop)
             await anyio.to_thread.run_sync(listener.stop)
+            await async_pool.close()
             await anyio.to_thread.run_sync(pool.close)
             if embedder is None:  # a model the caller passed in is the caller's to close
                 await anyio.to_thread.run_sync(model.close)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg.rows import class_row
 
 from store.api.receipts import traced_read
 from store.api.transactions import Transactions
@@ -161,15 +164,8 @@ class FactCalls:
 
         def read(conn: psycopg.Connection[Any], now: datetime) -> Fact:
             def read_key(name: str) -> Fact | None:
-                return reads.read_at(
-                    conn,
-                    tenant_id,
-                    subject=subject,
-                    attribute=name,
-                    valid_at=valid or known or now,
-                    known_at=known or now,
-                    now=now,
-                )
+                times = {"valid_at": valid, "known_at": known}
+                return reads.read_at(conn, tenant_id, now, subject=subject, attribute=name, **times)
 
             # The subject's survivor is found in the read's own statement: a read of a
             # declared name is one statement. Only a miss asks whether the name is a renamed
@@ -198,6 +194,38 @@ class FactCalls:
                 if fact is None
                 else touched.fact_read(fact, now=now, asked=subject)
             ],
+        )
+
+    async def aat(
+        self,
+        tenant_id: str,
+        subject: str,
+        attribute: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        trace: Trace = NO_TRACE,
+    ) -> Fact:
+        """``at`` for a caller on an event loop: a read of a declared name for no decision is
+        one statement on the loop (``Transactions.aread``). Any other read (a miss, a renamed
+        attribute, a receipt to leave) is ``at`` on the loop's default executor, where sync
+        handlers run."""
+        check_identifier(subject, "subject")
+        check_identifier(attribute, "attribute")
+        valid, known = read_times(valid_at, known_at)
+        if trace.decision_id is None and self._transactions.async_pool is not None:
+            statement = partial(
+                reads.read_at_query, tenant_id, subject=subject, attribute=attribute
+            )
+            found = await self._transactions.aread(
+                partial(statement, valid_at=valid, known_at=known),
+                row_factory=class_row(Fact),
+                tenant_id=tenant_id,
+            )
+            if found:
+                return found[0]
+        return await asyncio.to_thread(
+            self.at, tenant_id, subject, attribute, valid_at=valid, known_at=known, trace=trace
         )
 
     def history(self, tenant_id: str, subject: str, attribute: str) -> list[Fact]:

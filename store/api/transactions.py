@@ -11,30 +11,37 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import psycopg
 from psycopg import IsolationLevel
 from psycopg.pq import TransactionStatus
-from psycopg_pool import ConnectionPool
+from psycopg.rows import AsyncRowFactory
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from store.db.clock import Clock
-from store.db.locks import with_retries
+from store.db.locks import async_retries, with_retries
 from store.db.snapshot import ReadSnapshot
 from store.db.tenants import enter_tenant
 from store.errors import translate
 from store.facts.versions import IdFactory
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
 class Transactions:
-    """One connection pool, one clock: each call a transaction at one system time."""
+    """One connection pool, one clock: each call a transaction at one system time.
+
+    ``async_pool`` (a server's: ``server.runtime.resources``) serves the exact reads of one
+    statement on the caller's event loop itself (``aread``).
+    """
 
     pool: ConnectionPool
     clock: Clock
     new_id: IdFactory
+    async_pool: AsyncConnectionPool | None = None
 
     def run(
         self,
@@ -90,6 +97,47 @@ class Transactions:
 
         return self._call(body)
 
+    async def aread(
+        self,
+        statement: Callable[[datetime], tuple[str | bytes, dict[str, Any]]],
+        *,
+        row_factory: AsyncRowFactory[R],
+        tenant_id: str | None,
+    ) -> list[R]:
+        """``read`` on the event loop (``async_pool``): the rows of one statement, made by
+        ``statement`` from the call's system time. BEGIN, the tenant, the statement and
+        COMMIT go in one round trip; retried and translated as every call.
+        """
+        pool = self.async_pool
+        if pool is None:
+            raise RuntimeError("this store has no asyncio pool: call read()")
+        now = self.clock()
+        query, params = statement(now)
+        # The tenant is named by the very statements ``enter_tenant`` sends.
+        tenant = _Statements()
+        enter_tenant(cast(psycopg.Connection[Any], tenant), tenant_id)
+
+        async def attempt() -> list[R]:
+            async with pool.connection() as conn:
+                try:
+                    async with conn.pipeline():
+                        await conn.execute("BEGIN")
+                        for sent in tenant.sent:
+                            await conn.execute(*sent)
+                        cur = conn.cursor(row_factory=row_factory)
+                        await cur.execute(query, params)
+                        await conn.execute("COMMIT")
+                    return await cur.fetchall()
+                except BaseException:
+                    if not conn.broken:
+                        await conn.rollback()
+                    raise
+
+        try:
+            return await async_retries(attempt)
+        except psycopg.Error as error:
+            raise translate(error) from error
+
     def pipelined(
         self,
         work: Callable[[psycopg.Connection[Any], datetime], Callable[[], T]],
@@ -138,6 +186,16 @@ class Transactions:
             return attempt()
         except psycopg.Error as error:
             raise translate(error) from error
+
+
+class _Statements:
+    """Stands for a connection to a helper that only executes statements: keeps them."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[Any, Any]] = []
+
+    def execute(self, query: Any, params: Any = None) -> None:
+        self.sent.append((query, params))
 
 
 def restore_session(conn: psycopg.Connection[Any], **settings: Any) -> None:

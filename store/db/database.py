@@ -199,7 +199,7 @@ def _configure(conn: psycopg.Connection[Any], *, role: str | None) -> None:
             conn.close()
             raise RoleMissing(f"role {role} does not exist: run the migrations (`sgam migrate`)")
         conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
-    conn.execute(_SESSION)
+    conn.execute(SESSION_SETTINGS)
     conn.commit()
 
 
@@ -208,7 +208,7 @@ def _configure(conn: psycopg.Connection[Any], *, role: str | None) -> None:
 # the fast-path one plans a single-tenant statement against the coordinator's policy and finds
 # no shard. Without Citus the two citus.* settings are inert placeholders. A session that undid
 # either would see no tenant's rows on the workers: nothing, never another tenant's.
-_SESSION = (
+SESSION_SETTINGS = (
     "SET TIME ZONE 'UTC'; SET citus.propagate_set_commands = 'local';"
     " SET citus.enable_fast_path_router_planner = off"
 )

@@ -12,12 +12,13 @@ of times; any other error (a constraint violation would only recur) propagates a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 import psycopg
 from psycopg import errors
 from tenacity import (
+    AsyncRetrying,
     Retrying,
     retry_if_exception_type,
     stop_after_attempt,
@@ -101,3 +102,13 @@ def with_retries(function: Callable[..., T]) -> Callable[..., T]:
         return _RETRYING.copy()(function, *args, **kwargs)
 
     return attempts
+
+
+async def async_retries(attempt: Callable[[], Awaitable[T]]) -> T:
+    """``attempt()`` awaited under ``with_retries``'s policy (asyncio: the waits do not block)."""
+    async for retrying in AsyncRetrying(
+        retry=_RETRYING.retry, stop=_RETRYING.stop, wait=_RETRYING.wait, reraise=True
+    ):
+        with retrying:
+            return await attempt()
+    raise AssertionError("unreachable: the last attempt's error is reraised")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 log = logging.getLogger("sgam.database")
 
@@ -129,11 +129,35 @@ class GatedPool(ConnectionPool):
         """A connection, as ``ConnectionPool.getconn``; ``DatabaseDown`` while it is down."""
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         while True:
-            if not self.watch.up:
-                raise DatabaseDown("it is down; retry once it answers again (GET /readyz)")
-            remaining = deadline - time.monotonic()
+            remaining = _remaining(self.watch, deadline)
             try:
                 return super().getconn(timeout=max(0.0, min(WAIT_SLICE_S, remaining)))
             except PoolTimeout:
                 if remaining <= WAIT_SLICE_S:
                     raise
+
+
+class GatedAsyncPool(AsyncConnectionPool):
+    """``GatedPool`` for asyncio connections: the same refusal while the database is down."""
+
+    def __init__(self, *args: Any, watch: DatabaseWatch, **kwargs: Any) -> None:
+        self.watch = watch
+        super().__init__(*args, **kwargs)
+
+    async def getconn(self, timeout: float | None = None) -> psycopg.AsyncConnection[Any]:
+        """A connection, as ``AsyncConnectionPool.getconn``; ``DatabaseDown`` while it is down."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            remaining = _remaining(self.watch, deadline)
+            try:
+                return await super().getconn(timeout=max(0.0, min(WAIT_SLICE_S, remaining)))
+            except PoolTimeout:
+                if remaining <= WAIT_SLICE_S:
+                    raise
+
+
+def _remaining(watch: DatabaseWatch, deadline: float) -> float:
+    """Seconds left until ``deadline``; ``DatabaseDown`` while the watch says it is down."""
+    if not watch.up:
+        raise DatabaseDown("it is down; retry once it answers again (GET /readyz)")
+    return deadline - time.monotonic()

@@ -70,8 +70,7 @@ _SUBJECT_NOW = """
 """
 
 
-def _select(
-    conn: psycopg.Connection[Any],
+def _query(
     tenant_id: str,
     *,
     subject: str,
@@ -81,18 +80,17 @@ def _select(
     times: dict[str, datetime | None],
     disputes_at: datetime | None,
     subject_filter: str = _SUBJECT,
-) -> list[Fact]:
-    """The subject's versions (of ``attributes``, or all) in ``window``, as facts; with
-    ``disputes_at``, each marked with the disputes open then (one statement either way).
-    ``subject_filter`` is ``_SUBJECT_NOW`` where ``subject`` may be a merged id."""
+) -> tuple[str, dict[str, Any]]:
+    """The statement selecting the subject's versions (of ``attributes``, or all) in
+    ``window``, and its parameters; with ``disputes_at``, each marked with the disputes open
+    then. ``subject_filter`` is ``_SUBJECT_NOW`` where ``subject`` may be a merged id."""
     key = ""
     if attributes is not None:
         # One attribute as plain equality: the exact read's plan stays the simplest.
         many = len(attributes) != 1
         key = " AND attribute = ANY(%(attributes)s)" if many else " AND attribute = %(attribute)s"
     source = _DISPUTES if disputes_at is not None else " FROM fact_versions"
-    return select_facts(
-        conn,
+    query = (
         "SELECT"
         + COLUMNS
         + source
@@ -100,43 +98,58 @@ def _select(
         + subject_filter
         + key
         + window
-        + order,
-        {
-            "tenant_id": tenant_id,
-            "subject": subject,
-            "attribute": attributes[0] if attributes else None,
-            "attributes": list(attributes or ()),
-            "disputes_at": disputes_at,
-            **times,
-        },
+        + order
     )
+    params = {
+        "tenant_id": tenant_id,
+        "subject": subject,
+        "attribute": attributes[0] if attributes else None,
+        "attributes": list(attributes or ()),
+        "disputes_at": disputes_at,
+        **times,
+    }
+    return query, params
+
+
+def _select(conn: psycopg.Connection[Any], tenant_id: str, **chosen: Any) -> list[Fact]:
+    """The versions ``_query`` selects, as facts (one statement)."""
+    return select_facts(conn, *_query(tenant_id, **chosen))
 
 
 def read_at(
-    conn: psycopg.Connection[Any],
-    tenant_id: str,
-    *,
-    subject: str,
-    attribute: str,
-    valid_at: datetime,
-    known_at: datetime,
-    now: datetime,
+    conn: psycopg.Connection[Any], tenant_id: str, now: datetime, **key: Any
 ) -> Fact | None:
     """The fact valid at ``valid_at`` as known at ``known_at`` (None: not known), of the
     subject ``subject`` names now: a merged id reads its survivor's key, in the same statement.
+    ``key`` names the subject, attribute and times as ``read_at_query`` takes them.
     """
-    found = _select(
-        conn,
+    found = select_facts(conn, *read_at_query(tenant_id, now, **key))
+    return found[0] if found else None
+
+
+def read_at_query(
+    tenant_id: str,
+    now: datetime,
+    *,
+    subject: str,
+    attribute: str,
+    valid_at: datetime | None,
+    known_at: datetime | None,
+) -> tuple[str, dict[str, Any]]:
+    """``read_at``'s one statement and its parameters at system time ``now`` (``FactCalls.aat``
+    sends it on the event loop). ``known_at`` defaults to ``now``, ``valid_at`` to
+    ``known_at``."""
+    known = known_at or now
+    return _query(
         tenant_id,
         subject=subject,
         attributes=[attribute],
         window=_KNOWN_AND_VALID,
         order="",  # the exclusion constraint leaves at most one version
-        times={"valid_at": valid_at, "known_at": known_at, "now": now},
-        disputes_at=known_at,
+        times={"valid_at": valid_at or known, "known_at": known, "now": now},
+        disputes_at=known,
         subject_filter=_SUBJECT_NOW,
     )
-    return found[0] if found else None
 
 
 def not_known(subject: str, attribute: str) -> NotFound:

@@ -74,7 +74,7 @@ def _read(conninfo: str, subject: str) -> tuple[Any, list[dict[str, Any]]]:
     with connect(conninfo) as conn:
         conn.cursor_factory = Explaining
         found = read_at(
-            conn, TENANT, subject=subject, attribute="city", valid_at=NOW, known_at=NOW, now=NOW
+            conn, TENANT, NOW, subject=subject, attribute="city", valid_at=NOW, known_at=NOW
         )
     [plan] = plans
     return found, [node for node in _nodes(plan) if node.get("Relation Name") == "fact_versions"]
