@@ -20,24 +20,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
-from store.db.database import scratch_database
-from store.db.migrate import migrate_database
-from store.db.roles import APP_ROLE, OWNER_ROLE, bootstrap_embedded_roles, login_as
-from store.db.tenants import enter_tenant
+from store.bench import (
+    APP_ROLE,
+    Connection,
+    bootstrap_embedded_roles,
+    enter_tenant,
+    login_as,
+    migrate_database,
+    raw_connection,
+    scratch_database,
+)
 
 _READ = "SELECT subject, placed_at FROM legal_holds WHERE tenant_id = %s AND subject = %s"
 
 
-def _old(conn: psycopg.Connection[Any], tenant: str) -> object:
+def _old(conn: Connection, tenant: str) -> object:
     with conn.pipeline():
         conn.execute("SELECT set_config('sgam.tenant_id', %s, true)", (tenant,))
         cur = conn.execute(_READ, (tenant, "s-1"))
     return cur.fetchall()
 
 
-def _new(conn: psycopg.Connection[Any], tenant: str) -> object:
+def _new(conn: Connection, tenant: str) -> object:
     with conn.pipeline():
         conn.execute("BEGIN")
         enter_tenant(conn, tenant)
@@ -46,7 +50,7 @@ def _new(conn: psycopg.Connection[Any], tenant: str) -> object:
     return cur.fetchall()
 
 
-def _time(read: Callable[[psycopg.Connection[Any], str], object], conn: Any, n: int) -> float:
+def _time(read: Callable[[Connection, str], object], conn: Any, n: int) -> float:
     started = time.perf_counter()
     for _ in range(n):
         assert read(conn, "t-1")
@@ -57,14 +61,14 @@ def measure(conninfo: str, *, rounds: int, per_round: int = 500) -> dict[str, An
     """Median microseconds a read of each kind, over alternated rounds."""
     superuser = conninfo
     bootstrap_embedded_roles(superuser)
-    owner = login_as(superuser, OWNER_ROLE)
+    owner = login_as(superuser, "sgam_owner")
     migrate_database(owner)
-    with psycopg.connect(owner, autocommit=True) as conn:
+    with raw_connection(owner, autocommit=True) as conn:
         conn.execute("INSERT INTO tenants (tenant_id, created_at) VALUES ('t-1', now())")
         conn.execute("INSERT INTO legal_holds VALUES ('t-1', 's-1', now())")
     old: list[float] = []
     new: list[float] = []
-    with psycopg.connect(login_as(superuser, APP_ROLE), autocommit=True) as conn:
+    with raw_connection(login_as(superuser, APP_ROLE), autocommit=True) as conn:
         _time(_old, conn, per_round)
         _time(_new, conn, per_round)
         for _ in range(rounds):

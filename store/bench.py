@@ -32,6 +32,7 @@ from store.db.database import (
 )
 from store.db.migrate import migrate, migrate_database
 from store.db.roles import bootstrap_embedded_roles, login_as
+from store.db.tenants import enter_tenant
 from store.episodes.evidence import (
     EXACT_SCAN_LIMIT,
     HNSW_EF_SEARCH,
@@ -60,6 +61,7 @@ __all__ = [
     "app_login",
     "bootstrap_embedded_roles",
     "content_hash",
+    "enter_tenant",
     "find_by_keys",
     "find_similar",
     "halfvec",

@@ -80,22 +80,17 @@ class Transactions:
     ) -> T:
         """Run ``work``, a single statement, on its own: it is its own snapshot at one time.
 
-        No BEGIN and no COMMIT: one round trip instead of three on the hot read paths. Only
-        for work of one statement that writes nothing (several would each see their own).
-        The tenant goes in the same round trip as the statement: a pipeline's statements up to
-        its sync are one implicit transaction, which the tenant setting lasts for.
+        One round trip instead of three on the hot read paths: BEGIN, the tenant, the
+        statement and COMMIT travel together in one pipeline (``pipelined``). Only for work of
+        one statement that writes nothing (several would each see their own). The BEGIN is what
+        a Citus coordinator needs to pass the tenant's ``SET LOCAL`` on to the workers.
         """
 
-        def body(conn: psycopg.Connection[Any], now: datetime) -> T:
-            conn.autocommit = True
-            try:
-                with conn.pipeline():
-                    enter_tenant(conn, tenant_id)
-                    return work(conn, now)
-            finally:
-                restore_session(conn, autocommit=False)
+        def sent(conn: psycopg.Connection[Any], now: datetime) -> Callable[[], T]:
+            answer = work(conn, now)
+            return lambda: answer
 
-        return self._call(body)
+        return self.pipelined(sent, tenant_id=tenant_id)
 
     async def aread(
         self,

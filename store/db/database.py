@@ -204,14 +204,10 @@ def _configure(conn: psycopg.Connection[Any], *, role: str | None) -> None:
 
 
 # UTC; and, on a Citus cluster, what row-level security on the workers needs: the tenant's SET
-# LOCAL passed on to them (store.db.tenants.enter_tenant), and the regular router planner, as
-# the fast-path one plans a single-tenant statement against the coordinator's policy and finds
-# no shard. Without Citus the two citus.* settings are inert placeholders. A session that undid
-# either would see no tenant's rows on the workers: nothing, never another tenant's.
-SESSION_SETTINGS = (
-    "SET TIME ZONE 'UTC'; SET citus.propagate_set_commands = 'local';"
-    " SET citus.enable_fast_path_router_planner = off"
-)
+# LOCAL passed on to them (store.db.tenants.enter_tenant). Without Citus the citus.* setting is
+# an inert placeholder. A session that undid it would see no tenant's rows on the workers:
+# nothing, never another tenant's.
+SESSION_SETTINGS = "SET TIME ZONE 'UTC'; SET citus.propagate_set_commands = 'local'"
 
 
 def connect(conninfo: str) -> psycopg.Connection[Any]:

@@ -91,6 +91,7 @@ JOIN subjects ON subjects.given = staged.subject
 JOIN attributes ON attributes.given = staged.attribute
 JOIN sources ON sources.given = staged.source_episode_id
 ORDER BY staged.n
+RETURNING true  -- on Citus: inserted on each shard, not COPied (store.db.distribution)
 """
 """A chunk's rows, in plan order: ``write_order`` (its default) is drawn after the sort."""
 

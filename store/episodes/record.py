@@ -21,15 +21,19 @@ from store.subjects import names as subject_names
 T = TypeVar("T")
 
 
-def _columns(subjects: str) -> str:
+_TRUNCATED = """EXISTS (SELECT FROM episode_vectors AS v
+            WHERE v.tenant_id = episodes.tenant_id AND v.episode_id = episodes.id
+              AND v.embedding_truncated)"""
+"""Whether any of a stored episode's vectors was cut."""
+
+
+def _columns(subjects: str, truncated: str = _TRUNCATED) -> str:
     """An episode as its JSON names it, its subjects read by ``subjects``;
-    ``embedding_truncated`` if any of its vectors was cut."""
+    ``embedding_truncated`` if any of its vectors was cut (``truncated``)."""
     return f"""
     id, occurred_at, recorded_at, kind, session_id, {subjects} AS subjects,
     text, content_hash, retention_class, metadata, erased_at, purged_at,
-    EXISTS (SELECT FROM episode_vectors AS v
-            WHERE v.tenant_id = episodes.tenant_id AND v.episode_id = episodes.id
-              AND v.embedding_truncated) AS embedding_truncated
+    {truncated} AS embedding_truncated
 """
 
 
@@ -41,8 +45,9 @@ _COLUMNS = _columns(
 """A stored episode: its subjects are its pairs in ``episode_subjects``, in byte order (the
 order ``EpisodeInput.all_subjects`` gives)."""
 
-_NEW_COLUMNS = _columns("%(subjects)s::text[]")
-"""An episode just inserted: its subjects are those it names, whose pairs are written next."""
+_NEW_COLUMNS = _columns("%(subjects)s::text[]", "false")
+"""An episode just inserted: its subjects are those it names, whose pairs are written next, and
+no vector yet (an INSERT's RETURNING asks no other table: Citus refuses subqueries there)."""
 
 
 def content_hash(text: str) -> str:

@@ -26,15 +26,16 @@ STORED = """
     retired_at, supersedes, ended_by, ended_by_kind, source_episode_id, source_kind, evidence,
     evidence_verified, schema_version,"""
 
-COLUMNS = (
-    STORED
-    + """
+STATUS = """
     CASE
         WHEN retired_at IS NOT NULL AND retired_at <= %(now)s THEN 'retired'
         WHEN valid_from > %(now)s THEN 'future'
         WHEN valid_to IS NOT NULL AND valid_to <= %(now)s THEN 'past'
         ELSE 'current'
-    END AS status,
+    END AS status,"""
+"""Where a version stands at ``%(now)s`` (``status_at`` in Python)."""
+
+UNCONVERTIBLE = """
     EXISTS (
         SELECT FROM attribute_migrations AS m
         WHERE m.tenant_id = fact_versions.tenant_id
@@ -43,9 +44,10 @@ COLUMNS = (
           AND fact_versions.schema_version < m.schema_version
     ) AS unconvertible
 """
-)
-"""A version's columns read as a ``Fact``; ``status`` is where it stands at ``%(now)s``;
-``unconvertible`` whether a migration of its attribute kept it under the old declaration."""
+"""Whether a migration of the version's attribute kept it under the old declaration."""
+
+COLUMNS = STORED + STATUS + UNCONVERTIBLE
+"""A version's columns read as a ``Fact``."""
 
 KEYS = """
     tenant_id = %(tenant_id)s

@@ -69,8 +69,9 @@ class Touched:
     asked: str | None = None
 
 
-# One statement: the read's commit setting, its decision, its receipts. An episode's write time
-# (when not given) and current outcome are looked up row by row, by primary key.
+# One statement: the read's commit setting, its decision, its receipts. The write times (when
+# not given) and current outcomes of the episodes cited are looked up first, by primary key, in
+# a statement of the tenant alone: Citus refuses lookups correlated with the rows' JSON.
 _LEAVE = """
 WITH setting AS (
     SELECT CASE WHEN %(read)s THEN set_config('synchronous_commit', 'off', true) END
@@ -79,6 +80,12 @@ WITH setting AS (
     SELECT %(tenant_id)s, %(decision_id)s, %(now)s FROM setting
     WHERE %(decision_id)s::uuid IS NOT NULL
     ON CONFLICT DO NOTHING
+), cited AS (
+    SELECT e.id, e.recorded_at, o.status
+    FROM episodes AS e
+    LEFT JOIN episode_outcomes AS o
+        ON o.tenant_id = e.tenant_id AND o.episode_id = e.id AND o.superseded_at IS NULL
+    WHERE e.tenant_id = %(tenant_id)s AND e.id = ANY(%(episode_ids)s::text[])
 )
 INSERT INTO receipts (
     tenant_id, receipt_id, decision_id, action, memory_type, memory_key, owner_key, version,
@@ -86,23 +93,16 @@ INSERT INTO receipts (
     provenance, activated, invalidation, outcome, approved, recorded_at, secret_version
 )
 SELECT %(tenant_id)s, r.receipt_id, %(decision_id)s, %(action)s, r.memory_type, r.memory_key,
-    r.owner_key, r.version, r.expected, r.observed,
-    coalesce(r.written_at, (
-        SELECT e.recorded_at FROM episodes AS e
-        WHERE e.tenant_id = %(tenant_id)s AND e.id = r.episode_id
-    )),
-    %(read_at)s, %(freshness_budget_s)s, r.provenance, r.activated, r.invalidation,
-    (
-        SELECT o.status FROM episode_outcomes AS o
-        WHERE o.tenant_id = %(tenant_id)s AND o.episode_id = r.episode_id
-            AND o.superseded_at IS NULL
-    ),
+    r.owner_key, r.version, r.expected, r.observed, coalesce(r.written_at, c.recorded_at),
+    %(read_at)s, %(freshness_budget_s)s, r.provenance, r.activated, r.invalidation, c.status,
     r.approved, %(now)s, %(secret_version)s
-FROM setting, jsonb_to_recordset(%(rows)s) AS r (
+FROM jsonb_to_recordset(%(rows)s) AS r (
     receipt_id uuid, memory_type text, memory_key text, owner_key text, version text,
     expected text, observed text, written_at timestamptz, provenance text, activated boolean,
     invalidation text, approved boolean, episode_id text
 )
+LEFT JOIN cited AS c ON c.id = r.episode_id
+RETURNING true  -- on Citus: inserted on each shard, not COPied (store.db.distribution)
 """
 
 
@@ -181,6 +181,7 @@ def _columns(
         # One JSON document rather than an array per column: the server parses it faster, and
         # msgspec writes ids and times itself, several times faster than the json module.
         "rows": Jsonb(rows, dumps=msgspec.json.encode),
+        "episode_ids": sorted({row["episode_id"] for row in rows if row["episode_id"]}),
     }
 
 

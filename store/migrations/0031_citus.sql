@@ -14,6 +14,35 @@ DROP FUNCTION sgam_notify_api_key_changed();
 -- require_tenant), and no tenant is ever deleted.
 ALTER TABLE api_keys DROP CONSTRAINT api_keys_tenant_id_fkey;
 
+-- Citus prunes shards on a distribution column of a domain type wrongly: a statement naming one
+-- tenant by `tenant_id = ...` went to every shard, or with the fast-path planner to none. So
+-- tenant_id becomes plain text in every table, each checked by the sgam_identifier domain's own
+-- rule as before (the cast applies the domain's check; the constraint is the column's
+-- `<table>_tenant_id_check`). Policies name the column, so the tenant wall is dropped around
+-- the change and made again as it was.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOR t IN
+        SELECT c.relname FROM pg_attribute AS a JOIN pg_class AS c ON c.oid = a.attrelid
+        WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
+          AND a.attname = 'tenant_id' AND a.atttypid = 'sgam_identifier'::regtype
+        ORDER BY c.relname
+    LOOP
+        EXECUTE format('DROP POLICY IF EXISTS tenant_wall ON %I', t);
+        EXECUTE format('ALTER TABLE %I ALTER COLUMN tenant_id TYPE text', t);
+        EXECUTE format(
+            'ALTER TABLE %I ADD CONSTRAINT %I CHECK ((tenant_id::sgam_identifier) IS NOT NULL)',
+            t, t || '_tenant_id_check');
+        EXECUTE format(
+            'CREATE POLICY tenant_wall ON %I'
+            ' USING (tenant_id = current_setting(''sgam.tenant_id'', true))'
+            ' WITH CHECK (tenant_id = current_setting(''sgam.tenant_id'', true))', t);
+    END LOOP;
+END
+$$;
+
 -- Citus runs no statement that locks rows of several shards (FOR UPDATE SKIP LOCKED across
 -- tenants). The claim now picks the due jobs first, then leases each with a statement of its
 -- one tenant that checks again that it is still due and unleased: a job another worker leased

@@ -32,7 +32,7 @@ WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')
 ORDER BY c.relname
 """
 
-_WALL = "((tenant_id)::text = current_setting('sgam.tenant_id'::text, true))"
+_WALL = "(tenant_id = current_setting('sgam.tenant_id'::text, true))"
 """A policy's condition as the catalog prints it: the row's tenant is the one named."""
 
 
