@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import psycopg
 from pgvector import HalfVector
+from psycopg import pq
 
 from store.db import tenants
 from store.episodes import record as episodes
@@ -53,7 +54,8 @@ def truncated_ids(embedder: object, rows: Sequence[tuple[str, str]]) -> frozense
 
 
 COPY_FROM = 32
-"""From this many pairs on, ``insert_vectors`` copies them in (a bulk import's batches)."""
+"""From this many pairs on, ``insert_vectors`` copies them in (a bulk import's batches), except
+in pipeline mode, where COPY cannot run (a batch of episodes alone is pipelined)."""
 
 
 def insert_vectors(
@@ -72,7 +74,7 @@ def insert_vectors(
     if not rows:
         return
     params = {"tenant_id": tenant_id, "model": model, "now": now}
-    if len(rows) < COPY_FROM:
+    if len(rows) < COPY_FROM or conn.pgconn.pipeline_status != pq.PipelineStatus.OFF:
         with conn.cursor() as cur:
             cur.executemany(
                 """
