@@ -182,11 +182,17 @@ def measure_floor(
 
 
 def uses_index(conninfo: str, *, model: str, dimensions: int) -> bool:
-    """Whether PostgreSQL answers the floor's HNSW statement from the HNSW index."""
-    statement = sql.SQL("EXPLAIN " + _HNSW).format(
-        model=sql.Literal(model), typed=halfvec(dimensions)
+    """Whether PostgreSQL answers the floor's HNSW statement from the HNSW index.
+
+    The values go in as literals: a Citus coordinator cannot show the worker's plan of a
+    statement with parameters ("Could not get remote plan")."""
+    literal = {"tenant_id": TENANT, "k": K, "query": HalfVector(np.zeros(dimensions))}
+    template = ("EXPLAIN " + _HNSW).replace("%(", "{").replace(")s", "}")
+    statement = sql.SQL(template).format(
+        model=sql.Literal(model),
+        typed=halfvec(dimensions),
+        **{name: sql.Literal(value) for name, value in literal.items()},
     )
-    params = {"tenant_id": TENANT, "k": K, "query": HalfVector(np.zeros(dimensions))}
     with connect_to(conninfo) as conn:
-        plan = "\n".join(str(row[0]) for row in conn.execute(statement, params).fetchall())
+        plan = "\n".join(str(row[0]) for row in conn.execute(statement).fetchall())
     return "hnsw" in plan
