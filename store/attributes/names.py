@@ -26,9 +26,9 @@ WITH RECURSIVE hops (wanted, attribute, depth) AS (
         AND dual_read_until > %(now)s
     UNION ALL
     SELECT hops.wanted, m.attribute, hops.depth + 1
-    FROM hops JOIN attribute_migrations AS m
-        ON m.tenant_id = %(tenant_id)s AND m.migrated_from = hops.attribute
-    WHERE m.dual_read_until > %(now)s AND hops.depth < %(max_hops)s
+    FROM hops JOIN attribute_migrations AS m ON m.migrated_from = hops.attribute
+    WHERE m.tenant_id = %(tenant_id)s AND m.dual_read_until > %(now)s
+        AND hops.depth < %(max_hops)s
 )
 SELECT DISTINCT ON (wanted) wanted, attribute FROM hops ORDER BY wanted, depth DESC
 """
@@ -39,9 +39,9 @@ WITH RECURSIVE hops (name, depth) AS (
     WHERE tenant_id = %(tenant_id)s AND attribute = %(attribute)s AND migrated_from IS NOT NULL
     UNION ALL
     SELECT m.migrated_from, hops.depth + 1
-    FROM hops JOIN attribute_migrations AS m
-        ON m.tenant_id = %(tenant_id)s AND m.attribute = hops.name
-    WHERE m.migrated_from IS NOT NULL AND hops.depth < %(max_hops)s
+    FROM hops JOIN attribute_migrations AS m ON m.attribute = hops.name
+    WHERE m.tenant_id = %(tenant_id)s AND m.migrated_from IS NOT NULL
+        AND hops.depth < %(max_hops)s
 )
 SELECT DISTINCT name FROM hops ORDER BY name
 """

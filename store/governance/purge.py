@@ -82,9 +82,18 @@ WHERE e.tenant_id = %(tenant_id)s AND e.text IS NOT NULL AND e.recorded_at < c.c
     + LINKED_TO_SUBJECTS  # %(subjects)s: the held ones
     + """
 ORDER BY e.id
-FOR UPDATE OF e
 """
 )
+
+# The expired episodes are locked by a statement of the tenant's alone (Citus locks rows only
+# in a statement it routes to one shard, which the join with the classes above is not), and
+# what an erasure may have changed meanwhile is checked again once each row is held.
+_LOCK_EPISODES = """
+SELECT e.id, e.content_hash FROM episodes AS e
+WHERE e.tenant_id = %(tenant_id)s AND e.id = ANY(%(expired)s::text[]) AND e.text IS NOT NULL
+ORDER BY e.id
+FOR UPDATE
+"""
 
 _DELETE_WEAK_SIGNALS = """
 DELETE FROM weak_signals
@@ -132,7 +141,8 @@ def purge_tenant(
     facts_purged = conn.execute(_RECORD_PURGED_FACTS, params).rowcount
     conn.execute(_FORGET_SOURCES, params)  # of the facts purged whole
 
-    episodes = conn.execute(_EXPIRED_EPISODES, params).fetchall()
+    params["expired"] = [row[0] for row in conn.execute(_EXPIRED_EPISODES, params).fetchall()]
+    episodes = conn.execute(_LOCK_EPISODES, params).fetchall()
     params["episode_ids"] = [episode_id for episode_id, _ in episodes]
     # Counted before the episodes go: a stub's signals and job would go uncounted with them.
     weak_signals = conn.execute(_DELETE_WEAK_SIGNALS, params).rowcount

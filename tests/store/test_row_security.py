@@ -19,6 +19,7 @@ from psycopg_pool import ConnectionPool
 
 from store.db.clock import ManualClock
 from store.db.database import APP_ROLE, make_pool
+from store.db.tenants import enter_tenant
 from store.errors import NotFound
 from store.service import MemoryStore
 from tests.helpers import assert_value, declare, owner_connection, record
@@ -81,7 +82,7 @@ def _counts(pool: ConnectionPool, setting: str | None) -> dict[str, int]:
     """Rows the pooled role sees in each tenant table with ``sgam.tenant_id`` at ``setting``."""
     with pool.connection() as conn, conn.transaction():
         if setting is not None:
-            conn.execute("SELECT set_config('sgam.tenant_id', %s, true)", [setting])
+            enter_tenant(conn, setting)  # as the store names it: on Citus, the workers too
         counts = {}
         for table in _tenant_tables(conn):
             query = sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))
@@ -103,7 +104,7 @@ def test_a_wrong_or_missing_tenant_setting_shows_nothing(
 def _as(conn: psycopg.Connection[Any], setting: str, statement: str, value: str) -> int:
     """Run ``statement`` with ``sgam.tenant_id`` at ``setting``; the rows it changed."""
     with conn.transaction():
-        conn.execute("SELECT set_config('sgam.tenant_id', %s, true)", [setting])
+        enter_tenant(conn, setting)
         return conn.execute(statement, [value]).rowcount
 
 
