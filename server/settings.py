@@ -44,7 +44,11 @@ class Settings(BaseSettings):
         description="Folder of the embedded database (kept across restarts).",
     )
     pool_max_size: int = Field(
-        default=10, ge=1, le=200, description="Most database connections the server holds."
+        default=10,
+        ge=1,
+        le=200,
+        description="Most database connections the server's handler threads hold; exact reads"
+        " served on the event loop hold as many more at most, in a pool of their own.",
     )
     embedding_model: str | None = Field(
         default=None,

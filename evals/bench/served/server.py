@@ -95,8 +95,11 @@ def declare_attributes(served: Served) -> None:
 
 
 @contextmanager
-def serve(conninfo: str, *, log: Path) -> Iterator[Served]:
-    """``sgam serve`` on ``conninfo`` (migrated, the tenant loaded) until the block ends."""
+def serve(conninfo: str, *, log: Path, code: Path | None = None) -> Iterator[Served]:
+    """``sgam serve`` on ``conninfo`` (migrated, the tenant loaded) until the block ends.
+
+    ``code``: a source tree to serve instead of this one (another build, compared in one run).
+    """
     admin_token = secrets.token_urlsafe(24)
     port = free_port()
     env = {
@@ -109,13 +112,15 @@ def serve(conninfo: str, *, log: Path) -> Iterator[Served]:
         "TRANSFORMERS_OFFLINE": "1",
     }
     env.pop("SGAM_ALLOW_CLOCK_HEADER", None)
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
     command = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--workers", "1", "--log-level", "warning"]
     base_url = f"http://127.0.0.1:{port}"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as output:
         process = subprocess.Popen(  # noqa: S603 - our own CLI, arguments we built
-            command, env=env, stdout=output, stderr=subprocess.STDOUT
+            command, env=env, stdout=output, stderr=subprocess.STDOUT, cwd=code
         )
         try:
             _wait_ready(base_url, process, log)
