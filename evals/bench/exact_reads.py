@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=2_000)
     parser.add_argument("--out", type=Path, default=Path("evals/results/exact_reads.json"))
     args = parser.parse_args(argv)
+    load_at_start = os.getloadavg()
     options = Options.of(quick=True, episodes=args.episodes, bulk_import=False)
     embedder = _floor_embedder()
     data = _prepare(options, embedder, {})
@@ -121,6 +123,12 @@ def main(argv: list[str] | None = None) -> None:
                 print(name, _mixed_targets(mixed[name][-1]), file=sys.stderr, flush=True)
         results: dict[str, Any] = {name: _ratios(rounds[name], mixed[name]) for name in builds}
     results["settings"] = vars(args) | {"base": [str(p) for p in args.base], "out": str(args.out)}
+    # Other work on the machine skews every figure: only ratios within the run are worth reading.
+    results["machine"] = {
+        "cpus": os.cpu_count(),
+        "load_average_at_start": [round(load, 2) for load in load_at_start],
+        "load_average_at_end": [round(load, 2) for load in os.getloadavg()],
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
     for name in builds:
