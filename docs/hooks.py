@@ -13,7 +13,10 @@ written by hand, so they cannot drift from what they describe:
 
 ``on_page_markdown`` fills one section of a written page the same way: on
 ``evaluation/benchmarks.md``, the line ``BENCH_TARGETS_MARKER`` becomes the targets of the last
-``sgam bench`` run, evaluated from ``evals/results/bench.json`` (``evals.bench.tables``).
+``sgam bench`` run, evaluated from ``evals/results/bench.json`` (``evals.bench.tables``); on
+``operations/scaling.md``, the line ``CITUS_MARKER`` becomes the cases of the last
+``sgam bench --compare-single-node`` run on a Citus cluster, from ``evals/results/citus.json``
+(``evals.bench.citus``).
 
 The functions also serve ``tests/docs/test_docs.py``, which checks each page covers everything.
 Building the app needs no database: the OpenAPI document is built from the route handlers.
@@ -425,9 +428,33 @@ def bench_targets(results_file: Path) -> str:
     return f"From `{BENCH_RESULTS}`, on " + targets_section(results)
 
 
+# -- the cluster's figures, from sgam bench --compare-single-node ------------------------------
+
+SCALING_PAGE: Final = "operations/scaling.md"
+CITUS_RESULTS: Final = Path("evals/results/citus.json")
+CITUS_MARKER: Final = "<!-- sgam bench citus -->"
+
+
+def citus_figures(results_file: Path) -> str:
+    """Where the two runs of a ``citus.json`` ran and each case's ratios, as Markdown."""
+    from evals.bench import citus  # noqa: PLC0415 (only this page needs it)
+
+    results = json.loads(results_file.read_text(encoding="utf-8"))
+    return "\n\n".join(
+        [
+            f"From `{CITUS_RESULTS}`, on {citus.about(results)}.",
+            citus.ratio_table(results),
+            citus.import_line(results),
+        ]
+    )
+
+
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, **_: Any) -> str:
-    """Fill the benchmark page's targets from the committed results."""
-    if page.file.src_uri != BENCH_PAGE:
-        return markdown
+    """Fill the benchmark page's targets and the scaling page's figures from the committed
+    results."""
     root = Path(config.config_file_path).parent
-    return markdown.replace(BENCH_TARGETS_MARKER, bench_targets(root / BENCH_RESULTS))
+    if page.file.src_uri == BENCH_PAGE:
+        return markdown.replace(BENCH_TARGETS_MARKER, bench_targets(root / BENCH_RESULTS))
+    if page.file.src_uri == SCALING_PAGE:
+        return markdown.replace(CITUS_MARKER, citus_figures(root / CITUS_RESULTS))
+    return markdown
