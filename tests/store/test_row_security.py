@@ -131,6 +131,14 @@ _TENANT_FILTER = re.compile(r"\b(?:\w+\.)?tenant_id\s*=\s*%\(tenant_id\)s")
 def unfiltered(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every statement runs with the application's ``tenant_id = %(tenant_id)s`` filters
     replaced by ``TRUE``; the list counts the filters removed."""
+    return remove_tenant_filters(monkeypatch)
+
+
+def remove_tenant_filters(
+    monkeypatch: pytest.MonkeyPatch, *, keeping: re.Pattern[str] | None = None
+) -> list[int]:
+    """Replace the application's tenant filters by ``TRUE`` in every statement but those
+    ``keeping`` matches; the list counts the filters removed."""
     removed = [0]
     execute = psycopg.Cursor.execute
 
@@ -141,8 +149,9 @@ def unfiltered(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             query = query.as_string(cursor)
         if isinstance(query, bytes):
             query = query.decode()
-        query, count = _TENANT_FILTER.subn("TRUE", query)
-        removed[0] += count
+        if keeping is None or not keeping.search(query):
+            query, count = _TENANT_FILTER.subn("TRUE", query)
+            removed[0] += count
         return execute(cursor, query, *args, **kwargs)
 
     monkeypatch.setattr(psycopg.Cursor, "execute", without_tenant_filter)
