@@ -166,7 +166,7 @@ def owner_pool(conninfo: str) -> Iterator[ConnectionPool]:
         yield opened
 
 
-def _reads_of(store: MemoryStore, tenant: str) -> dict[str, Any]:
+def reads_of(store: MemoryStore, tenant: str) -> dict[str, Any]:
     """What ``tenant`` can learn of subject ``mira`` and episode ``e1`` through the store."""
 
     def found(call: Any) -> Any:
@@ -187,13 +187,8 @@ def _reads_of(store: MemoryStore, tenant: str) -> dict[str, Any]:
     }
 
 
-def test_with_the_application_s_tenant_filter_removed_nothing_leaks(
-    store: MemoryStore,
-    seeded: str,
-    clock: ManualClock,
-    owner_pool: ConnectionPool,
-    unfiltered: list[int],
-) -> None:
+def nothing_leaks_to_another_tenant(store: MemoryStore, seeded: str, unfiltered: list[int]) -> str:
+    """With the filters taken out, a new tenant reads nothing of ``seeded``'s; the new tenant."""
     other = f"{seeded}-other"
     store.admin.create_tenant(other)
     nothing: dict[str, Any] = {
@@ -203,11 +198,22 @@ def test_with_the_application_s_tenant_filter_removed_nothing_leaks(
         "subjects": [],
         "conflicts": [],
     }
-    assert _reads_of(store, other) == nothing
+    assert reads_of(store, other) == nothing
     assert unfiltered[0] > 0  # the filters were really taken out
+    return other
+
+
+def test_with_the_application_s_tenant_filter_removed_nothing_leaks(
+    store: MemoryStore,
+    seeded: str,
+    clock: ManualClock,
+    owner_pool: ConnectionPool,
+    unfiltered: list[int],
+) -> None:
+    other = nothing_leaks_to_another_tenant(store, seeded, unfiltered)
     # The same reads as the tables' owner, whom no policy holds, show the other tenant's rows:
     # only the wall kept them out above.
-    leaked = _reads_of(MemoryStore(owner_pool, clock=clock), other)
+    leaked = reads_of(MemoryStore(owner_pool, clock=clock), other)
     assert (leaked["current"], leaked["episode"]) == ("2026-07-15", "an episode")
     assert leaked["history"]
     assert "mira" in leaked["subjects"]
