@@ -16,7 +16,6 @@ import re
 import pytest
 from psycopg_pool import ConnectionPool
 
-from store.db.clock import ManualClock
 from store.service import MemoryStore
 from tests.citus_helpers import single_node_tests
 from tests.store import test_row_security, test_tenant_isolation
@@ -40,16 +39,12 @@ def unfiltered(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_with_the_application_s_tenant_filter_removed_nothing_leaks(
-    store: MemoryStore,
-    seeded: str,
-    clock: ManualClock,
-    owner_pool: ConnectionPool,
-    unfiltered: list[int],
+    store: MemoryStore, seeded: str, owner_pool: ConnectionPool, unfiltered: list[int]
 ) -> None:
     """The single node's test, whose last check is looser here: every tenant of the run shares
     the cluster's database, so the same reads as the tables' owner, whom no policy holds, show
     some tenant's mira, not necessarily the seeded one's; only the wall kept it out before."""
     other = nothing_leaks_to_another_tenant(store, seeded, unfiltered)
-    leaked = reads_of(MemoryStore(owner_pool, clock=clock), other)
+    leaked = reads_of(MemoryStore(owner_pool, clock=store.clock), other)
     assert None not in (leaked["current"], leaked["history"], leaked["episode"])
     assert "mira" in leaked["subjects"]
