@@ -34,6 +34,7 @@ from store.api.transactions import SnapshotCalls, Transactions
 from store.api.weak_signals import WeakSignalCalls
 from store.db.clock import Clock, wall_clock
 from store.db.database import SESSION_SETTINGS, make_pool
+from store.db.distribution import HAS_CITUS, mark_on_citus
 from store.db.migrate import migrate_database, require_current_schema
 from store.db.watch import DatabaseWatch, GatedAsyncPool
 from store.episodes.vectors import EpisodeEmbedder
@@ -136,6 +137,12 @@ def make_async_pool(
 
 
 async def _configure_async(conn: psycopg.AsyncConnection[Any], *, role: str | None) -> None:
+    """Set up a connection of an asyncio pool (``store.service.make_async_pool``) as
+    ``_configure`` does a pooled one: its role, the session settings, whether it is on Citus."""
     if role is not None:
         await conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
     await conn.execute(SESSION_SETTINGS)
+    cur = await conn.execute("SELECT " + HAS_CITUS)
+    row = await cur.fetchone()
+    if row is not None and row[0]:
+        mark_on_citus(conn)

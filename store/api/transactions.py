@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import IsolationLevel
@@ -20,9 +20,10 @@ from psycopg.rows import AsyncRowFactory
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from store.db.clock import Clock
+from store.db.distribution import on_citus
 from store.db.locks import async_retries, with_retries
 from store.db.snapshot import ReadSnapshot
-from store.db.tenants import enter_tenant
+from store.db.tenants import enter_tenant, tenant_statement
 from store.errors import translate
 from store.facts.versions import IdFactory
 
@@ -80,17 +81,26 @@ class Transactions:
     ) -> T:
         """Run ``work``, a single statement, on its own: it is its own snapshot at one time.
 
-        One round trip instead of three on the hot read paths: BEGIN, the tenant, the
-        statement and COMMIT travel together in one pipeline (``pipelined``). Only for work of
-        one statement that writes nothing (several would each see their own). The BEGIN is what
-        a Citus coordinator needs to pass the tenant's ``SET LOCAL`` on to the workers.
+        One round trip instead of three on the hot read paths. Only for work of one statement
+        that writes nothing (several would each see their own). On one node, the tenant and
+        the statement go in an autocommit pipeline, whose statements up to its sync are one
+        implicit transaction, which the tenant's setting lasts for. On a Citus coordinator,
+        which passes a tenant on to its workers only from a transaction block, BEGIN and
+        COMMIT go around them in the same pipeline (``pipelined``).
         """
 
-        def sent(conn: psycopg.Connection[Any], now: datetime) -> Callable[[], T]:
-            answer = work(conn, now)
-            return lambda: answer
+        def body(conn: psycopg.Connection[Any], now: datetime) -> T:
+            if on_citus(conn):
+                return self._pipelined_on(conn, now, lambda c, n: _answered(work(c, n)), tenant_id)
+            conn.autocommit = True
+            try:
+                with conn.pipeline():
+                    conn.execute(*tenant_statement(tenant_id, block=False))
+                    return work(conn, now)
+            finally:
+                restore_session(conn, autocommit=False)
 
-        return self.pipelined(sent, tenant_id=tenant_id)
+        return self._call(body)
 
     async def aread(
         self,
@@ -99,32 +109,31 @@ class Transactions:
         row_factory: AsyncRowFactory[R],
         tenant_id: str | None,
     ) -> list[R]:
-        """``read`` on the event loop (``async_pool``): the rows of one statement, made by
-        ``statement`` from the call's system time. BEGIN, the tenant, the statement and
-        COMMIT go in one round trip; retried and translated as every call.
+        """``read`` on the event loop (``async_pool``, whose connections are in autocommit):
+        the rows of one statement, made by ``statement`` from the call's system time, in one
+        round trip; retried and translated as every call.
         """
         pool = self.async_pool
         if pool is None:
             raise RuntimeError("this store has no asyncio pool: call read()")
         now = self.clock()
         query, params = statement(now)
-        # The tenant is named by the very statements ``enter_tenant`` sends.
-        tenant = _Statements()
-        enter_tenant(cast(psycopg.Connection[Any], tenant), tenant_id)
 
         async def attempt() -> list[R]:
             async with pool.connection() as conn:
+                block = on_citus(conn)
                 try:
                     async with conn.pipeline():
-                        await conn.execute("BEGIN")
-                        for sent in tenant.sent:
-                            await conn.execute(*sent)
+                        if block:
+                            await conn.execute("BEGIN")
+                        await conn.execute(*tenant_statement(tenant_id, block=block))
                         cur = conn.cursor(row_factory=row_factory)
                         await cur.execute(query, params)
-                        await conn.execute("COMMIT")
+                        if block:
+                            await conn.execute("COMMIT")
                     return await cur.fetchall()
                 except BaseException:
-                    if not conn.broken:
+                    if block and not conn.broken:
                         await conn.rollback()
                     raise
 
@@ -147,25 +156,31 @@ class Transactions:
         rolls the whole of it back.
         """
 
-        def body(conn: psycopg.Connection[Any], now: datetime) -> T:
-            # BEGIN and COMMIT go as statements: psycopg's transaction() would sync the
-            # pipeline at each, a round trip apiece.
-            conn.autocommit = True
-            try:
-                with conn.pipeline():
-                    conn.execute("BEGIN")
-                    enter_tenant(conn, tenant_id)
-                    answers = work(conn, now)
-                    conn.execute("COMMIT")
-                return answers()
-            except BaseException:
-                if not conn.broken:
-                    conn.rollback()
-                raise
-            finally:
-                restore_session(conn, autocommit=False)
+        return self._call(lambda conn, now: self._pipelined_on(conn, now, work, tenant_id))
 
-        return self._call(body)
+    @staticmethod
+    def _pipelined_on(
+        conn: psycopg.Connection[Any],
+        now: datetime,
+        work: Callable[[psycopg.Connection[Any], datetime], Callable[[], T]],
+        tenant_id: str | None,
+    ) -> T:
+        # BEGIN and COMMIT go as statements: psycopg's transaction() would sync the pipeline
+        # at each, a round trip apiece.
+        conn.autocommit = True
+        try:
+            with conn.pipeline():
+                conn.execute("BEGIN")
+                enter_tenant(conn, tenant_id)
+                answers = work(conn, now)
+                conn.execute("COMMIT")
+            return answers()
+        except BaseException:
+            if not conn.broken:
+                conn.rollback()
+            raise
+        finally:
+            restore_session(conn, autocommit=False)
 
     def _call(self, body: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
         """``body`` on a pooled connection at one system time: retried when safe, its
@@ -181,16 +196,6 @@ class Transactions:
             return attempt()
         except psycopg.Error as error:
             raise translate(error) from error
-
-
-class _Statements:
-    """Stands for a connection to a helper that only executes statements: keeps them."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[Any, Any]] = []
-
-    def execute(self, query: Any, params: Any = None) -> None:
-        self.sent.append((query, params))
 
 
 def restore_session(conn: psycopg.Connection[Any], **settings: Any) -> None:
@@ -224,3 +229,7 @@ class SnapshotCalls:
             tenant_id=tenant_id,
             snapshot=True,
         )
+
+
+def _answered(answer: T) -> Callable[[], T]:
+    return lambda: answer

@@ -26,6 +26,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
 from store.db.datadir import forget_dead_handles
+from store.db.distribution import HAS_CITUS, mark_on_citus
 from store.db.keeper import PostmasterKeeper
 from store.db.roles import APP_ROLE as APP_ROLE  # noqa: PLC0414 - re-exported: pools are made here
 from store.db.roles import OWNER_ROLE, bootstrap_embedded_roles, login_as
@@ -190,10 +191,13 @@ def _configure(conn: psycopg.Connection[Any], *, role: str | None) -> None:
     # migrations off on a blank database) connections still open, so readiness can say why.
     # A missing role is no reason to work as the login's own role: the connection is refused.
     row = conn.execute(
-        "SELECT to_regtype('vector') IS NOT NULL, to_regrole(%s) IS NOT NULL", (role,)
+        "SELECT to_regtype('vector') IS NOT NULL, to_regrole(%s) IS NOT NULL, " + HAS_CITUS,
+        (role,),
     ).fetchone()
     if row is not None and row[0]:
         register_vector(conn)
+    if row is not None and row[2]:
+        mark_on_citus(conn)
     if role is not None:
         if row is None or not row[1]:
             conn.close()

@@ -25,6 +25,7 @@ small one for the database or the migrating session).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -190,3 +191,21 @@ def distribute(conn: psycopg.Connection[Any]) -> Plan:
             + sql.SQL(key.definition)
         )
     return found
+
+
+HAS_CITUS = "EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')"
+"""SQL: whether the database has Citus (asked once per pooled connection, when it opens)."""
+
+_ON_CITUS: weakref.WeakSet[psycopg.Connection[Any] | psycopg.AsyncConnection[Any]]
+_ON_CITUS = weakref.WeakSet()
+
+
+def mark_on_citus(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
+    """Remember that ``conn`` works on a Citus coordinator (``store.db.database`` asks)."""
+    _ON_CITUS.add(conn)
+
+
+def on_citus(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> bool:
+    """Whether ``conn``, a pooled connection, works on a Citus coordinator: a read of one
+    statement then goes in a transaction block (``store.db.tenants.tenant_statement``)."""
+    return conn in _ON_CITUS

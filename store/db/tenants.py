@@ -96,7 +96,7 @@ def require_tenant(conn: psycopg.Connection[Any], tenant_id: str) -> None:
 
 
 def enter_tenant(conn: psycopg.Connection[Any], tenant_id: str | None) -> None:
-    """Name the tenant of the transaction under way (none: ``None``), until it ends.
+    """Name the tenant of the transaction block under way (none: ``None``), until it ends.
 
     Row-level security shows the pooled role that tenant's rows only. A call that learns its
     tenant inside the transaction (a key's revocation) names it again once known.
@@ -107,7 +107,25 @@ def enter_tenant(conn: psycopg.Connection[Any], tenant_id: str | None) -> None:
     ``store.db.database``), so the shards' policies see the tenant too; a function call's
     setting would stay on the coordinator. It must run inside a transaction block.
     """
-    conn.execute(_ENTER.format(sql.Literal(tenant_id or "")))
+    conn.execute(*tenant_statement(tenant_id, block=True))
+
+
+def tenant_statement(
+    tenant_id: str | None, *, block: bool
+) -> tuple[sql.SQL | sql.Composed, tuple[str, ...] | None]:
+    """The statement that names the tenant, and its parameters.
+
+    In a transaction block (``block``): ``SET LOCAL`` (``enter_tenant``). For the one
+    statement of an autocommit pipeline on a single node (``Transactions.read``), whose
+    implicit transaction is no block: ``set_config(..., true)``, which lasts as long, where
+    ``SET LOCAL`` would hold too but warn on every read. Citus passes only the first to its
+    workers, so a read on a cluster goes in a block.
+    """
+    if block:
+        # No parameters: the name is a literal, and a '%' in it is no placeholder.
+        return _ENTER.format(sql.Literal(tenant_id or "")), None
+    return _SET_CONFIG, (tenant_id or "",)
 
 
 _ENTER = sql.SQL("SET LOCAL sgam.tenant_id = {}")
+_SET_CONFIG = sql.SQL("SELECT set_config('sgam.tenant_id', %s, true)")

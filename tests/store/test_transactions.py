@@ -79,6 +79,25 @@ def test_a_single_statement_read_runs_outside_a_transaction_and_leaves_no_settin
     assert _settings(one) == fresh == (False, None, TransactionStatus.IDLE)
 
 
+def test_a_read_names_its_tenant_for_its_statement_alone_and_the_server_warns_of_nothing(
+    one: ConnectionPool, clock: ManualClock
+) -> None:
+    transactions = Transactions(one, clock, uuid4)
+    warnings: list[str | None] = []
+    with one.connection() as conn:
+        conn.add_notice_handler(lambda notice: warnings.append(notice.message_primary))
+
+    def tenant_seen(conn: psycopg.Connection[Any], _: object) -> str | None:
+        row = conn.execute("SELECT current_setting('sgam.tenant_id', true)").fetchone()
+        return None if row is None else row[0]
+
+    assert transactions.read(tenant_seen, tenant_id="t-read") == "t-read"
+    with one.connection() as conn:  # the same connection: the setting ended with the read
+        assert tenant_seen(conn, None) in ("", None)
+    # ``SET LOCAL`` outside a transaction block would hold too, with a WARNING every read.
+    assert warnings == []
+
+
 def _terminate(conninfo: str, pool: ConnectionPool) -> None:
     with pool.connection() as conn:
         pid = conn.info.backend_pid
