@@ -38,13 +38,15 @@ STATUS = """
 UNCONVERTIBLE = """
     EXISTS (
         SELECT FROM attribute_migrations AS m
-        WHERE m.tenant_id = fact_versions.tenant_id
+        WHERE m.tenant_id = %(tenant_id)s
           AND (m.attribute = fact_versions.attribute OR m.migrated_from = fact_versions.attribute)
           AND fact_versions.fact_id = ANY(m.kept_fact_ids)
           AND fact_versions.schema_version < m.schema_version
     ) AS unconvertible
 """
-"""Whether a migration of the version's attribute kept it under the old declaration."""
+"""Whether a migration of the version's attribute kept it under the old declaration (the
+lookup names the tenant itself, as every subquery must for Citus to route the statement whole
+to the tenant's shard)."""
 
 COLUMNS = STORED + STATUS + UNCONVERTIBLE
 """A version's columns read as a ``Fact``."""
