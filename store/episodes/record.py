@@ -22,8 +22,8 @@ T = TypeVar("T")
 
 
 _TRUNCATED = """EXISTS (SELECT FROM episode_vectors AS v
-            WHERE v.tenant_id = %(tenant_id)s AND v.episode_id = episodes.id
-              AND v.embedding_truncated)"""
+            WHERE v.tenant_id = %(tenant_id)s AND v.tenant_id = episodes.tenant_id
+              AND v.episode_id = episodes.id AND v.embedding_truncated)"""
 """Whether any of a stored episode's vectors was cut."""
 
 
@@ -39,11 +39,11 @@ def _columns(subjects: str, truncated: str = _TRUNCATED) -> str:
 
 _COLUMNS = _columns(
     """ARRAY(SELECT s.subject FROM episode_subjects AS s
-             WHERE s.tenant_id = %(tenant_id)s AND s.episode_id = episodes.id
-             ORDER BY s.subject COLLATE "C")"""
+             WHERE s.tenant_id = %(tenant_id)s AND s.tenant_id = episodes.tenant_id
+               AND s.episode_id = episodes.id ORDER BY s.subject COLLATE "C")"""
 )
 """A stored episode: its subjects, its pairs in ``episode_subjects`` in byte order (as
-``EpisodeInput.all_subjects``); its lookups name the tenant, so Citus routes them whole."""
+``EpisodeInput.all_subjects``); lookups name the tenant itself, so Citus routes them whole."""
 
 _NEW_COLUMNS = _columns("%(subjects)s::text[]", "false")
 """An episode just inserted: its subjects are those it names, whose pairs are written next, and

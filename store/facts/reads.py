@@ -48,14 +48,15 @@ FROM fact_versions LEFT JOIN LATERAL (
         ) ORDER BY c.created_at, c.conflict_id
     ) AS challengers
     FROM conflicts AS c
-    WHERE c.tenant_id = %(tenant_id)s AND c.incumbent_fact_id = fact_versions.fact_id
+    WHERE c.tenant_id = %(tenant_id)s AND c.tenant_id = fact_versions.tenant_id
+      AND c.incumbent_fact_id = fact_versions.fact_id
       AND c.disputed AND c.created_at <= %(disputes_at)s
       AND (c.resolved_at IS NULL OR c.resolved_at > %(disputes_at)s)
 ) AS disputes ON true
 """
 """A version's open disputes at ``%(disputes_at)s``, read in the same statement: ``disputed``
 and its challengers, oldest first (the conflicts index on the incumbent serves it, 0010). The
-lateral names the tenant itself, not only through the version's row: Citus routes a statement
+lateral names the tenant itself as well as through the version's row: Citus routes a statement
 to the tenant's shard only when every table in it is filtered by the tenant."""
 
 _SUBJECT = " AND subject = %(subject)s"

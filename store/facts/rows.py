@@ -38,7 +38,7 @@ STATUS = """
 UNCONVERTIBLE = """
     EXISTS (
         SELECT FROM attribute_migrations AS m
-        WHERE m.tenant_id = %(tenant_id)s
+        WHERE m.tenant_id = %(tenant_id)s AND m.tenant_id = fact_versions.tenant_id
           AND (m.attribute = fact_versions.attribute OR m.migrated_from = fact_versions.attribute)
           AND fact_versions.fact_id = ANY(m.kept_fact_ids)
           AND fact_versions.schema_version < m.schema_version
