@@ -69,16 +69,16 @@ class Touched:
     asked: str | None = None
 
 
-# One statement: the read's commit setting, its decision, its receipts. The write times (when
-# not given) and current outcomes of the episodes cited are looked up first, by primary key, in
-# a statement of the tenant alone: Citus refuses lookups correlated with the rows' JSON.
+# One statement: a read's commit setting (in the decision's condition: Citus sent a CTE of its
+# own to every worker), its decision, its receipts. The episodes' write times and outcomes are
+# looked up by primary key in a statement of the tenant alone: Citus refuses lookups in the JSON.
 _LEAVE = """
-WITH setting AS (
-    SELECT CASE WHEN %(read)s THEN set_config('synchronous_commit', 'off', true) END
-), opened AS (
+WITH opened AS (
     INSERT INTO decisions (tenant_id, decision_id, opened_at)
-    SELECT %(tenant_id)s, %(decision_id)s, %(now)s FROM setting
+    SELECT %(tenant_id)s, %(decision_id)s, %(now)s
     WHERE %(decision_id)s::uuid IS NOT NULL
+      AND CASE WHEN %(read)s THEN set_config('synchronous_commit', 'off', true) = 'off'
+          ELSE true END
     ON CONFLICT DO NOTHING
 ), cited AS (
     SELECT e.id, e.recorded_at, o.status

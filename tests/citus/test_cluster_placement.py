@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from uuid import uuid4
 
 import psycopg
 import pytest
@@ -14,6 +15,7 @@ from psycopg_pool import ConnectionPool
 
 from store.db.clock import ManualClock
 from store.db.database import make_pool
+from store.governance.receipts import Trace
 from store.service import MemoryStore
 from tests.citus_helpers import Cluster, shard_port, tenant_rows_by_worker
 from tests.dbsearch import tenant_rows
@@ -113,3 +115,24 @@ def _routing(plan: str) -> tuple[str, list[str], set[int]]:
     counts = re.findall(r"Task Count: (\d+)", plan)
     ports = {int(port) for port in re.findall(r"Node: host=\S+ port=(\d+)", plan)}
     return statement, counts, ports
+
+
+def test_a_reads_receipts_are_written_on_the_tenants_worker_alone(
+    conninfo: str, store: MemoryStore, clock: ManualClock, tenant: str
+) -> None:
+    """A read for a decision leaves its decision and receipts in the tenant's shards; no other
+    worker takes part in its transaction (Citus names each remote command's node)."""
+    build_world(MemoryStore(store.pool, clock=clock, embedder=LengthModel()), clock, tenant)
+    home = _home(conninfo, tenant)
+    remote = make_conninfo(conninfo, options="-c citus.log_remote_commands=on")
+    details: list[str] = []
+    with make_pool(remote, max_size=1) as one:
+        one.wait()
+        with one.connection() as conn:
+            conn.add_notice_handler(lambda notice: details.append(notice.message_detail or ""))
+        fact = MemoryStore(one, clock=clock).facts.at(
+            tenant, "mira", "city", trace=Trace(decision_id=uuid4())
+        )
+    assert fact.value == "Oslo"
+    ports = {int(port) for port in re.findall(r"on server \S+:(\d+) ", "\n".join(details))}
+    assert ports == {home}
