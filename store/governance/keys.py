@@ -6,11 +6,12 @@ URL-safe base64) is compared by its SHA-256 in constant time.
 
 Server processes keep the keys they have verified (``server/auth/keycache.py``). Any change to
 a key row is announced on ``KEY_CHANGED_CHANNEL`` by the code that changes it, in the same
-transaction (``announce_key_change``; a trigger did until migration 0031: Citus distributes no
-table with triggers), and a process answers from its cache only for ``KEY_CACHE_LEASE`` seconds
-after confirming it has received every announcement committed before; so ``revoke_api_key``'s
-callers wait that long after the commit, and from then on no process accepts the key. Whoever
-changes a key row in SQL by hand announces it the same way.
+transaction (``announce_key_change``), and on one node by the triggers of migration 0008 as
+well, which also hear a change made in SQL by hand; Citus places no table with triggers, so
+there they are dropped (``store.db.distribution``) and keys change through this module only.
+A process answers from its cache only for ``KEY_CACHE_LEASE`` seconds after confirming it has
+received every announcement committed before; so ``revoke_api_key``'s callers wait that long
+after the commit, and from then on no process accepts the key.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 -- The schema as Citus can distribute it (store/db/distribution.py), the same on one node.
 --
--- Citus distributes no table with triggers. The key-change notification of 0008 is sent by
--- the code that changes a key instead (store/governance/keys.py), in the same transaction, on
--- the same channel and with the same payload: PostgreSQL still sends it only if that
--- transaction commits, in commit order. Nothing in the product truncates api_keys.
-DROP TRIGGER api_keys_changed ON api_keys;
-DROP TRIGGER api_keys_truncated ON api_keys;
-DROP FUNCTION sgam_notify_api_key_changed();
+-- Citus distributes no table with triggers. The code that changes a key announces the change
+-- itself (store/governance/keys.py), in the same transaction, on the same channel and with the
+-- same payload as the triggers of 0008: PostgreSQL still sends it only if that transaction
+-- commits, in commit order, and sends a payload given twice in one transaction once. On one
+-- node the triggers stay, so a key changed by hand in SQL is announced too; on Citus
+-- `sgam migrate` drops them as it places api_keys (store/db/distribution.py), and keys change
+-- through sgam only.
 
 -- API keys are a reference table on Citus (their key_id is unique across tenants, which a
 -- distributed table cannot promise), and a reference table may not reference the distributed
