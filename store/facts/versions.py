@@ -17,8 +17,8 @@ from store.db.locks import lock_keys
 from store.errors import InvalidInput
 from store.facts.rows import (
     COLUMNS,
+    INSERT_VERSIONS,
     KEYS,
-    STATUS,
     STORED,
     IdFactory,
     Key,
@@ -155,52 +155,6 @@ def retire(
         )
 
 
-# One statement for every new version of a call, in the rows' order (``write_order``). The
-# versions are read back through a CTE named as the table, not by the INSERT's RETURNING: on a
-# Citus cluster a RETURNING may name neither another table nor a parameter.
-_INSERT = (
-    """
-WITH fact_versions AS (
-    INSERT INTO fact_versions (
-        tenant_id, recorded_at, version_id, fact_id, subject, attribute, value, valid_from,
-        valid_to, supersedes, ended_by, ended_by_kind, source_episode_id, source_kind,
-        evidence, evidence_verified, schema_version
-    )
-    SELECT %(tenant_id)s, %(now)s, version_id, fact_id, subject, attribute,
-        -- jsonb_to_recordset reads a JSON null as SQL NULL: a value is never absent.
-        coalesce(value, 'null'::jsonb), valid_from, valid_to, supersedes, ended_by,
-        ended_by_kind, source_episode_id, source_kind, evidence, evidence_verified,
-        schema_version
-    FROM jsonb_to_recordset(%(rows)s) AS row(
-        version_id uuid, fact_id uuid, subject text, attribute text, value jsonb,
-        valid_from timestamptz, valid_to timestamptz, supersedes uuid, ended_by uuid,
-        ended_by_kind text, source_episode_id text, source_kind text, evidence text,
-        evidence_verified boolean, schema_version integer
-    )
-    RETURNING *
-), kept AS (
-    -- Which facts a migration kept under an older declaration, by attribute name (either of
-    -- the migration's two) and fact: ``UNCONVERTIBLE`` uncorrelated, as Citus needs it beside
-    -- a CTE.
-    SELECT kept_name, kept_fact_id, max(m.schema_version) AS newest
-    FROM attribute_migrations AS m,
-        unnest(ARRAY[m.attribute::text, m.migrated_from::text]) AS kept_name,
-        unnest(m.kept_fact_ids) AS kept_fact_id
-    WHERE m.tenant_id = %(tenant_id)s AND kept_name IS NOT NULL
-    GROUP BY kept_name, kept_fact_id
-)
-SELECT"""
-    + STORED
-    + STATUS
-    + """
-    coalesce(fact_versions.schema_version < kept.newest, false) AS unconvertible
-FROM fact_versions
-LEFT JOIN kept
-    ON kept.kept_name = fact_versions.attribute AND kept.kept_fact_id = fact_versions.fact_id
-"""
-)
-
-
 class PendingWrites:
     """The plans of several keys at one system time, written together by ``flush``.
 
@@ -246,7 +200,7 @@ class PendingWrites:
         retire(conn, tenant_id=self.tenant_id, version_ids=self._retire, at=self.now)
         if self._rows:
             inserted = conn.cursor(row_factory=class_row(Fact))
-            inserted.execute(_INSERT.encode(), params | {"rows": Jsonb(self._rows)})
+            inserted.execute(INSERT_VERSIONS.encode(), params | {"rows": Jsonb(self._rows)})
             self._inserted.append(inserted)
         self._retire, self._rows = [], []
 
