@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import class_row
@@ -139,30 +139,12 @@ def get_episode(conn: psycopg.Connection[Any], tenant_id: str, episode_id: str) 
     return ask_episode(conn, tenant_id, episode_id)()
 
 
-class CitedEpisode(Protocol):
-    """What a candidate write reads of the episode it cites (an ``Episode`` is one)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def occurred_at(self) -> datetime: ...
-    @property
-    def kind(self) -> EpisodeKind: ...
-    @property
-    def text(self) -> str | None: ...
-    @property
-    def content_hash(self) -> str: ...
-    @property
-    def erased_at(self) -> datetime | None: ...
-    @property
-    def purged_at(self) -> datetime | None: ...
-
-
 @dataclass(frozen=True, slots=True)
 class CitedEpisodeRow:
-    """A cited episode as a write reads it: without its subject list, which every write citing
-    the episode about a new subject lengthens (read whole, each such write would cost more than
-    the last). Its fields are as stored, unvalidated (the pool's connections speak UTC)."""
+    """A cited episode as a write reads it (``store.facts.writes.CitedEpisode``): without its
+    subject list, which every write citing the episode about a new subject lengthens (read
+    whole, each such write would cost more than the last). Its fields are as stored,
+    unvalidated (the pool's connections speak UTC)."""
 
     id: str
     occurred_at: datetime

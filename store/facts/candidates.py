@@ -24,11 +24,16 @@ from store.db import tenants
 from store.db.clock import Clock
 from store.db.locks import lock_keys
 from store.episodes import record as episodes
-from store.episodes.record import CitedEpisode
 from store.facts import versions, weak_signals
 from store.facts.temporal import Plan
 from store.facts.versions import IdFactory, Key
-from store.facts.writes import Accepted, check_candidate, invalid_result, resolve_candidate
+from store.facts.writes import (
+    Accepted,
+    CitedEpisode,
+    check_candidate,
+    invalid_result,
+    resolve_candidate,
+)
 from store.governance import receipts, touched
 from store.governance.receipts import NO_TRACE, Trace
 from store.subjects import merged_ids

@@ -32,10 +32,9 @@ from store.contract.values import same_value
 from store.db.clock import Clock
 from store.db.paging import check_limit, decode_cursor, encode_cursor
 from store.episodes import record as episodes
-from store.episodes.record import CitedEpisode
 from store.facts import versions
 from store.facts.versions import IdFactory, KeyState
-from store.facts.writes import Accepted, evidence_occurs
+from store.facts.writes import Accepted, CitedEpisode, evidence_occurs
 
 # -- the rule (pure) ----------------------------------------------------------------------------
 

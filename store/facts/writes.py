@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 import psycopg
@@ -18,20 +18,38 @@ from pydantic import ValidationError
 
 from store.attributes.names import undeclared
 from store.attributes.registry import get_attribute
-from store.contract.common import UnverifiedEvidencePolicy
+from store.contract.common import EpisodeKind, UnverifiedEvidencePolicy
 from store.contract.facts import Attribute, Fact, MemoryUpdate
 from store.contract.results import ExpireResult, UpdateResult
 from store.contract.values import JsonValue, ValueParseError, parse_value
 from store.db.clock import Clock
 from store.db.inputs import first_error
 from store.episodes import record as episodes
-from store.episodes.record import CitedEpisode
 from store.episodes.text import one_line
 from store.errors import InvalidInput
 from store.facts import conflicts, versions
 from store.facts.policies import equal_start_outcome
 from store.facts.temporal import Plan, Version, plan_assert, plan_expire, plan_replace
 from store.facts.versions import IdFactory, as_version
+
+
+class CitedEpisode(Protocol):
+    """What a candidate write reads of the episode it cites (an ``Episode`` is one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def occurred_at(self) -> datetime: ...
+    @property
+    def kind(self) -> EpisodeKind: ...
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def content_hash(self) -> str: ...
+    @property
+    def erased_at(self) -> datetime | None: ...
+    @property
+    def purged_at(self) -> datetime | None: ...
 
 
 def evidence_occurs(evidence: str, text: str | None) -> bool:
