@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from store.api.transactions import Transactions
+from store.api.transactions import Transactions, answered
 from store.contract.episodes import Episode, EpisodeInput
 from store.contract.facts import MemoryUpdate
 from store.contract.results import UpdateResult
@@ -157,14 +157,9 @@ class EpisodeCalls:
         # Episodes alone read back only the rows they insert: in pipeline mode the statements
         # between two such reads travel together, and the last ones with the COMMIT, instead of
         # a round trip apiece (eight for one episode).
-
-        def sent(
-            conn: psycopg.Connection[Any], now: datetime
-        ) -> Callable[[], list[tuple[Episode, list[UpdateResult]]]]:
-            done = work(conn, now)
-            return lambda: done
-
-        return transactions.pipelined(sent, tenant_id=tenant_id)
+        return transactions.pipelined(
+            lambda conn, now: answered(work(conn, now)), tenant_id=tenant_id
+        )
 
     def import_lines(self, texts: Iterable[str]) -> ImportResult:
         """Import an episode file (``store.episodes.bulk``): every line in one transaction, by COPY.

@@ -91,7 +91,7 @@ class Transactions:
 
         def body(conn: psycopg.Connection[Any], now: datetime) -> T:
             if on_citus(conn):
-                return self._pipelined_on(conn, now, lambda c, n: _answered(work(c, n)), tenant_id)
+                return self._pipelined_on(conn, now, lambda c, n: answered(work(c, n)), tenant_id)
             conn.autocommit = True
             try:
                 with conn.pipeline():
@@ -231,5 +231,6 @@ class SnapshotCalls:
         )
 
 
-def _answered(answer: T) -> Callable[[], T]:
+def answered(answer: T) -> Callable[[], T]:
+    """What ``pipelined`` reads after the commit, for work that read its answers itself."""
     return lambda: answer
