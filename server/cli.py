@@ -177,6 +177,8 @@ def _serve(
             workers=workers,
             log_level=log_level,
             lifespan="on",
+            loop=settings.event_loop,
+            http=settings.http_parser,
         )
 
 

@@ -126,6 +126,16 @@ class Settings(BaseSettings):
     workers: int = Field(
         default=1, ge=1, le=64, description="Server processes; each loads its own model copy."
     )
+    event_loop: Literal["uvloop", "asyncio"] = Field(
+        default="uvloop",
+        description="The event loop `sgam serve` runs: uvloop (libuv, in C), or Python's own"
+        " asyncio loop.",
+    )
+    http_parser: Literal["httptools", "h11"] = Field(
+        default="httptools",
+        description="How `sgam serve` parses HTTP/1.1: httptools (llhttp, in C), or h11 (pure"
+        " Python).",
+    )
     allow_clock_header: bool = Field(
         default=False,
         description="Let an `X-SGAM-Now` header set the request's clock (reproducible"

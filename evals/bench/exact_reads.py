@@ -1,7 +1,9 @@
 """Two builds of the server timed in one run on the exact-read cases of ``sgam bench``.
 
 ``python -m evals.bench.exact_reads --base DIR`` serves this tree and the source tree ``DIR``
-(another build, e.g. ``git archive`` of an older commit) on one scratch database loaded as
+(another build, e.g. ``git archive`` of an older commit); ``--variant NAME:VAR=VALUE,...``
+serves this tree again under other settings (``--variant h11:SGAM_HTTP_PARSER=h11``). Each runs
+on one scratch database loaded as
 ``sgam bench --quick`` loads it, and alternates them round by round: ``/healthz``, GET fact and
 the named context without evidence with one client, then the mixed load (context calls, fact
 GETs and writes at once) on each. It prints and writes the medians over rounds and the targets'
@@ -67,6 +69,15 @@ def _mixed_targets(run: dict[str, Any]) -> dict[str, float]:
     }
 
 
+def _variant(text: str) -> tuple[str, dict[str, str]]:
+    """``NAME:VAR=VALUE,...`` as its name and its environment."""
+    name, _, assignments = text.partition(":")
+    settings = dict(item.split("=", 1) for item in assignments.split(",") if "=" in item)
+    if not name or not settings:
+        raise argparse.ArgumentTypeError(f"expected NAME:VAR=VALUE[,VAR=VALUE], got {text!r}")
+    return name, settings
+
+
 def _turn(names: list[str], number: int) -> list[str]:
     """The builds in round ``number``'s order: each goes first in turn."""
     first = number % len(names)
@@ -77,7 +88,14 @@ def main(argv: list[str] | None = None) -> None:
     """Serve both builds, alternate them, print and write the ratios."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
-        "--base", type=Path, action="append", required=True, help="Another build's source tree"
+        "--base", type=Path, action="append", default=[], help="Another build's source tree"
+    )
+    parser.add_argument(
+        "--variant",
+        type=_variant,
+        action="append",
+        default=[],
+        help="This tree under other settings: NAME:SGAM_X=value,SGAM_Y=value",
     )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=2.0)
@@ -86,22 +104,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=2_000)
     parser.add_argument("--out", type=Path, default=Path("evals/results/exact_reads.json"))
     args = parser.parse_args(argv)
+    if not args.base and not args.variant:
+        parser.error("name another build (--base) or other settings (--variant)")
     load_at_start = os.getloadavg()
     options = Options.of(quick=True, episodes=args.episodes, bulk_import=False)
     embedder = _floor_embedder()
     data = _prepare(options, embedder, {})
     timing = Timing(args.seconds, warmup=3, min_calls=5)
-    builds: dict[str, Path | None] = {"this": None}
-    builds |= {path.name: path.resolve() for path in args.base}
+    builds: dict[str, tuple[Path | None, dict[str, str]]] = {"this": (None, {})}
+    builds |= {path.name: (path.resolve(), {}) for path in args.base}
+    builds |= {name: (None, settings) for name, settings in args.variant}
     with ExitStack() as stack:
         conninfo = stack.enter_context(scratch_database(None))
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sgam-exact-")))
         load_episodes(conninfo, data.corpus, model=embedder.model_id)
         embedder.close()
         served = {}
-        for name, code in builds.items():
+        for name, (code, settings) in builds.items():
             served[name] = stack.enter_context(
-                serve(conninfo, log=scratch / f"{name}.log", code=code)
+                serve(conninfo, log=scratch / f"{name}.log", code=code, settings=settings)
             )
         declare_attributes(served["this"])
         path, subjects = data.scales[0]
@@ -122,7 +143,11 @@ def main(argv: list[str] | None = None) -> None:
                 )
                 print(name, _mixed_targets(mixed[name][-1]), file=sys.stderr, flush=True)
         results: dict[str, Any] = {name: _ratios(rounds[name], mixed[name]) for name in builds}
-    results["settings"] = vars(args) | {"base": [str(p) for p in args.base], "out": str(args.out)}
+    results["settings"] = vars(args) | {
+        "base": [str(p) for p in args.base],
+        "variant": dict(args.variant),
+        "out": str(args.out),
+    }
     # Other work on the machine skews every figure: only ratios within the run are worth reading.
     results["machine"] = {
         "cpus": os.cpu_count(),

@@ -3,13 +3,13 @@
 While a case runs with one client, ``py-spy`` samples the server process (``--gil``: only the
 thread holding the interpreter, so samples are CPU the server spent in Python or in a library
 it called while holding it; native work that releases it, such as torch's matrix math, counts
-in the CPU time but not in the samples; ``--nonblocking``: the server is never paused).
-Each sample is charged to the innermost frame that belongs to a known layer: the HTTP stack
-(uvicorn, h11, Litestar, anyio, asyncio, the thread pool), the database driver (psycopg and its
-pool), validation and JSON (pydantic, msgspec), the encoder (torch, sentence-transformers,
-tokenizers) or SGAM's own code. The server's CPU time per call, read from ``/proc``, says how
-much of a call's latency is the server computing rather than waiting (on PostgreSQL, or on the
-client).
+in the CPU time but not in the samples; ``--nonblocking``: the server is never paused). Each
+sample is charged to the innermost frame that belongs to a known layer: the HTTP stack
+(uvicorn, h11 or httptools, uvloop, Litestar, anyio, asyncio, the thread pool), the database
+driver (psycopg and its pool), validation and JSON (pydantic, msgspec), the encoder (torch,
+sentence-transformers, tokenizers) or SGAM's own code. The server's CPU time per call, read
+from ``/proc``, says how much of a call's latency is the server computing rather than waiting
+(on PostgreSQL, or on the client).
 
 Without ``py-spy`` (a dev dependency) a case runs unprofiled and says so.
 """
@@ -42,6 +42,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "uvicorn/",
             "h11/",
+            "httptools/",
+            "uvloop/",
             "litestar/",
             "anyio/",
             "asyncio/",

@@ -239,6 +239,18 @@ def test_a_key_revoked_through_one_worker_is_refused_by_every_worker_next(served
     assert len(cached_then_refused) > 1, (warmed, after)
 
 
+def test_every_worker_runs_uvloop_and_parses_with_httptools_by_default(served: Served) -> None:
+    children = _children(served.process.pid)
+    workers = {
+        pid for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    }
+    assert len(workers) == WORKERS  # beside them, multiprocessing's resource tracker
+    for worker in workers:
+        mapped = Path(f"/proc/{worker}/maps").read_text()  # its loaded extension modules
+        assert "/uvloop/loop." in mapped, worker
+        assert "/httptools/parser/parser." in mapped, worker
+
+
 def test_sigterm_stops_the_workers_and_the_embedded_database(served: Served) -> None:
     workers = set(_per_worker(served, "sgam_candidates_total"))
     assert len(workers) > 1

@@ -95,15 +95,19 @@ def declare_attributes(served: Served) -> None:
 
 
 @contextmanager
-def serve(conninfo: str, *, log: Path, code: Path | None = None) -> Iterator[Served]:
+def serve(
+    conninfo: str, *, log: Path, code: Path | None = None, settings: dict[str, str] | None = None
+) -> Iterator[Served]:
     """``sgam serve`` on ``conninfo`` (migrated, the tenant loaded) until the block ends.
 
-    ``code``: a source tree to serve instead of this one (another build, compared in one run).
+    ``code``: a source tree to serve instead of this one (another build, compared in one run);
+    ``settings``: settings of its own (``SGAM_…`` variables), over this process's environment.
     """
     admin_token = secrets.token_urlsafe(24)
     port = free_port()
     env = {
         **os.environ,
+        **(settings or {}),
         "DATABASE_URL": conninfo,
         # The pool logs in as sgam_app, as a served database's API does (docs: roles).
         "SGAM_APP_DATABASE_URL": login_as(conninfo, APP_ROLE),
