@@ -168,6 +168,13 @@ class Settings(BaseSettings):
         default=True,
         description="`sgam serve` applies pending migrations as it starts, before its workers.",
     )
+    otel_traces: bool = Field(
+        default=False,
+        description="Send OpenTelemetry traces of requests, store calls and their statements,"
+        " the encoder and extraction, over OTLP/HTTP as the standard OTEL_EXPORTER_OTLP_*"
+        " variables say (needs the otel extra). On whenever OTEL_EXPORTER_OTLP_ENDPOINT is"
+        " set.",
+    )
 
     extractor_url: str | None = Field(
         default=None,
