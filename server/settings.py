@@ -164,6 +164,15 @@ class Settings(BaseSettings):
         description="Key that signs the timeline pages' CSRF tokens; unset = a key kept in"
         " data_dir (file `ui_secret`). Give every process that serves the pages the same one.",
     )
+    text_search_config: str = Field(
+        default="simple",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$",
+        description="The PostgreSQL text search configuration of the episodes' full-text"
+        " documents, which lexical and hybrid evidence search match words in: `simple`"
+        " (lowercased, no stemming, no stop words) or a language's (`english`, ...)."
+        " `sgam migrate` (and `sgam serve` as it migrates) rebuilds the documents when it"
+        " changes.",
+    )
     migrate_on_start: bool = Field(
         default=True,
         description="`sgam serve` applies pending migrations as it starts, before its workers.",
