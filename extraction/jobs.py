@@ -20,6 +20,7 @@ from extraction.extractor import Extract, ExtractionFailed
 from store.contract.results import UpdateResult
 from store.episodes.extraction import Claim
 from store.service import MemoryStore
+from store.tracing import TENANT, span
 
 log = logging.getLogger(__name__)
 
@@ -79,13 +80,29 @@ def run_job(
     events: JobEvents = UNHEARD,
 ) -> list[UpdateResult] | None:
     """Work one leased job: its candidates' results, or None when the attempt failed (the
-    job is ``failed`` or ``dead``) or the lease was lost (someone else holds the job)."""
+    job is ``failed`` or ``dead``) or the lease was lost (someone else holds the job).
+
+    Traced, the job is a span of its own (a trace starts with it), the extractor's call one
+    inside it (``store.tracing``).
+    """
+    with span("extraction job", {TENANT: job.tenant_id}, kind="consumer"):
+        return _run_job(store, extract, job, policy, events)
+
+
+def _run_job(
+    store: MemoryStore,
+    extract: Extract,
+    job: Claim,
+    policy: WorkPolicy,
+    events: JobEvents,
+) -> list[UpdateResult] | None:
     given = store.extraction.begin(job)
     if given is None:
         events.job("lost")
         return None
     try:
-        candidates = extract(given)
+        with span("extractor", {TENANT: job.tenant_id}, kind="client"):
+            candidates = extract(given)
     except ExtractionFailed as error:
         reason = str(error)
     except Exception as error:  # an extractor's own bug must not stop the queue

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import msgspec
 from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.exceptions import MethodNotAllowedException, NotFoundException
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.prometheus import PrometheusConfig
 from pydantic import BaseModel
@@ -21,6 +22,7 @@ from server.auth.guard import (
     provide_tenant_store,
     tenant_guard,
 )
+from server.http.api_reference import reference_files, reference_page
 from server.http.body_scan import LIMITS_TEXT
 from server.http.dependencies import resolve_in_sequence
 from server.http.json_bodies import JsonBodyCheck
@@ -43,10 +45,14 @@ from server.routes.retrieval import retrieval_routes
 from server.routes.subjects import subject_routes
 from server.routes.weak_signals import weak_signal_routes
 from server.runtime.resources import lifespan, provide_reader, provide_resources
+from server.runtime.telemetry import app_traces
 from server.settings import Settings
 from server.ui.pages import routing_error, template_config
 from server.ui.routes import ui_routers
 from store.db.clock import Clock, wall_clock
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 VERSION = "0.1.0"
 
@@ -65,8 +71,10 @@ def create_app(
     *,
     embedder: Embedder | None = None,
     clock: Clock = wall_clock,
+    span_exporter: SpanExporter | None = None,
 ) -> Litestar:
-    """The SGAM HTTP API. ``embedder`` and ``clock`` are for tests that share a loaded model."""
+    """The SGAM HTTP API. ``embedder`` and ``clock`` are for tests that share a loaded model;
+    ``span_exporter`` for tests of its traces (they go there, on whatever the settings say)."""
     # A guard establishes the caller before the body is read; dependencies hand it on, in one
     # chain (``server.auth.guard``).
     tenant_api = Router(
@@ -108,10 +116,13 @@ def create_app(
     prometheus = PrometheusConfig(
         app_name="sgam", prefix="sgam_http", group_path=True, exclude_unhandled_paths=True
     )
+    # OpenTelemetry, when on (``server.runtime.telemetry``): its lifespan instruments the
+    # pools' driver, so it runs before the one that opens them.
+    traces = app_traces(settings, exporter=span_exporter)
     app = Litestar(
         # The timeline pages (``server.ui``): signed in by session cookie, not in the OpenAPI
         # document, answering HTML (their own error pages) rather than problem+json.
-        route_handlers=[tenant_api, admin_api, *probe_routes, *ui_routers()],
+        route_handlers=[tenant_api, admin_api, *probe_routes, *ui_routers(), reference_files()],
         template_config=template_config(),
         dependencies={"resources": Provide(provide_resources, sync_to_thread=False)},
         # A path or method no route answers is a page under /ui, a problem elsewhere.
@@ -125,9 +136,9 @@ def create_app(
         before_request=JsonBodyCheck(),
         type_encoders={BaseModel: pydantic_json},
         # Request bodies documented as pydantic validates them (``server.http.openapi``).
-        plugins=[ExactBodySchemaPlugin()],
-        lifespan=[lifespan(settings, embedder=embedder, clock=clock)],
-        middleware=[prometheus.middleware],
+        plugins=[ExactBodySchemaPlugin(), *traces.plugins],
+        lifespan=[*traces.lifespans, lifespan(settings, embedder=embedder, clock=clock)],
+        middleware=[prometheus.middleware, *traces.middleware],
         response_headers=[REQUEST_ID_RESPONSE_HEADER],
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
@@ -137,7 +148,7 @@ def create_app(
             " belief windows, exact reads, cited evidence and context blocks.\n\n"
             f"Request bodies: at most {settings.max_body_bytes:,} bytes. {LIMITS_TEXT}",
             path="/schema",
-            render_plugins=[ScalarRenderPlugin()],
+            render_plugins=[reference_page()],
             components=Components(
                 security_schemes={
                     "ApiKey": SecurityScheme(

@@ -38,6 +38,7 @@ from retrieval.search.encoder_process import (
     load_model,
     model_facts,
 )
+from store.tracing import span_until_done
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -188,7 +189,10 @@ class Embedder:
             done: Future[Vectors] = Future()
             done.set_result(np.zeros((0, self.dimensions), dtype=np.float32))
             return done
-        return self.encoder.submit(texts)
+        future = self.encoder.submit(texts)
+        # From the caller's side, waiting in the queue included; the texts' count, not theirs.
+        span_until_done("encoder", future, {"sgam.encoder.texts": len(texts)})
+        return future
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
         """``embed`` on a worker thread, so an event loop keeps serving."""

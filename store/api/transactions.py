@@ -26,6 +26,7 @@ from store.db.snapshot import ReadSnapshot
 from store.db.tenants import enter_tenant, tenant_statement
 from store.errors import translate
 from store.facts.versions import IdFactory
+from store.tracing import TENANT, span
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -74,7 +75,7 @@ class Transactions:
             finally:
                 restore_session(conn, isolation_level=None)
 
-        return self._call(body)
+        return self._call(body, "store snapshot" if snapshot else "store transaction", tenant_id)
 
     def read(
         self, work: Callable[[psycopg.Connection[Any], datetime], T], *, tenant_id: str | None
@@ -100,7 +101,7 @@ class Transactions:
             finally:
                 restore_session(conn, autocommit=False)
 
-        return self._call(body)
+        return self._call(body, "store read", tenant_id)
 
     async def aread(
         self,
@@ -120,6 +121,10 @@ class Transactions:
         query, params = statement(now)
 
         async def attempt() -> list[R]:
+            with span("store read", {TENANT: tenant_id}):
+                return await attempt_on_loop()
+
+        async def attempt_on_loop() -> list[R]:
             async with pool.connection() as conn:
                 block = on_citus(conn)
                 try:
@@ -156,7 +161,11 @@ class Transactions:
         rolls the whole of it back.
         """
 
-        return self._call(lambda conn, now: self._pipelined_on(conn, now, work, tenant_id))
+        return self._call(
+            lambda conn, now: self._pipelined_on(conn, now, work, tenant_id),
+            "store pipelined",
+            tenant_id,
+        )
 
     @staticmethod
     def _pipelined_on(
@@ -182,14 +191,20 @@ class Transactions:
         finally:
             restore_session(conn, autocommit=False)
 
-    def _call(self, body: Callable[[psycopg.Connection[Any], datetime], T]) -> T:
+    def _call(
+        self,
+        body: Callable[[psycopg.Connection[Any], datetime], T],
+        name: str,
+        tenant_id: str | None,
+    ) -> T:
         """``body`` on a pooled connection at one system time: retried when safe, its
-        database errors translated into the store's."""
+        database errors translated into the store's; each attempt a span named ``name``
+        (``store.tracing``), the wait for a connection in it."""
         now = self.clock()
 
         @with_retries
         def attempt() -> T:
-            with self.pool.connection() as conn:
+            with span(name, {TENANT: tenant_id}), self.pool.connection() as conn:
                 return body(conn, now)
 
         try:

@@ -8,6 +8,7 @@ naming the package to install. With ``SGAM_UI_SCREENSHOT=path`` it saves the see
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -25,6 +26,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.command import Command
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -55,7 +57,8 @@ def _executables() -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def chrome() -> Iterator[WebDriver]:
-    """A headless chromium, its window wide enough for the timeline."""
+    """A headless chromium, its window wide enough for the timeline, with the network off:
+    no host name but the server's address resolves. Its log lists every request a page made."""
     chromium, chromedriver = _executables()
     options = Options()
     options.binary_location = chromium
@@ -65,8 +68,10 @@ def chrome() -> Iterator[WebDriver]:
         "--disable-dev-shm-usage",
         "--disable-gpu",
         "--window-size=1200,1000",
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
     ):
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
     try:
         yield driver
@@ -179,3 +184,46 @@ def test_the_seed_timeline_in_a_browser(chrome: WebDriver, served: str) -> None:
     chrome.get(f"{served}/ui/subjects/mira")
     assert chrome.find_element(By.TAG_NAME, "h1").text == "404"
     assert "2026-07-15" not in chrome.page_source
+
+
+def _requested(chrome: WebDriver) -> list[str]:
+    """The URLs of the requests the browser sent since the last call (its performance log)."""
+    urls = []
+    for entry in chrome.execute(Command.GET_LOG, {"type": "performance"})["value"]:
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def test_the_api_reference_renders_from_the_server_alone(chrome: WebDriver, served: str) -> None:
+    document = httpx.get(f"{served}/schema/openapi.json").json()
+    paths = set(document["paths"])
+    _requested(chrome)  # what earlier pages asked for
+    chrome.get(f"{served}/schema")
+
+    # Swagger UI's script drew the operations from the document: every path is there.
+    WebDriverWait(chrome, WAIT_SECONDS).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")
+    )
+    shown = {
+        element.get_attribute("data-path")
+        for element in chrome.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")
+    }
+    assert paths <= shown, paths - shown
+    assert "/v1/context" in shown
+    context = chrome.find_element(By.CSS_SELECTOR, ".opblock-post [data-path='/v1/context']")
+    assert context.is_displayed()
+
+    # Its script, stylesheet and icon came from the server; nothing else was asked for.
+    requested = _requested(chrome)
+    assert f"{served}/schema/swagger-ui/swagger-ui-bundle.js" in requested
+    assert f"{served}/schema/swagger-ui/swagger-ui.css" in requested
+    outside = [url for url in requested if not url.startswith((f"{served}/", "data:"))]
+    assert outside == []
+    linked = chrome.execute_script(
+        "return [...document.querySelectorAll('script[src], link[href], img[src]')]"
+        ".map(e => e.getAttribute('src') || e.getAttribute('href'))"
+    )
+    assert linked
+    assert [link for link in linked if "//" in link] == []
