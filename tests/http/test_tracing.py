@@ -13,19 +13,26 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 from litestar.testing import TestClient
 from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, StatusCode
 
+from extraction.extractor import PROMPT_VERSION, Extract, ExtractionFailed
+from extraction.jobs import WorkPolicy, run_job
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
 from server.runtime.telemetry import traces_wanted
+from server.runtime.tracing import tracer_provider
 from server.settings import Settings
-from store.tracing import tracing
+from store.episodes.extraction import Queued
+from store.service import MemoryStore
+from store.tracing import trace_with, tracing
+from tests import helpers
 from tests.http_helpers import candidate, declare, make_tenant, record
 
 SUBJECT = "zelda-quillfeather"
@@ -183,3 +190,74 @@ def test_traces_are_off_unless_asked_for(
         env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"},
     )
     assert loaded.stdout.strip() == "[]", loaded.stdout + loaded.stderr
+
+
+def _traced_jobs(
+    store: MemoryStore, tenant: str, *extracts: Extract
+) -> tuple[list[ReadableSpan], list[str | None]]:
+    """One queued episode per ``extracts``, each worked with its extract under a tracer that
+    sends to memory, as a server's worker thread works them; the spans, and how each ended."""
+    helpers.declare(store, tenant, "home_town", "string")
+    for number in range(len(extracts)):
+        store.episodes.record_with_candidates(
+            tenant,
+            [({"id": f"j{number}", "occurred_at": "2026-05-28T09:00:00Z", "text": TEXT,
+               "subjects": [SUBJECT]}, ())],
+            queue=[Queued(PROMPT_VERSION)],
+        )  # fmt: skip
+    exporter = InMemorySpanExporter()
+    provider = tracer_provider(exporter)
+    trace_with(provider.get_tracer("test"))
+    try:
+        ends: list[str | None] = []
+        for extract in extracts:
+            (job,) = store.extraction.claim(wanted=1, lease=timedelta(minutes=1))
+            results = run_job(store, extract, job, WorkPolicy(max_attempts=1))
+            ends.append(None if results is None else results[0].status)
+    finally:
+        trace_with(None)
+        provider.shutdown()
+    return list(exporter.get_finished_spans()), ends
+
+
+def test_an_extraction_job_is_a_trace_of_its_own_with_the_extractor_call_in_it(
+    store: MemoryStore, tenant: str
+) -> None:
+    def extract(given: object) -> list[object]:
+        return [
+            {"evidence": "moved to Vorpalmouth", "subject": SUBJECT, "attribute": "home_town",
+             "change": "new", "value": VALUE}
+        ]  # fmt: skip
+
+    def fail(given: object) -> list[object]:
+        raise ExtractionFailed(f"timeout while reading about {SUBJECT} in {VALUE}")
+
+    spans, ends = _traced_jobs(store, tenant, extract, fail)
+    assert ends == ["written", None]
+
+    jobs = [span for span in spans if span.name == "extraction job"]
+    assert len(jobs) == 2
+    for job in jobs:
+        assert (job.kind, job.parent) == (SpanKind.CONSUMER, None)
+        assert (job.attributes or {})["sgam.tenant_id"] == tenant
+        inside = [span for span in spans if span.context.trace_id == job.context.trace_id]
+        assert {span.name for span in inside} >= {"extraction job", "extractor"}
+        for span in inside:
+            assert span is job or _parent(span) == job.context.span_id, span.name
+    calls = [
+        next(
+            span for span in spans
+            if span.name == "extractor" and span.context.trace_id == job.context.trace_id
+        )
+        for job in sorted(jobs, key=lambda job: job.start_time or 0)
+    ]  # fmt: skip
+    assert [(call.kind, call.status.status_code) for call in calls] == [
+        (SpanKind.CLIENT, StatusCode.UNSET),
+        (SpanKind.CLIENT, StatusCode.ERROR),
+    ]
+    assert (calls[1].attributes or {})["error.type"] == "ExtractionFailed"
+    # The claims outside a job start no trace; nothing of the episode is in a span.
+    assert {span.context.trace_id for span in spans} == {job.context.trace_id for job in jobs}
+    for span in spans:
+        shown = json.dumps([span.name, dict(span.attributes or {}), span.status.description])
+        assert not any(secret in shown for secret in SECRETS), shown
