@@ -11,6 +11,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from server.client import AsyncSGAMClient, SGAMClient
+from store.contract.results import UpdateResult
 from tests.http_helpers import make_tenant
 
 ASYNC_BASE_URL = "http://sgam.test"
@@ -33,3 +34,19 @@ async def async_twin(
     transport = httpx.ASGITransport(app=http.app)
     async with httpx.AsyncClient(transport=transport) as asgi:
         yield AsyncSGAMClient(ASYNC_BASE_URL, client.api_key, http=asgi)
+
+
+def record_mira(
+    client: SGAMClient, episode_id: str, at: str, text: str, **candidate: str
+) -> UpdateResult:
+    """Record an episode about Mira that occurred at ``at`` (system time ten seconds later)
+    with the one candidate it states (``change`` new, valid from ``at``); its result."""
+    recorded = client.with_now(at.replace(":00Z", ":10Z")).record_episode(
+        text,
+        at,
+        id=episode_id,
+        subjects=["mira"],
+        updates=[{"subject": "mira", "change": "new", **candidate}],
+    )
+    [result] = recorded.results
+    return result

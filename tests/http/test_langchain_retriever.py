@@ -17,7 +17,7 @@ from litestar.testing import TestClient
 from server.client import SGAMClient
 from server.client.langchain import SGAMContextRetriever
 from store.contract.facts import Fact
-from tests.langchain_helpers import async_twin, tenant_client
+from tests.langchain_helpers import async_twin, record_mira, tenant_client
 
 SETUP = "2026-06-01T09:00:05Z"
 NOW = "2026-06-04T00:00:00Z"
@@ -31,16 +31,8 @@ def anyio_backend() -> str:
 
 
 def record(client: SGAMClient, episode_id: str, at: str, text: str, **candidate: str) -> Fact:
-    """Record an episode of Mira's at ``at`` (system time ten seconds later) with the candidate
-    its evidence states; the fact written."""
-    recorded = client.with_now(at.replace(":00Z", ":10Z")).record_episode(
-        text,
-        at,
-        id=episode_id,
-        subjects=["mira"],
-        updates=[{"subject": "mira", "change": "new", **candidate}],
-    )
-    [result] = recorded.results
+    """``record_mira``, whose candidate is written; its fact."""
+    result = record_mira(client, episode_id, at, text, **candidate)
     assert result.fact is not None, result
     return result.fact
 
@@ -150,23 +142,16 @@ def test_a_disputed_key_is_its_uncertain_line_citing_both_sides(reader: SGAMClie
         evidence="Mira lives in Oslo.",
         value="Oslo",
     )
-    challenged = reader.with_now("2026-06-02T08:00:20Z").record_episode(
-        "Mira lives in Bergen.",
+    challenged = record_mira(
+        reader,
+        "e4",
         "2026-06-02T08:00:00Z",
-        id="e4",
-        subjects=["mira"],
-        updates=[
-            {
-                "subject": "mira",
-                "attribute": "home_city",
-                "change": "update",
-                "evidence": "Mira lives in Bergen.",
-                "value": "Bergen",
-                "valid_from": "2026-06-02T08:00:00Z",
-            }
-        ],
+        "Mira lives in Bergen.",
+        attribute="home_city",
+        evidence="Mira lives in Bergen.",
+        value="Bergen",
     )
-    assert [result.status for result in challenged.results] == ["conflict"]
+    assert challenged.status == "conflict"
 
     retriever = SGAMContextRetriever(client=reader, subject="mira", attributes=["home_city"])
     [fact, *evidence] = retriever.invoke("Where does Mira live?")

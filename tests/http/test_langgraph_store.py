@@ -26,7 +26,7 @@ from litestar.testing import TestClient
 
 from server.client import SGAMClient
 from server.client.langchain import PutRefused, SGAMStore
-from tests.langchain_helpers import async_twin, tenant_client
+from tests.langchain_helpers import async_twin, record_mira, tenant_client
 
 
 @pytest.fixture
@@ -271,20 +271,16 @@ def test_a_key_the_tenant_declared_holds_its_typed_value(
     store: SGAMStore, client: SGAMClient
 ) -> None:
     client.declare_attribute("passport_deadline", "date")
-    client.record_episode(
-        "Her passport deadline is 2026-07-15.",
+    recorded = record_mira(
+        client,
+        "e1",
         "2026-06-01T09:00:00Z",
-        subjects=["mira"],
-        updates=[
-            {
-                "evidence": "Her passport deadline is 2026-07-15.",
-                "subject": "mira",
-                "attribute": "passport_deadline",
-                "change": "new",
-                "value": "2026-07-15",
-            }
-        ],
+        "Her passport deadline is 2026-07-15.",
+        attribute="passport_deadline",
+        evidence="Her passport deadline is 2026-07-15.",
+        value="2026-07-15",
     )
+    assert recorded.status == "written"
     first = store.get(("mira",), "passport_deadline")
     assert first is not None
     assert first.value == {"value": "2026-07-15"}
