@@ -13,7 +13,7 @@ import createClient, {
 } from "openapi-fetch";
 import type { HttpMethod, PathsWithMethod, RequiredKeysOf } from "openapi-typescript-helpers";
 
-import { PROBLEM_MEDIA_TYPE, errorFrom, isProblem, unreachable } from "./errors.js";
+import { InvalidInput, PROBLEM_MEDIA_TYPE, errorFrom, isProblem, unreachable } from "./errors.js";
 import type { paths } from "./schema.js";
 
 export type { components, operations, paths } from "./schema.js";
@@ -83,23 +83,43 @@ function credentials(options: SGAMClientOptions): Middleware {
 }
 
 /**
- * Path parameters, each kept within its segment: "." and ".." (valid ids) are escaped too, or
- * URL normalization would drop them as dot segments (the API's path parameters are all simple).
+ * Path parameters, each kept within its segment. "." and ".." (valid ids, which the Python
+ * client sends escaped) cannot be: a WHATWG URL, as fetch parses it, takes them as dot
+ * segments even escaped, so the call would reach another route. They are refused unsent.
  */
 const pathSerializer: PathSerializer = (pathname, pathParams) =>
   pathname.replace(/\{(\w+)\}/g, (template, name: string) => {
     const value = pathParams[name];
     if (value === undefined || value === null) return template;
     const segment = encodeURIComponent(String(value));
-    return /^\.+$/.test(segment) ? segment.replaceAll(".", "%2E") : segment;
+    if (/^\.+$/.test(segment) && segment.length <= 2) {
+      const detail = `${JSON.stringify(segment)} cannot be sent as a path segment through fetch`;
+      throw new InvalidInput(detail, { status: 422, code: "invalid", field: name });
+    }
+    return segment;
   });
 
-/** A fetch that gives up after `timeoutMs` (the caller's own signal still aborts it). */
+/**
+ * A fetch that gives up after `timeoutMs` with a `TimeoutError` (the caller's own signal still
+ * aborts it), on Node 18 too (no `AbortSignal.any` there).
+ */
 function timed(send: typeof globalThis.fetch, timeoutMs: number): typeof globalThis.fetch {
-  return (input, init) => {
-    const own = input instanceof Request ? [input.signal] : [];
-    const signal = AbortSignal.any([...own, AbortSignal.timeout(timeoutMs)]);
-    return send(input, { ...init, signal });
+  return async (input, init) => {
+    const controller = new AbortController();
+    const own = input instanceof Request ? input.signal : null;
+    const abort = () => controller.abort(own?.reason);
+    if (own?.aborted) abort();
+    own?.addEventListener("abort", abort, { once: true });
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`no answer in ${timeoutMs} ms`, "TimeoutError")),
+      timeoutMs,
+    );
+    try {
+      return await send(input, { ...init, signal: controller.signal });
+    } finally {
+      clearTimeout(timer);
+      own?.removeEventListener("abort", abort);
+    }
   };
 }
 

@@ -64,7 +64,7 @@ test("an answer that is not a problem gets the code of its status", () => {
   assert.equal(plain.detail, JSON.stringify(notSgam));
 });
 
-test("the API key goes as a bearer token, the admin token to /v1/admin only", async () => {
+test("the API key goes as a bearer token, the admin token to /v1/admin only; ids stay in their segment", async () => {
   const sent: Request[] = [];
   const fetch = async (input: Request | string | URL, init?: RequestInit) => {
     sent.push(new Request(input, init));
@@ -78,7 +78,13 @@ test("the API key goes as a bearer token, the admin token to /v1/admin only", as
   await sgam.GET("/v1/subjects");
   await sgam.GET("/v1/admin/tenants/{tenant}", { params: { path: { tenant: "acme" } } });
   await createSGAMClient("http://sgam.test", { fetch }).GET("/healthz");
-  const [tenantCall, adminCall, bare] = sent;
+  await sgam.GET("/v1/facts/{subject}/{attribute}", {
+    params: { path: { subject: "...", attribute: "a/b" } },
+  });
+  const dots = await sgam
+    .GET("/v1/facts/{subject}/{attribute}", { params: { path: { subject: "..", attribute: "a" } } })
+    .catch((error: unknown) => error);
+  const [tenantCall, adminCall, bare, slash] = sent;
   assert.equal(tenantCall?.url, "http://sgam.test/v1/subjects");
   assert.equal(tenantCall?.headers.get("authorization"), "Bearer sgam_key");
   assert.equal(tenantCall?.headers.get("accept"), "application/json, application/problem+json");
@@ -86,6 +92,11 @@ test("the API key goes as a bearer token, the admin token to /v1/admin only", as
   assert.equal(adminCall?.url, "http://sgam.test/v1/admin/tenants/acme");
   assert.equal(adminCall?.headers.get("authorization"), "Bearer admin");
   assert.equal(bare?.headers.get("authorization"), null);
+  // Each parameter stays within its segment; a dot segment, which fetch cannot send, is refused.
+  assert.equal(slash?.url, "http://sgam.test/v1/facts/.../a%2Fb");
+  assert.ok(dots instanceof InvalidInput, String(dots));
+  assert.deepEqual([dots.status, dots.code, dots.field], [422, "invalid", "subject"]);
+  assert.equal(sent.length, 4);
 });
 
 test("a success status with a problem body is still an error", async () => {
