@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from server.commands.admin import attribute_app, key_app, receipts_app, subjects_app, tenant_app
+from server.commands.extractor import extractor_app
 from server.commands.failures import run
 from server.commands.health import health_app
 from server.commands.imports import import_episodes
@@ -37,6 +38,7 @@ app.add_typer(receipts_app, name="receipts")
 app.add_typer(attribute_app, name="attribute")
 app.add_typer(subjects_app, name="subjects")
 app.add_typer(health_app, name="health")
+app.add_typer(extractor_app, name="extractor")
 app.command("import")(import_episodes)
 app.command()(worker)
 app.command()(mcp)

@@ -7,9 +7,9 @@ from typer.testing import CliRunner
 
 from extraction.extractor import PROMPT_VERSION
 from server.cli import app
+from server.extraction.standin import stand_in, updates
 from store.episodes.extraction import Queued
 from store.service import MemoryStore
-from tests.extraction_helpers import stand_in, updates
 from tests.helpers import declare
 
 runner = CliRunner()

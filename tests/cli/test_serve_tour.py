@@ -15,7 +15,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,10 +68,10 @@ def _wait_ready(url: str, process: subprocess.Popen[str]) -> None:
     raise AssertionError("sgam serve was not ready in time")
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """``sgam serve`` on a free port with a brand-new embedded data folder."""
-    data_dir = tmp_path_factory.mktemp("serve") / "postgres"
+@contextmanager
+def serving(data_dir: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[Served]:
+    """``sgam serve`` on a free port with a brand-new embedded data folder, in an environment
+    without SGAM settings or DATABASE_URL beyond ``extra_env``, until the block ends."""
     port = _free_port()
     env = {
         key: value
@@ -84,7 +85,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env=env,
+        env=env | dict(extra_env or {}),
     )
     try:
         banner = _read_banner(process)
@@ -101,6 +102,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``sgam serve`` on a free port with a brand-new embedded data folder."""
+    with serving(tmp_path_factory.mktemp("serve") / "postgres") as running:
+        yield running
 
 
 TOUR_HEADING = "## A five-minute tour"
@@ -125,6 +133,11 @@ def tour_steps() -> tuple[str, list[str]]:
 
 def run_step(setup: str, step: str, served: Served) -> Any:
     """Run one tour command as a newcomer would paste it; its output parsed as JSON."""
+    return json.loads(run_shell(setup, step, served))
+
+
+def run_shell(setup: str, step: str, served: Served) -> str:
+    """Run the tour's setup lines and then ``step`` in bash, against ``served``; the output."""
     setup = re.sub(r"export SGAM_KEY=\S+", f"export SGAM_KEY={served.api_key}", setup)
     setup = setup.replace("http://127.0.0.1:8000", served.url)
     if shutil.which("jq") is None:
@@ -139,7 +152,7 @@ def run_step(setup: str, step: str, served: Served) -> Any:
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout)
+    return completed.stdout
 
 
 def test_the_first_start_prints_a_key_for_the_default_tenant_and_the_docs_url(

@@ -2,9 +2,11 @@
 
 Blocks are known by the section they sit in and their language. The curl tour and the Python
 client example run against a real ``sgam serve`` in ``tests/cli/test_serve_tour.py``; the MCP
-client's configuration starts ``sgam mcp`` in ``tests/cli/test_mcp.py``; the others are checked
-here. A block added anywhere else fails ``test_every_readme_block_is_run_or_validated``
-until a test covers it. The store example that moved to the docs still runs here, as written.
+client's configuration starts ``sgam mcp`` in ``tests/cli/test_mcp.py``; the extraction
+walkthrough runs against ``sgam extractor dev`` in ``tests/cli/test_extractor_dev.py``; the
+others are checked here. A block added anywhere else fails
+``test_every_readme_block_is_run_or_validated`` until a test covers it. The store example that
+moved to the docs still runs here, as written.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from docs.hooks import cli_command, environment_names, subcommands
+from server.commands.extractor import DEFAULT_PORT
+from server.extraction.standin import STAND_IN_MODEL
 from server.mcp.cli import McpSettings
 from server.settings import Settings
 from tests import mcp_helpers
@@ -69,7 +73,7 @@ COVERED = {
     ): "tests/cli/test_serve_tour.py runs each step against sgam serve",
     ("Python client", "python"): "tests/cli/test_serve_tour.py runs it against sgam serve",
     ("MCP server", "json"): "test_the_mcp_configuration_is_valid; tests/cli/test_mcp.py starts it",
-    ("Extraction", "bash"): "test_the_extractor_configuration_is_valid_settings",
+    ("Extraction", "bash"): "tests/cli/test_extractor_dev.py runs it; its exports validated here",
 }
 """Each README block, by (section, language), and the test that runs or validates it."""
 
@@ -149,31 +153,43 @@ def test_the_mcp_configuration_is_valid() -> None:
     assert settings.url == "http://127.0.0.1:8000"
 
 
-def test_the_extractor_configuration_is_valid_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    commands = _commands(readme_block("Extraction", "bash"))
-    assert all(command[0] == "export" and len(command) == 2 for command in commands)
-    exported = dict(command[1].split("=", 1) for command in commands)
+def exported(block: str) -> dict[str, str]:
+    """The variables a shell block's ``export`` lines set, each line's words in turn."""
+    lines = [line for line in block.splitlines() if line.startswith("export ")]
+    return {
+        name: value
+        for command in _commands("\n".join(lines))
+        for name, value in (word.split("=", 1) for word in command[1:])
+    }
+
+
+def settings_from(variables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """The settings of an environment holding ``variables`` and no other SGAM setting, after
+    checking each variable is a setting's (a misspelt one would be ignored silently)."""
     known = {
-        env: name
+        env
         for name, field in Settings.model_fields.items()
         for env in environment_names(Settings, name, field)
     }
-    assert set(exported) <= set(known), "every exported name is a setting"
+    assert set(variables) <= known, f"not settings: {sorted(set(variables) - known)}"
     for name in os.environ:
         if name.startswith("SGAM_") or name == "DATABASE_URL":
             monkeypatch.delenv(name)
-    for name, value in exported.items():
+    for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    settings = Settings()
-    assert {env: getattr(settings, known[env]) for env in exported} == {
-        env: value if known[env] != "extractor_api_key" else settings.extractor_api_key
-        for env, value in exported.items()
-    }
-    assert settings.extractor_api_key is not None
-    assert settings.extractor_api_key.get_secret_value() == exported["SGAM_EXTRACTOR_API_KEY"]
+    return Settings()
+
+
+def test_the_extractor_configuration_is_valid_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    variables = exported(readme_block("Extraction", "bash"))
+    settings = settings_from(variables, monkeypatch)
+    assert (settings.extractor_url, settings.extractor_model) == (
+        f"http://127.0.0.1:{DEFAULT_PORT}/v1",  # where sgam extractor dev listens
+        STAND_IN_MODEL,
+    )
     extractor = settings.extractor()
     assert extractor is not None, "the block configures an extractor"
-    assert extractor.model == exported["SGAM_EXTRACTOR_MODEL"]
+    assert extractor.model == STAND_IN_MODEL
 
 
 def test_the_docs_store_example_runs(tmp_path: Path) -> None:

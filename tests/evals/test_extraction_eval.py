@@ -16,8 +16,8 @@ from evals.histories.generate import generate_history
 from evals.leakage.run import Options, run_leakage
 from retrieval.search.embeddings import Embedder
 from server.cli import app
+from server.extraction.standin import Reply, stand_in, updates
 from server.settings import Settings
-from tests.extraction_helpers import Reply, stand_in, updates
 
 
 def gold_script(error_rate: float) -> Any:

@@ -18,9 +18,9 @@ from litestar.testing import TestClient
 
 from retrieval.search.embeddings import Embedder
 from server.app import create_app
+from server.extraction.standin import Reply, StandIn, stand_in, updates
 from server.settings import Settings
 from tests.conftest import ADMIN_TOKEN, ApiTenant, app_url
-from tests.extraction_helpers import Reply, StandIn, stand_in, updates
 
 TEXT = "Mira said she moved to Tromsø last week."
 CITY = {

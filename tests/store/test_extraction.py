@@ -19,6 +19,7 @@ from prometheus_client import REGISTRY
 
 from extraction.extractor import PROMPT_VERSION, Extractor
 from extraction.jobs import WorkPolicy, drain, run_job, work_once
+from server.extraction.standin import Reply, StandIn, stand_in, updates
 from server.extraction.worker import METRICS
 from store.db.clock import ManualClock
 from store.db.database import APP_ROLE
@@ -26,7 +27,6 @@ from store.episodes.extraction import Queued
 from store.errors import Conflict, NotFound
 from store.service import MemoryStore
 from tests.conftest import ts
-from tests.extraction_helpers import Reply, StandIn, stand_in, updates
 from tests.helpers import declare
 
 POLICY = WorkPolicy(max_attempts=3, backoff=timedelta(seconds=10), lease=timedelta(seconds=60))

@@ -1,8 +1,12 @@
-"""A stand-in OpenAI-compatible chat endpoint on localhost, scripted by each test.
+"""A stand-in OpenAI-compatible chat endpoint on localhost, so extraction can run without a model.
 
-It answers ``POST /v1/chat/completions`` in the structured-output format: the script is a
-callable given the request's JSON (model, messages, response_format) that returns a ``Reply``:
-the content the model "wrote" (its JSON text, or any text), an HTTP status, a delay.
+It answers ``POST /v1/chat/completions`` in the structured-output format the extractor asks
+for (``extraction.extractor``): a script given the request's JSON (model, messages,
+response_format) returns a ``Reply``, the content the endpoint "wrote" (its JSON text, or any
+text), an HTTP status, a delay. ``sgam extractor dev`` serves the rule-based script
+(``server.extraction.rules``); a test serves a script of its own. ``GET /v1/models`` lists the
+one model it stands in for. Every answer says, in its ``model`` and ``system_fingerprint``,
+that it comes from a rule-based stand-in, not a model.
 """
 
 from __future__ import annotations
@@ -16,10 +20,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+STAND_IN_MODEL = "sgam-stand-in"
+"""The model id the stand-in lists and signs its answers with (any requested model is served)."""
+FINGERPRINT = "sgam-extractor-dev: a rule-based stand-in, not a model"
+
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: ``content`` as the model's message, or an error ``status``."""
+    """One answer: ``content`` as the endpoint's message, or an error ``status``."""
 
     content: str = '{"updates": []}'
     status: int = 200
@@ -28,10 +36,11 @@ class Reply:
 
 def updates(*candidates: dict[str, Any]) -> Reply:
     """A well-formed answer proposing ``candidates``."""
-    return Reply(json.dumps({"updates": list(candidates)}))
+    return Reply(json.dumps({"updates": list(candidates)}, ensure_ascii=False))
 
 
 Script = Callable[[dict[str, Any]], Reply]
+"""What the endpoint answers to a chat completion request (its JSON body)."""
 
 
 @dataclass
@@ -49,13 +58,14 @@ class StandIn:
         return parsed
 
 
-def _completion(model: str, content: str) -> bytes:
+def _completion(requested: str, content: str) -> bytes:
     return json.dumps(
         {
-            "id": "chatcmpl-standin",
+            "id": "chatcmpl-stand-in",
             "object": "chat.completion",
-            "created": 0,
-            "model": model,
+            "created": int(time.time()),
+            "model": f"{STAND_IN_MODEL} (asked for {requested}; rule-based, not a model)",
+            "system_fingerprint": FINGERPRINT,
             "choices": [
                 {
                     "index": 0,
@@ -63,16 +73,27 @@ def _completion(model: str, content: str) -> bytes:
                     "finish_reason": "stop",
                 }
             ],
-        }
+        },
+        ensure_ascii=False,
     ).encode()
 
 
-@contextmanager
-def stand_in(script: Script) -> Iterator[StandIn]:
-    """Serve the script on 127.0.0.1 (a free port) until the block ends."""
-    state = StandIn(base_url="", script=script)
+_MODELS = json.dumps(
+    {
+        "object": "list",
+        "data": [{"id": STAND_IN_MODEL, "object": "model", "created": 0, "owned_by": FINGERPRINT}],
+    }
+).encode()
 
+
+def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") != "/v1/models":
+                self.send_error(404)
+                return
+            self._send(200, _MODELS)
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             request = json.loads(self.rfile.read(length) or b"{}")
@@ -87,8 +108,11 @@ def stand_in(script: Script) -> Iterator[StandIn]:
                 body = json.dumps({"error": {"message": "scripted failure"}}).encode()
             else:
                 body = _completion(str(request.get("model")), reply.content)
+            self._send(reply.status, body)
+
+        def _send(self, status: int, body: bytes) -> None:
             try:
-                self.send_response(reply.status)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -99,9 +123,16 @@ def stand_in(script: Script) -> Iterator[StandIn]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    return Handler
+
+
+@contextmanager
+def stand_in(script: Script, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[StandIn]:
+    """Serve the script on ``host`` (port 0: a free one) on a thread until the block ends."""
+    state = StandIn(base_url="", script=script)
+    server = ThreadingHTTPServer((host, port), _handler(state))
     server.daemon_threads = True
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    state.base_url = f"http://{host}:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
