@@ -33,7 +33,7 @@ def _needs_the_extra() -> None:
 
 
 ALL_SYSTEMS = ("sgam", "sgam_noisy", "dm", "dm_recency")
-PEER_SYSTEMS = ("langgraph", "mem0")  # evals.peers: with pip install 'sgam[peers]'
+PEER_SYSTEMS = ("langgraph", "mem0")  # evals.peers: with pip install -e '.[peers]'
 EVERY = "all"
 
 
@@ -49,7 +49,7 @@ SystemsOption = Annotated[
     typer.Option(
         "--system",
         help=f"A system to run (repeatable), one of {', '.join(ALL_SYSTEMS + PEER_SYSTEMS)}"
-        f" ({' and '.join(PEER_SYSTEMS)} need pip install 'sgam[peers]'), or {EVERY}: every"
+        f" ({' and '.join(PEER_SYSTEMS)} need pip install -e '.[peers]'), or {EVERY}: every"
         " one installed.",
         show_default=False,
     ),
@@ -88,7 +88,8 @@ def leakage(
         bool,
         typer.Option(
             help="Feed SGAM's arm through the configured extractor (SGAM_EXTRACTOR_URL,"
-            " SGAM_EXTRACTOR_MODEL) with extract: now, instead of the history's gold candidates."
+            " SGAM_EXTRACTOR_MODEL) with extract: now, instead of the history's gold candidates;"
+            " Mem0's arm then adds with infer=True, its extraction on the same endpoint and model."
         ),
     ] = False,
 ) -> None:
@@ -97,7 +98,7 @@ def leakage(
     Writes report.md, leakage.png, questions.jsonl and summary.json. SGAM runs through its
     HTTP API in process, the baselines on raw episodes in pgvector, all on one PostgreSQL with
     one embedding model; --system langgraph and --system mem0 add LangGraph's PostgresStore and
-    Mem0 on the same raw episodes (pip install 'sgam[peers]'). quick takes about a minute,
+    Mem0 on the same raw episodes (pip install -e '.[peers]'). quick takes about a minute,
     default a few minutes on 2 cores.
     """
     from evals.leakage.run import run_leakage  # noqa: PLC0415 - keep --help fast

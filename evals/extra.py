@@ -13,7 +13,7 @@ import importlib.util
 import typer
 
 EXTRA = "evals"
-INSTALL = "pip install 'sgam[evals]'"
+INSTALL = "pip install -e '.[evals]'"
 MODULES: tuple[str, ...] = ("matplotlib",)
 """The modules the extra installs (pyproject.toml's ``evals`` extra, one module each)."""
 

@@ -87,7 +87,9 @@ def opened(
 ) -> Iterator[tuple[Memory, dict[str, Asker]]]:
     """The load's memory on a fresh database of ``server``, and an asker per system of it.
 
-    ``extractor`` applies to the ``sgam`` load only; the peer arms take the baselines' k.
+    ``extractor`` applies to the ``sgam`` load and to Mem0's (``infer=True`` on the same
+    endpoint and model); LangGraph's store has no extraction of its own. The peer arms take the
+    baselines' k.
     """
     if load.name == "episodes":
         with open_episodes(server, embedder=embedder, lines=lines, options=baseline) as episodes:
@@ -96,8 +98,10 @@ def opened(
     elif load.name in _PEER_OPENERS:
         # A peer's optional packages are imported only when its arm opens.
         opener = _PEER_OPENERS[load.name]
+        extracting = {"extractor": extractor} if load.name == "mem0" else {}
+        subjects = cited_subjects(lines)
         with opener(
-            server, embedder=embedder, subjects=cited_subjects(lines), k=baseline.k
+            server, embedder=embedder, subjects=subjects, k=baseline.k, **extracting
         ) as peer:
             yield peer, {load.name: peer.ask}
     else:

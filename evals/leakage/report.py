@@ -39,7 +39,7 @@ SYSTEMS = {
     "dm": "raw episodes, the top-k most similar to the question, as the context",
     "dm_recency": "the same similar episodes, newest first",
     "langgraph": "LangGraph's PostgresStore: raw episodes, its top-k semantic search",
-    "mem0": "Mem0 (open source) on pgvector: raw episodes added without an LLM, its top-k search",
+    "mem0": "Mem0 on pgvector, top-k search: raw episodes, or with --extractor what it extracts",
 }
 PEERS = ("langgraph", "mem0")
 META_ORDER = ("date", "machine", "python", "seed", "size", "model", "noisy_extraction")

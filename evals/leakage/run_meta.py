@@ -10,25 +10,13 @@ from typing import TYPE_CHECKING, Any
 from evals.arms.systems import TRANSPORT
 from evals.leakage.report import SYSTEMS, run_environment
 from evals.leakage.scoring import KINDS
-from evals.peers import PEER_NAMES, peer_versions
+from evals.peers import PEER_NAMES, langgraph_arm, mem0_arm, peer_versions
 from store.bench import raw_connection
 
 if TYPE_CHECKING:
     from evals.leakage.run import Options
 
-PEER_ARMS = {
-    "langgraph": (
-        "LangGraph's PostgresStore with its vector index (flat: exact cosine) on the same"
-        " model through an embed function; an item per episode and subject in the namespace"
-        " (tenant, subject), searched there"
-    ),
-    "mem0": (
-        "Mem0's open-source Memory on pgvector (no index: exact cosine) with the same model"
-        " (its huggingface embedder), each episode added with infer=False (no LLM call) as a"
-        " memory with agent_id the tenant and user_id the subject, searched by both with its"
-        " own scoring (semantic and BM25 keyword, default threshold)"
-    ),
-}
+PEER_ARMS = {"langgraph": langgraph_arm.BUILT, "mem0": mem0_arm.BUILT}
 """How each peer arm is built and scoped, for the report."""
 
 
@@ -81,6 +69,10 @@ def run_meta(
             + "; ".join(f"{name}: {PEER_ARMS[name]}" for name in peers)
         )
         meta["peer_versions"] = peer_versions(peers)
+    if "mem0" in options.systems:
+        meta["mem0_inference"] = mem0_arm.inference(options.extractor)
+    if "langgraph" in options.systems:
+        meta["langgraph_inference"] = langgraph_arm.INFERENCE
     meta["database"] = database
     for load, outcome in outcomes.items():
         meta[f"{load} load"] = ", ".join(f"{name} {n}" for name, n in sorted(outcome.items()))

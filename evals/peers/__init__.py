@@ -2,8 +2,8 @@
 
 - ``langgraph``: LangGraph's ``PostgresStore`` with its vector index
   (``evals.peers.langgraph_arm``).
-- ``mem0``: Mem0's open-source ``Memory`` on pgvector, adding without an LLM
-  (``evals.peers.mem0_arm``).
+- ``mem0``: Mem0's open-source ``Memory`` on pgvector, adding without an LLM, or with
+  ``--extractor`` through its own extraction on SGAM's extractor (``evals.peers.mem0_arm``).
 
 Both are loaded as the descriptive-memory baselines are: the raw episode text, each under the
 subjects it was given and those of the candidates citing it, on a database of their own on the
@@ -20,7 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from evals.extra import absent
 
 PEER_NAMES = ("langgraph", "mem0")
-INSTALL = "pip install 'sgam[peers]'"
+INSTALL = "pip install -e '.[peers]'"
 _MODULES: Mapping[str, tuple[str, ...]] = {
     "langgraph": ("langgraph.store.postgres",),
     "mem0": ("mem0",),

@@ -20,6 +20,19 @@ from retrieval.search.embeddings import Embedder
 from store.bench import temporary_database
 
 FIELD = "text"
+BUILT = (
+    "LangGraph's PostgresStore with its vector index (flat: exact cosine) on the same model"
+    " through an embed function; an item per episode and subject in the namespace (tenant,"
+    " subject), searched there"
+)
+"""How the arm is built and scoped, for the report."""
+INFERENCE = (
+    "no extraction: LangGraph's store keeps the items it is given and has none of its own"
+    " (LangMem's memory manager, which asks a model to choose what to keep, is not run, with or"
+    " without --extractor), so it stores the raw episodes dm reads and measures LangGraph's"
+    " storage, scoping and search, not a model's choice of facts"
+)
+"""What the arm does not run, and why, for the report."""
 
 
 class LangGraphMemory(PeerMemory):

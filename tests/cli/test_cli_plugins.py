@@ -54,7 +54,7 @@ def test_without_the_extra_a_command_says_what_to_install(
     assert result.output.splitlines() == [
         (
             f"error: sgam {command} needs the evals extra (sgam_no_such_module not installed):"
-            " pip install 'sgam[evals]'"
+            " pip install -e '.[evals]'"
         )
     ]
     assert list(tmp_path.iterdir()) == []  # nothing ran

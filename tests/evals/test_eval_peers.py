@@ -2,7 +2,7 @@
 history beside ``dm``, their rows in the report, their scoping, and the error that names the
 extra when their packages are missing.
 
-Needs the ``peers`` extra (pip install 'sgam[peers]'): without it the module is skipped on a
+Needs the ``peers`` extra (pip install -e '.[peers]'): without it the module is skipped on a
 developer's machine and fails under CI, which installs it. The run happens once for the module.
 """
 

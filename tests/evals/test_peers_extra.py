@@ -49,5 +49,5 @@ def test_the_command_line_names_the_extra_and_writes_nothing(tmp_path: Path) -> 
     command = ["eval", "leakage", "--size", "quick", "--out", str(out)]
     result = CliRunner().invoke(app, [*command, "--system", "dm", "--system", "mem0"])
     assert result.exit_code == 1
-    assert result.output == "error: the mem0 arm needs the peers extra: pip install 'sgam[peers]'\n"
+    assert result.output == "error: the mem0 arm needs the peers extra: pip install -e '.[peers]'\n"
     assert not out.exists()
