@@ -63,7 +63,7 @@ export interface SGAMClient {
   POST: Send<"post">;
   PATCH: Send<"patch">;
   DELETE: Send<"delete">;
-  /** The openapi-fetch client underneath, with the same credentials and headers. */
+  /** The openapi-fetch client underneath, with the same credentials and headers (no timeout). */
   readonly raw: Client<paths>;
 }
 
@@ -100,27 +100,23 @@ const pathSerializer: PathSerializer = (pathname, pathParams) =>
   });
 
 /**
- * A fetch that gives up after `timeoutMs` with a `TimeoutError` (the caller's own signal still
- * aborts it), on Node 18 too (no `AbortSignal.any` there).
+ * An abort signal for one call: the caller's own (if any), or a `TimeoutError` after
+ * `timeoutMs`, whichever comes first (Node 18 has no `AbortSignal.any`); `done` stops the clock.
  */
-function timed(send: typeof globalThis.fetch, timeoutMs: number): typeof globalThis.fetch {
-  return async (input, init) => {
-    const controller = new AbortController();
-    const own = input instanceof Request ? input.signal : null;
-    const abort = () => controller.abort(own?.reason);
-    if (own?.aborted) abort();
-    own?.addEventListener("abort", abort, { once: true });
-    const timer = setTimeout(
-      () => controller.abort(new DOMException(`no answer in ${timeoutMs} ms`, "TimeoutError")),
-      timeoutMs,
-    );
-    try {
-      return await send(input, { ...init, signal: controller.signal });
-    } finally {
-      clearTimeout(timer);
-      own?.removeEventListener("abort", abort);
-    }
+function deadline(timeoutMs: number, own: AbortSignal | null | undefined) {
+  const controller = new AbortController();
+  const abort = () => controller.abort(own?.reason);
+  if (own?.aborted) abort();
+  own?.addEventListener("abort", abort, { once: true });
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`no answer in ${timeoutMs} ms`, "TimeoutError")),
+    timeoutMs,
+  );
+  const done = () => {
+    clearTimeout(timer);
+    own?.removeEventListener("abort", abort);
   };
+  return { signal: controller.signal, done };
 }
 
 /** The success answer's body, or the error a refusal stands for. */
@@ -140,15 +136,21 @@ export function createSGAMClient(baseUrl: string, options: SGAMClientOptions = {
     baseUrl: url,
     headers,
     pathSerializer,
-    fetch: timed(options.fetch ?? globalThis.fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
   raw.use(credentials(options));
-  const method = (send: RawSend) => async (path: string, init?: unknown) => {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // The clock runs until the answer's body is read, not only its headers.
+  type Init = { signal?: AbortSignal | null } | undefined;
+  const method = (send: RawSend) => async (path: string, init: Init) => {
+    const { signal, done } = deadline(timeoutMs, init?.signal);
     let outcome: Outcome;
     try {
-      outcome = await send(path, init);
+      outcome = await send(path, { ...init, signal });
     } catch (error) {
       throw unreachable(error, url);
+    } finally {
+      done();
     }
     return answer(outcome);
   };

@@ -115,7 +115,9 @@ export function isProblem(response: Response): boolean {
 function asProblem(body: unknown): Problem | null {
   if (typeof body !== "object" || body === null) return null;
   const problem = body as Record<string, unknown>;
-  const texts = ["type", "title", "detail", "code"].every((key) => typeof problem[key] === "string");
+  const texts = ["type", "title", "detail", "code"].every(
+    (key) => typeof problem[key] === "string",
+  );
   const field = problem["field"];
   const fieldOk = field === undefined || field === null || typeof field === "string";
   return texts && typeof problem["status"] === "number" && fieldOk ? (body as Problem) : null;

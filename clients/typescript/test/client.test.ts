@@ -109,7 +109,10 @@ test("an unknown fact throws NotFound, a wrong key Unauthorized", { skip: NO_SER
   assert.deepEqual([refused.status, refused.code], [401, "unauthorized"]);
 });
 
-test("a server that cannot be reached throws Unavailable, one that never answers Timeout", async () => {
+const UNANSWERED =
+  "a server that cannot be reached throws Unavailable, one that stops answering Timeout";
+
+test(UNANSWERED, async () => {
   const closed = createServer();
   closed.listen(0, "127.0.0.1");
   await once(closed, "listening");
@@ -122,20 +125,29 @@ test("a server that cannot be reached throws Unavailable, one that never answers
   assert.ok(nowhere instanceof Unavailable && !(nowhere instanceof Timeout), String(nowhere));
   assert.deepEqual([nowhere.status, nowhere.code], [503, "unavailable"]);
 
+  // One answers nothing; the other its headers and the start of a body, then nothing.
   const held = new Set<Socket>();
   const silent = createServer((socket) => held.add(socket));
-  silent.listen(0, "127.0.0.1");
-  await once(silent, "listening");
-  const silentPort = (silent.address() as AddressInfo).port;
+  const halting = createServer((socket) => {
+    held.add(socket);
+    const head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 99\r\n";
+    socket.write(`${head}\r\n{`);
+  });
   try {
-    const waited = await createSGAMClient(`http://127.0.0.1:${silentPort}`, { timeoutMs: 200 })
-      .GET("/readyz")
-      .catch((error: unknown) => error);
-    assert.ok(waited instanceof Timeout, String(waited));
-    assert.deepEqual([waited.status, waited.code], [504, "unavailable"]);
+    for (const server of [silent, halting]) {
+      server.listen(0, "127.0.0.1");
+      await once(server, "listening");
+      const { port } = server.address() as AddressInfo;
+      const waited = await createSGAMClient(`http://127.0.0.1:${port}`, { timeoutMs: 200 })
+        .GET("/readyz")
+        .catch((error: unknown) => error);
+      assert.ok(waited instanceof Timeout, String(waited));
+      assert.deepEqual([waited.status, waited.code], [504, "unavailable"]);
+    }
   } finally {
     for (const socket of held) socket.destroy();
     silent.close();
+    halting.close();
   }
 });
 

@@ -42,7 +42,8 @@ test("a problem's code picks the error, its parent's class included", async () =
   const body = { type: "about:blank", title: "t", status: 409, detail: "held", code: "legal_hold" };
   const held = errorFrom(problem(409, body), body);
   assert.ok(held instanceof LegalHold && held instanceof Conflict && held instanceof SGAMError);
-  assert.deepEqual([held.status, held.code, held.detail, held.field], [409, "legal_hold", "held", null]);
+  const fields = [held.status, held.code, held.detail, held.field];
+  assert.deepEqual(fields, [409, "legal_hold", "held", null]);
   const unknown = { ...body, status: 418, code: "teapot" };
   const other = errorFrom(problem(418, unknown), unknown);
   assert.equal(other.constructor, SGAMError);
@@ -50,7 +51,8 @@ test("a problem's code picks the error, its parent's class included", async () =
 });
 
 test("an answer that is not a problem gets the code of its status", () => {
-  const proxy = new Response("no route", { status: 404, headers: { "content-type": "text/plain" } });
+  const text = { "content-type": "text/plain" };
+  const proxy = new Response("no route", { status: 404, headers: text });
   const missing = errorFrom(proxy, "no route");
   assert.ok(missing instanceof NotFound);
   assert.deepEqual([missing.code, missing.detail], ["not_found", "no route"]);
@@ -64,7 +66,10 @@ test("an answer that is not a problem gets the code of its status", () => {
   assert.equal(plain.detail, JSON.stringify(notSgam));
 });
 
-test("the API key goes as a bearer token, the admin token to /v1/admin only; ids stay in their segment", async () => {
+const SENT =
+  "the API key goes as a bearer token, the admin token to /v1/admin only; ids keep their segment";
+
+test(SENT, async () => {
   const sent: Request[] = [];
   const fetch = async (input: Request | string | URL, init?: RequestInit) => {
     sent.push(new Request(input, init));
