@@ -36,11 +36,13 @@ from store.contract.reads import (
     SearchResult,
 )
 from store.db.snapshot import ReadSnapshot
+from store.db.text_search import DEFAULT_TEXT_SEARCH_CONFIG
 from store.episodes.evidence import (
     EvidenceHit,
     SearchScope,
     request_scope,
 )
+from store.episodes.lexical import TextQuery
 from store.governance.receipts import NO_TRACE, Trace
 from store.service import MemoryStore
 from store.subjects.reads import SubjectMemory, ValidRange
@@ -55,10 +57,17 @@ class Reader:
     """Evidence search and context assembly over one store and one embedding model."""
 
     def __init__(
-        self, store: MemoryStore, embedder: Embedder, *, attributes: AttributeIndex | None = None
+        self,
+        store: MemoryStore,
+        embedder: Embedder,
+        *,
+        attributes: AttributeIndex | None = None,
+        text_search_config: str = DEFAULT_TEXT_SEARCH_CONFIG,
     ) -> None:
         self.store = store
         self.embedder = embedder
+        # The episodes' documents are built with it (SGAM_TEXT_SEARCH_CONFIG, applied by migrate).
+        self.text_search_config = text_search_config
         # Pass a shared index to keep its cache across readers (one per request in the server).
         # An empty index is falsy (it has a length): test for None, or the cache never fills.
         self.attributes = AttributeIndex(embedder) if attributes is None else attributes
@@ -77,6 +86,7 @@ class Reader:
                 if scope.subject
                 else scope,
                 k=request.k,
+                words=TextQuery(request.query, request.mode, self.text_search_config),
             ),
         )
         return SearchResult(
@@ -91,6 +101,7 @@ class Reader:
         query: np.ndarray[Any, Any],
         scope: SearchScope,
         k: int,
+        words: TextQuery,
     ) -> tuple[list[EvidenceHit], SearchPlan]:
         return snapshot.search_evidence(
             query,
@@ -98,6 +109,7 @@ class Reader:
             dimensions=self.embedder.dimensions,
             k=k,
             scope=scope,
+            words=words,
         )
 
     def context(
@@ -134,6 +146,7 @@ class Reader:
                 sources=sources,
                 query=query,
                 k=request.evidence_k * _CANDIDATES_PER_SLOT,
+                words=TextQuery(request.question, request.mode, self.text_search_config),
             )
             if query is not None
             else []

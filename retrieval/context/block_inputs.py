@@ -35,6 +35,9 @@ class EvidenceCandidate:
     is_fact_source: bool = False
     recorded_at: datetime | None = None
     """When the server recorded it (its receipt's write time), where the read knew it."""
+    search_rank: int | None = None
+    """Its place in the search's order (0 first), which ranks it among the found episodes:
+    in the lexical and hybrid modes that order is not the score's."""
     about: frozenset[str] = frozenset()
     """The asked keys' attributes the episode is about, by the similarity routing uses: an
     episode about a key that states none of its shown value is judged by its time."""

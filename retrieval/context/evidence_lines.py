@@ -126,6 +126,8 @@ def choose_evidence(
         candidate = candidates[position]
         if candidate.episode_id in sources or candidate.is_fact_source:
             return (0, sources.get(candidate.episode_id, len(sources)), position)
+        if candidate.search_rank is not None:
+            return (1, candidate.search_rank, position)
         score = candidate.score if math.isfinite(candidate.score) else -math.inf
         return (1, -score, position)
 

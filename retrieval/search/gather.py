@@ -19,6 +19,7 @@ from store.contract.episodes import Episode
 from store.contract.reads import QuestionPlan
 from store.db.snapshot import ReadSnapshot
 from store.episodes.evidence import SearchScope
+from store.episodes.lexical import TextQuery
 
 Vector = np.ndarray[Any, Any]
 
@@ -31,15 +32,22 @@ def gather_evidence(
     sources: Sequence[Episode],
     query: Vector,
     k: int,
+    words: TextQuery | None = None,
 ) -> list[EvidenceCandidate]:
-    """The chosen facts' sources, then the ``k`` episodes most similar to the question
-    (within the subject when one was found), each scored by its similarity to the question."""
+    """The chosen facts' sources, then the ``k`` episodes the search ranks first (by
+    similarity, or by ``words``' mode; within the subject when one was found), each scored by
+    its similarity to the question and ranked by its place in the search's order."""
     # An erased source is a stub: it has no text to quote.
     texts = {episode.id: episode.text for episode in sources if episode.text is not None}
     scope = SearchScope(subject=plan.subject, known_at=plan.known_at)
     scores = snapshot.episode_scores(query, model=embedder.model_id, episode_ids=list(texts))
     hits, _ = snapshot.search_evidence(
-        query, model=embedder.model_id, dimensions=embedder.dimensions, k=k, scope=scope
+        query,
+        model=embedder.model_id,
+        dimensions=embedder.dimensions,
+        k=k,
+        scope=scope,
+        words=words,
     )
     unscored = [episode_id for episode_id in texts if episode_id not in scores]
     if unscored:  # no vector of this model yet (a re-embed is pending): embed the text
@@ -65,8 +73,9 @@ def gather_evidence(
                 text=hit.text,
                 score=hit.score,
                 recorded_at=hit.recorded_at,
+                search_rank=rank,
             )
-            for hit in hits
+            for rank, hit in enumerate(hits)
         ),
     ]
 

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from server.client.call import Call, Instant, json_body, query_params, url_path
 from store.contract.problems import Health, Readiness
-from store.contract.reads import ContextResult, SearchResult
+from store.contract.reads import ContextResult, SearchMode, SearchResult
 from store.contract.results import (
     ConflictPage,
     ErasureResult,
@@ -111,8 +111,10 @@ def search(
     occurred_from: Instant | None = None,
     occurred_to: Instant | None = None,
     k: int | None = None,
+    mode: SearchMode | None = None,
 ) -> Call[SearchResult]:
-    """Episodes similar to the query, best first, each cited by id (evidence, never authority)."""
+    """Episodes found for the query, best first, each cited by id (evidence, never authority):
+    by similarity, by their words or both (``mode``; the server's default when None)."""
     body = json_body(
         query=query,
         subject=subject,
@@ -120,6 +122,7 @@ def search(
         occurred_from=occurred_from,
         occurred_to=occurred_to,
         k=k,
+        mode=mode,
     )
     return Call("POST", "/v1/evidence/search", SearchResult.model_validate_json, body=body)
 
@@ -135,11 +138,12 @@ def context(
     evidence_k: int | None = None,
     valid_from: Instant | None = None,
     valid_to: Instant | None = None,
+    mode: SearchMode | None = None,
 ) -> Call[ContextResult]:
     """The smallest cited block answering the question: exact facts first, then evidence.
 
     ``valid_from`` / ``valid_to`` ask about a period (every value valid in it), not with
-    ``valid_at``."""
+    ``valid_at``; ``mode`` is how evidence is found (``search``'s)."""
     body = json_body(
         question=question,
         subject=subject,
@@ -150,6 +154,7 @@ def context(
         evidence_k=evidence_k,
         valid_from=valid_from,
         valid_to=valid_to,
+        mode=mode,
     )
     return Call("POST", "/v1/context", ContextResult.model_validate_json, body=body)
 

@@ -43,7 +43,8 @@ def prepare_database(
     """
     with psycopg.connect(conninfo) as conn:
         if apply_migrations:
-            applied = migrate(conn)
+            config = None if settings is None else settings.text_search_config
+            applied = migrate(conn, text_search_config=config)
         else:
             applied = []
             refuse_schema_ahead(conn)

@@ -69,7 +69,12 @@ class Resources:
 
     def reader(self, store: MemoryStore) -> Reader:
         """A reader over ``store`` sharing the model and the attribute-routing cache."""
-        return Reader(store, self.embedder, attributes=self.attributes)
+        return Reader(
+            store,
+            self.embedder,
+            attributes=self.attributes,
+            text_search_config=self.settings.text_search_config,
+        )
 
     def pending_migrations(self) -> int:
         """How many migrations the database still lacks (readiness, ``readiness_pending``)."""

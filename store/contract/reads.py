@@ -21,6 +21,16 @@ from store.contract.values import JsonValue
 MAX_QUESTION = 4_000
 
 Mode = Literal["current", "point_in_time", "known_at", "period"]
+SearchMode = Literal["vector", "lexical", "hybrid"]
+"""How evidence is found: by the embedding (``vector``), by the words (``lexical``: PostgreSQL
+full-text search, rare words weighing most), or both ranks fused (``hybrid``: reciprocal rank
+fusion)."""
+DEFAULT_SEARCH_MODE: SearchMode = "hybrid"
+"""Chosen by measurement: evals/results/evidence.json, ``modes`` (docs/guides/rag-context.md)."""
+_MODE_DESCRIPTION = (
+    "How evidence is found: `vector` (embedding similarity), `lexical` (full-text search,"
+    " rare words weighing most) or `hybrid` (both ranks fused by reciprocal rank fusion)."
+)
 CitationRole = Literal["fact", "challenger", "evidence"]
 
 SCORE_PLACES = 6
@@ -46,6 +56,7 @@ class SearchRequest(BaseModel):
     occurred_from: Timestamp | None = None
     occurred_to: Timestamp | None = None
     k: Integer = Field(default=5, ge=1, le=50)
+    mode: SearchMode = Field(default=DEFAULT_SEARCH_MODE, description=_MODE_DESCRIPTION)
 
 
 class EvidenceItem(BaseModel):
@@ -56,19 +67,28 @@ class EvidenceItem(BaseModel):
     kind: str
     session_id: str | None
     snippet: str = Field(max_length=MAX_TEXT)
-    score: Score
+    score: Score = Field(
+        description="Cosine similarity of the episode to the query (0 for an episode without"
+        " a vector of the model); results come in the mode's order, which in the `lexical`"
+        " and `hybrid` modes is not this score's."
+    )
 
 
 class SearchPlan(BaseModel):
-    """How a search ran: exact scan or HNSW, and how many vectors the scope held (capped)."""
+    """How a search ran: its mode, exact scan or HNSW, and how many vectors the scope held
+    (capped)."""
 
     model_config = ConfigDict(frozen=True)
 
-    method: Literal["exact", "hnsw"]
+    method: Literal["exact", "hnsw", "full_text"] = Field(
+        description="How the vectors were searched: every one of the scope (`exact`) or by the"
+        " HNSW index (`hnsw`); `full_text` in the lexical mode, which searches none."
+    )
     scope_size: int
     scope_size_capped: bool = Field(
         description="Counting stopped past the exact-scan limit: the scope holds at least this."
     )
+    mode: SearchMode = Field(description="The mode the search ran in.")
 
 
 class SearchResult(BaseModel):
@@ -90,6 +110,7 @@ class ContextRequest(BaseModel):
     known_at: Timestamp | None = None
     token_budget: Integer = Field(default=512, ge=16, le=32_768)
     evidence_k: Integer = Field(default=3, ge=0, le=20)
+    mode: SearchMode = Field(default=DEFAULT_SEARCH_MODE, description=_MODE_DESCRIPTION)
     valid_from: Timestamp | None = Field(
         default=None,
         description="Ask about a valid-time period starting here (with valid_to, or open"

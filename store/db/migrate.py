@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 
 from store.db.distribution import citus_installed, distribute
+from store.db.text_search import apply_config
 from store.errors import DatabaseUnavailable
 
 _NAME = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql")
@@ -124,9 +125,18 @@ def refuse_schema_ahead(conn: psycopg.Connection[Any]) -> None:
         )
 
 
-def migrate(conn: psycopg.Connection[Any], *, target: int | None = None) -> list[Migration]:
+def migrate(
+    conn: psycopg.Connection[Any],
+    *,
+    target: int | None = None,
+    text_search_config: str | None = None,
+) -> list[Migration]:
     """Apply every pending migration (up to version ``target`` when given), each in its own
     transaction; return what was applied.
+
+    With ``text_search_config`` (``SGAM_TEXT_SEARCH_CONFIG``), the episodes' full-text
+    documents are then built with that configuration (``store.db.text_search``), rebuilt if
+    they were built with another.
 
     A database that records versions this code does not know is refused (``SchemaNotCurrent``)
     and left as it is. On a database with the ``citus`` extension, the tables are then placed
@@ -151,6 +161,14 @@ def migrate(conn: psycopg.Connection[Any], *, target: int | None = None) -> list
             except psycopg.Error as error:
                 raise MigrationFailed(migration, error) from error
             applied.append(migration)
+        if text_search_config is not None:
+            try:
+                apply_config(conn, text_search_config)
+            except psycopg.Error as error:  # no such configuration, most likely
+                reason = error.diag.message_primary or str(error)
+                raise DatabaseUnavailable(
+                    f"SGAM_TEXT_SEARCH_CONFIG {text_search_config!r}: {reason}"
+                ) from error
     if citus_installed(conn):
         # A transaction of its own: Citus creates a distributed table's dependencies (the
         # sequences of its defaults) on the workers over other connections, which cannot see
@@ -161,7 +179,9 @@ def migrate(conn: psycopg.Connection[Any], *, target: int | None = None) -> list
     return applied
 
 
-def migrate_database(conninfo: str, *, target: int | None = None) -> list[Migration]:
+def migrate_database(
+    conninfo: str, *, target: int | None = None, text_search_config: str | None = None
+) -> list[Migration]:
     """``migrate`` on a connection of its own to ``conninfo``."""
     with psycopg.connect(conninfo) as conn:
-        return migrate(conn, target=target)
+        return migrate(conn, target=target, text_search_config=text_search_config)

@@ -23,6 +23,7 @@ from store.contract.memory import EpisodeOutcome
 from store.contract.reads import SearchPlan
 from store.episodes import evidence
 from store.episodes.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, EvidenceHit, SearchScope
+from store.episodes.lexical import TextQuery, search_words
 from store.episodes.outcomes import current_outcomes
 from store.episodes.record import get_episodes
 from store.facts.reads import find_subjects
@@ -119,13 +120,16 @@ class ReadSnapshot:
         scope: SearchScope = _WHOLE_TENANT,
         exact_limit: int = EXACT_SCAN_LIMIT,
         ef_search: int = HNSW_EF_SEARCH,
+        words: TextQuery | None = None,
     ) -> tuple[list[EvidenceHit], SearchPlan]:
         """The ``k`` episodes of the scope nearest to ``query``, best first, with the plan
-        (``store.episodes.evidence.search_evidence``)."""
-        return evidence.search_evidence(
+        (``store.episodes.evidence.search_evidence``); with ``words`` in the lexical or hybrid
+        mode, those that mode ranks first (``store.episodes.lexical.search_words``)."""
+        return search_words(
             self._conn,
             self.tenant_id,
             query=query,
+            words=words,
             model=model,
             dimensions=dimensions,
             k=k,

@@ -37,7 +37,7 @@ Measured on 200,000 episodes (evals/results/evidence.json, 2 cores): an exact sc
 """
 HNSW_EF_SEARCH = 200
 
-_SCOPE_FILTERS = {
+SCOPE_FILTERS = {
     # The subject by equality on its (episode, subject) pairs, where an episode's subjects are
     # kept (0030): an index serves that under row-level security (0014).
     "subject": (
@@ -58,9 +58,7 @@ def scope_condition(model: str, scope: SearchScope) -> sql.Composable:
     """The WHERE clause of a search over ``scope`` (episode_vectors v joined to episodes e)."""
     conditions = ["v.tenant_id = %(tenant_id)s AND v.model = {model} AND e.erased_at IS NULL"]
     conditions += [
-        condition
-        for field, condition in _SCOPE_FILTERS.items()
-        if getattr(scope, field) is not None
+        condition for field, condition in SCOPE_FILTERS.items() if getattr(scope, field) is not None
     ]
     return sql.SQL(" WHERE " + " AND ".join(conditions) + " ").format(model=sql.Literal(model))
 
@@ -198,11 +196,12 @@ def search_evidence(
         rows = cur.execute(exact_statement(model, scope), params).fetchall()
     size = int(rows[0]["n"]) if rows else 0
     if size <= exact_limit:
-        hits = [_hit(row) for row in rows if row["episode_id"] is not None]
-        return hits, SearchPlan(method="exact", scope_size=size, scope_size_capped=False)
+        hits = [evidence_hit(row) for row in rows if row["episode_id"] is not None]
+        plan = SearchPlan(method="exact", scope_size=size, scope_size_capped=False, mode="vector")
+        return hits, plan
     # SET LOCAL, not set_config: a Citus coordinator passes it on to the worker whose shard
     # the search runs on (store.db.tenants.enter_tenant); one simple query, one round trip.
-    conn.execute(_HNSW_SETTINGS.format(ef=sql.Literal(int(ef_search))))
+    conn.execute(HNSW_SETTINGS.format(ef=sql.Literal(int(ef_search))))
     condition = scope_condition(model, scope)
     typed = halfvec(dimensions)  # the index's expression, so the planner uses it
     # Relaxed order can return neighbours slightly out of order: sort the few found.
@@ -217,11 +216,11 @@ def search_evidence(
         distance=sql.SQL("(v.embedding::{typed}) <=> (%(query)s::{typed})").format(typed=typed),
     )
     with conn.cursor(row_factory=dict_row) as cur:
-        hits = [_hit(row) for row in cur.execute(statement, params).fetchall()]
-    return hits, SearchPlan(method="hnsw", scope_size=size, scope_size_capped=True)
+        hits = [evidence_hit(row) for row in cur.execute(statement, params).fetchall()]
+    return hits, SearchPlan(method="hnsw", scope_size=size, scope_size_capped=True, mode="vector")
 
 
-_HNSW_SETTINGS = sql.SQL(
+HNSW_SETTINGS = sql.SQL(
     "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef}"
 )
 
@@ -231,7 +230,7 @@ _COLUMNS = """
 """
 
 
-def _hit(row: dict[str, Any]) -> EvidenceHit:
+def evidence_hit(row: dict[str, Any]) -> EvidenceHit:
     return EvidenceHit(
         episode_id=row["episode_id"],
         occurred_at=row["occurred_at"],

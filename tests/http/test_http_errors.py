@@ -687,6 +687,11 @@ BAD_INPUT = [
         ("k-51", Bad("POST", "/v1/evidence/search", 422, "k", with_(SEARCH, k=51))),
         ("k-a-word", Bad("POST", "/v1/evidence/search", 422, "k", with_(SEARCH, k="five"))),
         (
+            "mode-unknown",
+            Bad("POST", "/v1/evidence/search", 422, "mode", with_(SEARCH, mode="semantic")),
+        ),
+        ("mode-null", Bad("POST", "/v1/evidence/search", 422, "mode", with_(SEARCH, mode=None))),
+        (
             "naive-occurred-from",
             Bad(
                 "POST",
@@ -718,6 +723,8 @@ BAD_INPUT = [
     *_cases(
         "context",
         ("question-missing", Bad("POST", "/v1/context", 422, "question", {})),
+        ("mode-unknown", Bad("POST", "/v1/context", 422, "mode", with_(CONTEXT, mode="bm25"))),
+        ("mode-a-list", Bad("POST", "/v1/context", 422, "mode", with_(CONTEXT, mode=["hybrid"]))),
         ("question-empty", Bad("POST", "/v1/context", 422, "question", {"question": ""})),
         (
             "question-too-long",

@@ -120,7 +120,7 @@ READ_ANSWERS = {
 READ_ANSWER_FIELDS = {
     "SearchResult": ["results", "search"],
     "EvidenceItem": ["episode_id", "occurred_at", "kind", "session_id", "snippet", "score"],
-    "SearchPlan": ["method", "scope_size", "scope_size_capped"],
+    "SearchPlan": ["method", "scope_size", "scope_size_capped", "mode"],
     "ExperienceResult": ["results", "experience_count", "search"],
     "ExperienceItem": [
         "episode_id",

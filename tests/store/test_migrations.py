@@ -104,6 +104,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         " AND indexname NOT LIKE '%_pkey'",
     ) == {
         "episodes_occurred",
+        "episodes_text_search",
         "expiries_subject",
         "expiries_source",
         "fact_versions_one_truth",
@@ -211,6 +212,7 @@ def test_a_blank_database_migrates_to_the_exact_schema(
         "metadata",
         "erased_at",
         "purged_at",
+        "text_search",
     ]
     assert _columns(blank, "episode_vectors") == [
         "tenant_id",

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from retrieval.context.block import UNVERIFIED_HEADING
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
-from store.contract.reads import ContextResult, SearchPlan
+from store.contract.reads import DEFAULT_SEARCH_MODE, ContextResult, SearchPlan
 from store.contract.times import format_timestamp
 from store.db.clock import ManualClock
 from store.episodes.evidence import EvidenceHit, SearchScope, scope_condition
@@ -420,7 +420,9 @@ def test_evidence_never_crosses_tenants_even_from_the_nearest_vector(reader: Rea
     found = reader.search(question, k=50)
     assert sorted(hit.episode_id for hit in found.results) == ["e1", "e2"]
     assert {hit.snippet for hit in found.results} == {E1_TEXT, E2_TEXT}
-    assert found.search == SearchPlan(method="exact", scope_size=2, scope_size_capped=False)
+    assert found.search == SearchPlan(
+        method="exact", scope_size=2, scope_size_capped=False, mode=DEFAULT_SEARCH_MODE
+    )
 
     context = reader.context(question, evidence_k=20)
     assert _lines(context) == [
@@ -602,7 +604,7 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
     snippets["s-1"] = "Her passport expires in July. She wants to renew it before the trip."
     rows = {row[0]: row for row in SEARCH_EPISODES}
 
-    everything = reader.search(query, k=50)
+    everything = reader.search(query, k=50, mode="vector")
     ids = [hit.episode_id for hit in everything.results]
     assert sorted(ids) == ["s-1", "s-2", "s-3", "s-4", "s-5"]
     scores = [hit.score for hit in everything.results]
@@ -616,9 +618,11 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
             "message",
         )
 
-    capped = reader.search(query, k=2)
+    capped = reader.search(query, k=2, mode="vector")
     assert [hit.episode_id for hit in capped.results] == ids[:2]
-    assert capped.search == SearchPlan(method="exact", scope_size=5, scope_size_capped=False)
+    assert capped.search == SearchPlan(
+        method="exact", scope_size=5, scope_size_capped=False, mode="vector"
+    )
 
     scopes: list[tuple[dict[str, Any], list[str]]] = [
         ({"subject": "mira"}, ["s-1", "s-2", "s-4"]),
@@ -634,7 +638,7 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
         ({"subject": "otto", "occurred_from": ts("2026-05-25T00:00:00Z")}, ["s-4"]),
     ]
     for scope, expected in scopes:
-        found = reader.search(query, k=50, **scope)
+        found = reader.search(query, k=50, mode="vector", **scope)
         assert sorted(hit.episode_id for hit in found.results) == expected, scope
         # The same episodes in the same order as the unscoped search, with the same scores.
         assert [(hit.episode_id, hit.score) for hit in found.results] == [
@@ -644,7 +648,7 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
         for hit in found.results:
             episode = reader.store.episodes.get(reader.tenant, hit.episode_id)
             assert _in_scope(episode.subjects, episode.session_id, episode.occurred_at, scope)
-        one = reader.search(query, k=1, **scope)
+        one = reader.search(query, k=1, mode="vector", **scope)
         assert [hit.episode_id for hit in one.results] == [found.results[0].episode_id], scope
 
     # Past the exact limit the scope is counted (to the limit and one), never scanned exactly,
@@ -667,7 +671,10 @@ def test_search_scopes_narrow_k_caps_and_scores_fall(reader: ReadPath) -> None:
         hits, plan = search_to(limit)
         over = method == "hnsw"
         assert plan == SearchPlan(
-            method=method, scope_size=limit + 1 if over else 5, scope_size_capped=over
+            method=method,
+            scope_size=limit + 1 if over else 5,
+            scope_size_capped=over,
+            mode="vector",
         ), limit
         assert [hit.episode_id for hit in hits] == ids[:3], limit
 
