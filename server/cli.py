@@ -189,7 +189,8 @@ def migrate() -> None:
     """Apply pending schema migrations to the configured database.
 
     Uses DATABASE_URL when set, else the embedded PostgreSQL in SGAM_DATA_DIR. A database
-    migrated by a newer release is refused and left as it is.
+    migrated by a newer release is refused and left as it is. The episodes' full-text
+    documents are rebuilt when SGAM_TEXT_SEARCH_CONFIG names another configuration.
     """
     from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
     from store.db.migrate import migrate_database  # noqa: PLC0415
@@ -198,7 +199,7 @@ def migrate() -> None:
     settings = Settings()
     conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
     try:
-        applied = migrate_database(conninfo)
+        applied = migrate_database(conninfo, text_search_config=settings.text_search_config)
     except DatabaseUnavailable as error:  # a schema ahead, or a migration refused
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(1) from error
