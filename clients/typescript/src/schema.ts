@@ -1098,6 +1098,12 @@ export interface components {
             token_budget?: number;
             /** @default 3 */
             evidence_k?: number;
+            /**
+             * @description How evidence is found: `vector` (embedding similarity), `lexical` (full-text search, rare words weighing most) or `hybrid` (both ranks fused by reciprocal rank fusion).
+             * @default hybrid
+             * @enum {string}
+             */
+            mode?: "vector" | "lexical" | "hybrid";
             /** @description Ask about a valid-time period starting here (with valid_to, or open ended); not with valid_at. It wins over a period the question states */
             valid_from?: string | null;
             /** @description The end of the period asked about, not included (open start without valid_from); later than valid_from */
@@ -1314,6 +1320,7 @@ export interface components {
             kind: string;
             session_id: string | null;
             snippet: string;
+            /** @description Cosine similarity of the episode to the query (0 for an episode without a vector of the model); results come in the mode's order, which in the `lexical` and `hybrid` modes is not this score's. */
             score: number;
         };
         /** Expectation */
@@ -1340,6 +1347,7 @@ export interface components {
             kind: string;
             session_id: string | null;
             snippet: string;
+            /** @description Cosine similarity of the episode to the query (0 for an episode without a vector of the model); results come in the mode's order, which in the `lexical` and `hybrid` modes is not this score's. */
             score: number;
             /** @description Null when no outcome was recorded. */
             outcome: components["schemas"]["EpisodeOutcome"] | null;
@@ -1355,6 +1363,12 @@ export interface components {
             occurred_to?: string | null;
             /** @default 5 */
             k?: number;
+            /**
+             * @description How evidence is found: `vector` (embedding similarity), `lexical` (full-text search, rare words weighing most) or `hybrid` (both ranks fused by reciprocal rank fusion).
+             * @default hybrid
+             * @enum {string}
+             */
+            mode?: "vector" | "lexical" | "hybrid";
         };
         /** ExperienceResult */
         ExperienceResult: {
@@ -1808,11 +1822,19 @@ export interface components {
         };
         /** SearchPlan */
         SearchPlan: {
-            /** @enum {string} */
-            method: "exact" | "hnsw";
+            /**
+             * @description How the vectors were searched: every one of the scope (`exact`) or by the HNSW index (`hnsw`); `full_text` in the lexical mode, which searches none.
+             * @enum {string}
+             */
+            method: "exact" | "hnsw" | "full_text";
             scope_size: number;
             /** @description Counting stopped past the exact-scan limit: the scope holds at least this. */
             scope_size_capped: boolean;
+            /**
+             * @description The mode the search ran in.
+             * @enum {string}
+             */
+            mode: "vector" | "lexical" | "hybrid";
         };
         /** SearchRequest */
         SearchRequest: {
@@ -1823,6 +1845,12 @@ export interface components {
             occurred_to?: string | null;
             /** @default 5 */
             k?: number;
+            /**
+             * @description How evidence is found: `vector` (embedding similarity), `lexical` (full-text search, rare words weighing most) or `hybrid` (both ranks fused by reciprocal rank fusion).
+             * @default hybrid
+             * @enum {string}
+             */
+            mode?: "vector" | "lexical" | "hybrid";
         };
         /** SearchResult */
         SearchResult: {
