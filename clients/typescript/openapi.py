@@ -1,7 +1,8 @@
 """Write ``clients/typescript/openapi.json``: the OpenAPI document the server serves at
 ``/schema/openapi.json``, which the client's types (``src/schema.ts``) are generated from.
 
-Run from the repository root, then generate the types::
+``npm run regenerate`` in clients/typescript runs it, then generates the types; by hand, from
+the repository root::
 
     .venv/bin/python -m clients.typescript.openapi
     cd clients/typescript && npm run generate

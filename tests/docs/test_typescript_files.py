@@ -19,8 +19,8 @@ EXAMPLE = ROOT / "clients" / "typescript" / "examples" / "quickstart.ts"
 
 def test_the_committed_openapi_document_is_the_one_the_app_serves() -> None:
     assert DOCUMENT.read_text(encoding="utf-8") == document_text(), (
-        "clients/typescript/openapi.json is stale: run `.venv/bin/python -m"
-        " clients.typescript.openapi`, then `npm run generate` in clients/typescript"
+        "clients/typescript/openapi.json is stale: `npm run regenerate` in clients/typescript"
+        " writes it and the types (src/schema.ts) from the app"
     )
 
 
