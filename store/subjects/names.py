@@ -240,7 +240,9 @@ def move_names(
         INSERT INTO subject_names
             (tenant_id, subject, source, name, folded, kind, key, episode_id, recorded_at)
         SELECT tenant_id, %(survivor)s,
-               CASE source WHEN 'display' THEN 'alias' ELSE source END,
+               -- A searched CASE: Citus sends a simple one (CASE source WHEN ...) to the
+               -- workers as CASE source WHEN source = 'display', which they refuse.
+               CASE WHEN source = 'display' THEN 'alias' ELSE source END,
                name, folded, kind, key, episode_id, recorded_at
         FROM subject_names WHERE tenant_id = %(tenant_id)s AND subject = %(merged)s
         ON CONFLICT DO NOTHING
