@@ -36,9 +36,9 @@ GUARD_ONLY = {"X-SGAM-Now": "2026-06-01T00:00:00Z"}
 carrying it does nothing in the database but check the key."""
 
 
-@pytest.fixture(scope="module")
-def client(conninfo: str, embedder: Embedder) -> Iterator[Client]:
-    """An app on the module's database that refuses ``X-SGAM-Now``."""
+@contextmanager
+def guarded_app(conninfo: str, embedder: Embedder) -> Iterator[Client]:
+    """An app (a server process of its own) on the database that refuses ``X-SGAM-Now``."""
     settings = Settings(
         database_url=conninfo,
         app_database_url=app_url(conninfo),
@@ -46,6 +46,13 @@ def client(conninfo: str, embedder: Embedder) -> Iterator[Client]:
         allow_clock_header=False,
     )
     with TestClient(create_app(settings, embedder=embedder)) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def client(conninfo: str, embedder: Embedder) -> Iterator[Client]:
+    """An app on the module's database that refuses ``X-SGAM-Now``."""
+    with guarded_app(conninfo, embedder) as opened:
         yield opened
 
 
@@ -136,7 +143,8 @@ def terminate(conninfo: str, application_name: str) -> None:
     """End the one connection with this application_name, as a network failure would."""
     [pid] = listeners_on(conninfo, application_name)
     with psycopg.connect(conninfo) as conn:
-        conn.execute("SELECT pg_terminate_backend(%(pid)s)", {"pid": pid})
+        # The pid's type named: Citus adds pg_terminate_backend(bigint) for its global pids.
+        conn.execute("SELECT pg_terminate_backend(%(pid)s::integer)", {"pid": pid})
 
 
 def revoke_in_sql(conninfo: str, key_id: UUID) -> None:
