@@ -3,6 +3,8 @@ episodes of a batch without candidates go in one pipelined transaction, where CO
 
 from __future__ import annotations
 
+from typing import Any
+
 from psycopg_pool import ConnectionPool
 
 from retrieval.search.embeddings import Embedder
@@ -10,14 +12,19 @@ from store.episodes.vectors import COPY_FROM
 from store.service import MemoryStore
 
 
+def copy_size_batch() -> list[dict[str, Any]]:
+    """Episodes enough for their vectors to be copied in (``COPY_FROM`` and one more)."""
+    return [
+        {"id": f"b-{n}", "occurred_at": "2026-06-01T00:00:00Z", "text": f"note {n}"}
+        for n in range(COPY_FROM + 1)
+    ]
+
+
 def test_a_batch_of_copy_size_is_recorded_with_every_vector(
     pool: ConnectionPool, embedder: Embedder, tenant: str
 ) -> None:
     store = MemoryStore(pool, embedder=embedder)
-    batch = [
-        {"id": f"b-{n}", "occurred_at": "2026-06-01T00:00:00Z", "text": f"note {n}"}
-        for n in range(COPY_FROM + 1)
-    ]
+    batch = copy_size_batch()
 
     recorded = store.episodes.record_batch(tenant, batch)
 
