@@ -205,8 +205,8 @@ def episodes_without_vectors(
         SELECT e.id, e.text FROM episodes AS e
         WHERE e.tenant_id = %(tenant_id)s AND e.text IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM episode_vectors AS v
-                          WHERE v.tenant_id = e.tenant_id AND v.episode_id = e.id
-                            AND v.model = %(model)s)
+                          WHERE v.tenant_id = %(tenant_id)s AND v.tenant_id = e.tenant_id
+                            AND v.episode_id = e.id AND v.model = %(model)s)
         ORDER BY e.id
         LIMIT %(limit)s
         """,

@@ -58,7 +58,8 @@ SELECT EXISTS (SELECT FROM fact_versions AS t WHERE t.tenant_id = %(tenant_id)s
 # than the episode being erased remains: only the facts this episode is the last source of go.
 _OTHER_SOURCE = """
     EXISTS (SELECT FROM fact_sources AS o
-            WHERE o.tenant_id = v.tenant_id AND o.fact_id = v.fact_id
+            WHERE o.tenant_id = %(tenant_id)s AND o.tenant_id = v.tenant_id
+              AND o.fact_id = v.fact_id
               AND o.episode_id <> %(episode_id)s)
 """
 

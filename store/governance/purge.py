@@ -53,12 +53,17 @@ _DELETE_VERSIONS = """
 DELETE FROM fact_versions AS d
 WHERE d.tenant_id = %(tenant_id)s AND d.version_id IN (SELECT v.version_id"""
 
+# Each statement names the tenant in every subquery as well (Citus routes a statement to the
+# tenant's worker, as one task, only so: docs/operations/citus-schema.md). The facts purged whole
+# are listed from the tenant's row, so that the insert reads a table colocated with its own.
 _RECORD_PURGED_FACTS = """
 INSERT INTO purged_facts (tenant_id, fact_id, purged_at)
 SELECT t.tenant_id, f.fact_id, %(now)s
-FROM (SELECT %(tenant_id)s::text AS tenant_id) AS t, unnest(%(fact_ids)s::uuid[]) AS f (fact_id)
-WHERE NOT EXISTS (SELECT FROM fact_versions AS v
-                  WHERE v.tenant_id = t.tenant_id AND v.fact_id = f.fact_id)
+FROM tenants AS t, unnest(%(fact_ids)s::uuid[]) AS f (fact_id)
+WHERE t.tenant_id = %(tenant_id)s
+  AND NOT EXISTS (SELECT FROM fact_versions AS v
+                  WHERE v.tenant_id = %(tenant_id)s AND v.tenant_id = t.tenant_id
+                    AND v.fact_id = f.fact_id)
 ON CONFLICT DO NOTHING
 """
 
@@ -66,7 +71,8 @@ _FORGET_SOURCES = """
 DELETE FROM fact_sources
 WHERE tenant_id = %(tenant_id)s AND fact_id = ANY(%(fact_ids)s)
   AND NOT EXISTS (SELECT FROM fact_versions AS v
-                  WHERE v.tenant_id = fact_sources.tenant_id AND v.fact_id = fact_sources.fact_id)
+                  WHERE v.tenant_id = %(tenant_id)s AND v.tenant_id = fact_sources.tenant_id
+                    AND v.fact_id = fact_sources.fact_id)
 """
 
 _EXPIRED_EPISODES = (
@@ -76,7 +82,8 @@ _EXPIRED_EPISODES = (
 WHERE e.tenant_id = %(tenant_id)s AND e.text IS NOT NULL AND e.recorded_at < c.cutoff
   AND NOT (c.by_session AND e.session_id IS NOT NULL
            AND EXISTS (SELECT FROM episodes AS s
-                       WHERE s.tenant_id = e.tenant_id AND s.session_id = e.session_id
+                       WHERE s.tenant_id = %(tenant_id)s AND s.tenant_id = e.tenant_id
+                         AND s.session_id = e.session_id
                          AND s.recorded_at >= c.cutoff))
   AND NOT"""
     + LINKED_TO_SUBJECTS  # %(subjects)s: the held ones
