@@ -32,7 +32,7 @@ ASKED_TEXT = f"Order {ASKED} for Dana Kim left the Osaka warehouse on Tuesday, t
 QUESTION = f"Where is order {ASKED} now?"
 
 
-def _order_confirmations(count: int, *, seed: int = 7, **extra: object) -> list[dict[str, object]]:
+def order_confirmations(count: int, *, seed: int = 7, **extra: object) -> list[dict[str, object]]:
     """``count`` confirmations of other orders, each a near-duplicate of the asked one's."""
     rng = random.Random(seed)
     numbers = [n for n in rng.sample(range(10_000, 99_999), count + 1) if n != 48213][:count]
@@ -66,7 +66,7 @@ def _orders(reader: ReadPath) -> None:
     """The asked order among 60 near-duplicates, recorded at 2026-05-02."""
     reader.at("2026-05-02T00:00:00Z")
     asked = {"id": "asked", "occurred_at": "2026-05-01T10:00:00Z", "text": ASKED_TEXT}
-    reader.record_batch([*_order_confirmations(60), asked])
+    reader.record_batch([*order_confirmations(60), asked])
 
 
 def _ids(reader: ReadPath, query: str, mode: SearchMode, k: int = 5) -> list[str]:
@@ -155,7 +155,7 @@ def test_the_lexical_path_keeps_to_the_scope(reader: ReadPath) -> None:
 
 def test_an_episode_recorded_after_known_at_is_no_lexical_hit(reader: ReadPath) -> None:
     reader.at("2026-05-02T00:00:00Z")
-    reader.record_batch(_order_confirmations(20))
+    reader.record_batch(order_confirmations(20))
     reader.at("2026-05-10T00:00:00Z")
     reader.record("asked", "2026-05-01T10:00:00Z", ASKED_TEXT)  # occurred early, recorded late
     reader.at("2026-05-20T00:00:00Z")
@@ -208,7 +208,7 @@ def test_a_lexical_hit_stating_a_superseded_value_is_marked_as_a_vector_hit_is(
     # e1, the old value's source, names no city: the note below is the one line stating it.
     reader.record("e1", "2026-04-30T09:00:00Z", "Acme picked a delivery city for its orders.")
     reader.record("e2", "2026-05-01T09:00:00Z", f"Order {ASKED} now ships to Quito.")
-    reader.record_batch(_order_confirmations(40, subjects=["acme"]))
+    reader.record_batch(order_confirmations(40, subjects=["acme"]))
     assert reader.assert_value("e1", "acme", "ship_to", "Porto", "2026-04-30T09:00:00Z").status == (
         "written"
     )

@@ -207,7 +207,7 @@ _PREFIXES = ("", "", "", "Morning! ", "Quick one: ", "Note: ", "Update - ", "ok 
 _SUFFIXES = ("", "", "", " Thanks!", " Let me know if that's wrong.", " :)", " (via Slack)")
 
 # Held-out question templates: no episode is phrased like these.
-_QUESTIONS = (
+QUESTIONS = (
     "What is {name}'s current {attr}?",
     "Did {name} ever change the {attr}?",
     "remind me of the {attr} for {name}",
@@ -305,5 +305,5 @@ def generate_questions(
     for _ in range(count):
         episode = corpus[rng.choice(pool)]
         attribute = episode.attribute or "latest news"
-        questions.append(rng.choice(_QUESTIONS).format(name=episode.subject, attr=attribute))
+        questions.append(rng.choice(QUESTIONS).format(name=episode.subject, attr=attribute))
     return questions

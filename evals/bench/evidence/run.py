@@ -299,7 +299,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     text = json.dumps(results, indent=2)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n", encoding="utf-8")
+    # The search modes' results (evals.bench.evidence.modes) are a run of their own: kept.
+    kept = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    written = {**results, **({"modes": kept["modes"]} if "modes" in kept else {})}
+    args.out.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
     return results
 
 
