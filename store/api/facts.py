@@ -228,6 +228,14 @@ class FactCalls:
             self.at, tenant_id, subject, attribute, valid_at=valid, known_at=known, trace=trace
         )
 
+    def sourced(self, tenant_id: str, episode_id: str) -> list[Fact]:
+        """Every version ever believed whose source is the episode, by subject then key."""
+        check_identifier(episode_id, "episode_id")
+        return self._transactions.run(
+            lambda conn, now: reads.read_sourced(conn, tenant_id, episode_id, now=now),
+            tenant_id=tenant_id,
+        )
+
     def history(self, tenant_id: str, subject: str, attribute: str) -> list[Fact]:
         """Every version of a key, by valid_from then recorded_at."""
         check_identifier(subject, "subject")

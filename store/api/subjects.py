@@ -12,7 +12,14 @@ from store.api.receipts import traced_read
 from store.api.transactions import Transactions
 from store.attributes.names import mark_renamed
 from store.contract.facts import SubjectNamesDeclaration
-from store.contract.results import MergeResult, Profile, SubjectExport, SubjectNames, SubjectPage
+from store.contract.results import (
+    MergeResult,
+    Profile,
+    SubjectExport,
+    SubjectNames,
+    SubjectOverview,
+    SubjectPage,
+)
 from store.db import tenants
 from store.db.inputs import check_identifier, parse_input, read_times
 from store.db.locks import lock_keys
@@ -21,8 +28,9 @@ from store.facts import reads
 from store.governance import touched
 from store.governance.receipts import NO_TRACE, Trace
 from store.subjects import export as subjects
-from store.subjects import merged_ids, merges
+from store.subjects import merged_ids, merges, overview
 from store.subjects import names as subject_names
+from store.subjects.overview import SubjectOrder
 
 
 class SubjectCalls:
@@ -73,14 +81,42 @@ class SubjectCalls:
             ],
         )
 
-    def list(self, tenant_id: str, *, limit: int = 100, cursor: str | None = None) -> SubjectPage:
-        """A page of the tenant's subject ids in byte order (facts held or episodes naming)."""
+    def list(
+        self,
+        tenant_id: str,
+        *,
+        limit: int = 100,
+        cursor: str | None = None,
+        match: str | None = None,
+    ) -> SubjectPage:
+        """A page of the tenant's subject ids in byte order (facts held or episodes naming),
+        those whose id or a name holds ``match`` when given."""
 
         def work(conn: psycopg.Connection[Any], _: datetime) -> SubjectPage:
-            found, next_cursor = subjects.list_subjects(conn, tenant_id, limit=limit, cursor=cursor)
+            found, next_cursor = subjects.list_subjects(
+                conn, tenant_id, limit=limit, cursor=cursor, match=match
+            )
             return SubjectPage(subjects=found, next_cursor=next_cursor)
 
         return self._transactions.run(work, tenant_id=tenant_id)
+
+    def overview(
+        self,
+        tenant_id: str,
+        *,
+        limit: int = 100,
+        cursor: str | None = None,
+        match: str | None = None,
+        order: SubjectOrder = "id",
+    ) -> SubjectOverview:
+        """A page of subjects as ``list`` finds them, each with its keys, open conflicts and
+        last change, by id or newest change first (``order``), in one statement."""
+        return self._transactions.run(
+            lambda conn, _: overview.overview(
+                conn, tenant_id, match=match, order=order, limit=limit, cursor=cursor
+            ),
+            tenant_id=tenant_id,
+        )
 
     def export(self, tenant_id: str, subject: str) -> SubjectExport:
         """Everything held about a subject: facts now, all versions, episodes, conflicts."""

@@ -160,6 +160,25 @@ class SubjectPage(BaseModel):
     next_cursor: str | None
 
 
+class SubjectSummary(BaseModel):
+    """A subject at a glance: the keys it holds now, its open conflicts, its last change."""
+
+    subject: str
+    keys: int = Field(description="Keys with a value believed now")
+    open_conflicts: int
+    last_change: Timestamp = Field(
+        description="The latest write about it: a version recorded or retired, a conflict"
+        " logged or resolved, an episode naming it recorded"
+    )
+
+
+class SubjectOverview(BaseModel):
+    """One page of subject summaries and the cursor of the next (null on the last page)."""
+
+    subjects: list[SubjectSummary]
+    next_cursor: str | None
+
+
 class SubjectExport(BaseModel):
     """Everything held about one subject at ``exported_at``.
 

@@ -42,6 +42,17 @@ def decode_cursor(cursor: str) -> tuple[datetime, UUID]:
         raise _not_issued() from None
 
 
+def decode_any_cursor(cursor: str) -> list[Any]:
+    """The sort key inside a cursor, a list; InvalidInput if this server did not issue it."""
+    try:
+        key = _decode(cursor)
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise _not_issued() from None
+    if not isinstance(key, list):
+        raise _not_issued()
+    return key
+
+
 def encode_text_cursor(key: str) -> str:
     """A cursor that resumes after the row whose unique text sort key is ``key``."""
     return encode_cursor([key])
@@ -49,11 +60,8 @@ def encode_text_cursor(key: str) -> str:
 
 def decode_text_cursor(cursor: str) -> str:
     """The text sort key inside a cursor; InvalidInput if this server did not issue it."""
-    try:
-        key = _decode(cursor)
-    except (binascii.Error, ValueError, UnicodeDecodeError):
-        raise _not_issued() from None
-    if not (isinstance(key, list) and len(key) == 1 and isinstance(key[0], str)):
+    key = decode_any_cursor(cursor)
+    if not (len(key) == 1 and isinstance(key[0], str)):
         raise _not_issued()
     text: str = key[0]
     return text

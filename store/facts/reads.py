@@ -256,3 +256,21 @@ def find_subjects(conn: psycopg.Connection[Any], tenant_id: str, *, names: list[
         FIND_SUBJECTS, {"tenant_id": tenant_id, "names": [name.lower() for name in names]}
     ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+_SOURCED = (
+    "SELECT"
+    + COLUMNS
+    + " FROM fact_versions WHERE tenant_id = %(tenant_id)s AND source_episode_id = %(episode_id)s"
+    + _BELIEVED
+    + " ORDER BY subject, attribute, valid_from, recorded_at, version_id"
+)
+
+
+def read_sourced(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_id: str, *, now: datetime
+) -> list[Fact]:
+    """Every version ever believed that ``episode_id`` is the source of: by subject, attribute,
+    valid_from, recorded_at."""
+    params = {"tenant_id": tenant_id, "episode_id": episode_id, "now": now}
+    return select_facts(conn, _SOURCED, params)

@@ -20,31 +20,36 @@ from store.errors import NotFound
 from store.facts import conflicts, reads
 from store.facts.weak_signals import subject_signals
 from store.subjects import names as subject_names
+from store.subjects.overview import MATCHED, match_params
 
 # Byte order ("C"), not the database's locale: the same pages on every server, and the
 # cursor's comparison agrees with the sort.
-_SUBJECTS = """
-SELECT subject FROM (
-    SELECT subject FROM fact_versions WHERE tenant_id = %(tenant_id)s
-    UNION
-    SELECT subject FROM episode_subjects WHERE tenant_id = %(tenant_id)s
-) AS held (subject)
+_SUBJECTS = (
+    "SELECT subject FROM ("
+    + MATCHED
+    + """) AS listed
 WHERE (%(after)s::text IS NULL OR subject COLLATE "C" > %(after)s::text COLLATE "C")
-  -- A merged id keeps only the retired versions of keys its survivor also held: not listed.
-  AND subject NOT IN (SELECT merged_subject FROM subject_merges WHERE tenant_id = %(tenant_id)s)
 ORDER BY subject COLLATE "C"
 LIMIT %(limit)s
 """
+)
 
 
 def list_subjects(
-    conn: psycopg.Connection[Any], tenant_id: str, *, limit: int, cursor: str | None
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    *,
+    limit: int,
+    cursor: str | None,
+    match: str | None = None,
 ) -> tuple[list[str], str | None]:
-    """A page of the tenant's subject ids in byte order, and the cursor of the next page."""
+    """A page of the tenant's subject ids ``match`` finds (``store.subjects.overview``; None:
+    all) in byte order, and the cursor of the next page."""
     rows = conn.execute(
         _SUBJECTS,
         {
             "tenant_id": tenant_id,
+            **match_params(match),
             "after": decode_text_cursor(cursor) if cursor else None,
             "limit": check_limit(limit) + 1,
         },
