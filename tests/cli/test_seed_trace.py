@@ -206,13 +206,15 @@ def _block_lines(results: list[dict[str, Any]], line: int) -> list[str]:
 def test_naive_similarity_ranks_the_stale_statements_above_the_correction(
     results: list[dict[str, Any]],
 ) -> None:
-    """The baseline the product exists for: similarity alone prefers the old deadlines."""
+    """The baseline the product exists for: search alone (similarity and words, the default
+    hybrid mode) prefers the old deadlines."""
     found = [hit["episode_id"] for hit in results[16]["result"]["results"]]
     assert found.index("e1") < found.index("e2")
     assert results[16]["result"]["search"] == {
         "method": "exact",
         "scope_size": 3,
         "scope_size_capped": False,
+        "mode": "hybrid",
     }
 
 
