@@ -10,103 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
-import uvicorn
-from pydantic import SecretStr
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.command import Command
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from retrieval.search.embeddings import Embedder
-from server.app import create_app
-from server.settings import Settings
-from store.db.clock import ManualClock
-from tests.ui_helpers import PAGE_CLOCK, UI_SECRET, Key, make_key, seed_mira
-
-PACKAGE = "chromium-driver"
-WAIT_SECONDS = 30
-
-
-def _executables() -> tuple[str, str]:
-    """Debian's chromium and chromedriver, or a failure (CI) or skip naming the package."""
-    chromium = shutil.which("chromium")
-    driver = shutil.which("chromedriver")
-    if chromium is None or driver is None:
-        message = (
-            f"the browser test needs Debian's {PACKAGE} package (and chromium):"
-            f" apt-get install -y chromium {PACKAGE}"
-        )
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return chromium, driver
-
-
-@pytest.fixture(scope="module")
-def chrome() -> Iterator[WebDriver]:
-    """A headless chromium, its window wide enough for the timeline, with the network off:
-    no host name but the server's address resolves. Its log lists every request a page made."""
-    chromium, chromedriver = _executables()
-    options = Options()
-    options.binary_location = chromium
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1200,1000",
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    ):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="module")
-def served(api_settings: Settings, embedder: Embedder) -> Iterator[str]:
-    """The app on a local port (its clock after every write of the tests); its base URL."""
-    settings = api_settings.model_copy(update={"ui_secret": SecretStr(UI_SECRET)})
-    app = create_app(settings, embedder=embedder, clock=ManualClock(PAGE_CLOCK))
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")
-    )
-    thread = threading.Thread(target=server.run, name="ui-test-server")
-    thread.start()
-    deadline = time.monotonic() + WAIT_SECONDS
-    while not server.started:
-        assert thread.is_alive(), "the server stopped as it started"
-        assert time.monotonic() < deadline, "the server did not start in time"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(WAIT_SECONDS)
+from tests.ui.conftest import WAIT_SECONDS
+from tests.ui_helpers import Key, make_key, seed_mira
 
 
 def _sign_in(chrome: WebDriver, url: str, key: Key) -> None:
