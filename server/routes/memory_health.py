@@ -8,14 +8,16 @@ Evidence the server cannot read (the database is down) is UNKNOWN, never healthy
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from litestar import post
 from litestar.params import JSONBody
 
 from retrieval.memory_health.classifier import classify_all
 from server.routes.common import PROBLEM_RESPONSES, Store, TenantId
-from store.contract.health import ClassifyRequest, ClassifyResult, Evidence
+from store.contract.health import ClassifyRequest, ClassifyResult, Evidence, Expectation
 from store.errors import DatabaseUnavailable
+from store.service import MemoryStore
 
 _log = logging.getLogger(__name__)
 
@@ -33,7 +35,14 @@ def classify(
     """Judge each expectation against the tenant's receipts: the first failing layer's verdict
     (available, written, read, scope, freshness, provenance, activated, the type's invariant)
     and the operating state it makes with the task's outcome."""
-    expectations = data.expectations
+    return judge(store, tenant_id, data.expectations)
+
+
+def judge(
+    store: MemoryStore, tenant_id: str, expectations: Sequence[Expectation]
+) -> ClassifyResult:
+    """Each expectation's verdict from the tenant's receipts (the API's and the pages' call);
+    when the database cannot be read, every verdict is UNKNOWN."""
     try:
         evidence = store.receipts.evidence(
             tenant_id,
