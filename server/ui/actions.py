@@ -94,17 +94,24 @@ def _one_of(form: dict[str, Any], name: str, options: tuple[str, ...], message: 
 @get("/conflicts", sync_to_thread=True, guards=[signed_in_guard])
 def conflicts_page(
     request: Request[Any, Any, Any],
+    *,
     cursor: Cursor = None,
+    subject: QueryId = None,
     resolved: QueryId = None,
     attribute: QueryId = None,
     chose: ChoiceShown = None,
 ) -> Template:
-    """The tenant's open conflicts, oldest first, each with both sides and a resolve form;
-    after a resolution, what was chosen (``resolved``, ``attribute``, ``chose``)."""
+    """The tenant's open conflicts (of ``subject`` when given), oldest first, each with both
+    sides and a resolve form; after a resolution, what was chosen (``resolved``, ``attribute``,
+    ``chose``)."""
     signed_in = signed_in_of(request)
     store = resources_of(request.app).store
     found = store.conflicts.list(
-        signed_in.tenant_id, status="open", limit=CONFLICTS_PER_PAGE, cursor=cursor
+        signed_in.tenant_id,
+        status="open",
+        subject=subject,
+        limit=CONFLICTS_PER_PAGE,
+        cursor=cursor,
     )
     versions = _incumbents(store, signed_in.tenant_id, found.conflicts)
     rows = [OpenConflict(c, versions.get(c.incumbent_fact_id)) for c in found.conflicts]
@@ -115,9 +122,17 @@ def conflicts_page(
         "conflicts.html.j2",
         signed_in=signed_in,
         rows=rows,
-        next_cursor=found.next_cursor,
+        next_page=_next_page(found.next_cursor, subject),
+        subject=subject,
         done=done,
     )
+
+
+def _next_page(cursor: str | None, subject: str | None) -> str | None:
+    """The next page's query string, or None on the last page."""
+    if cursor is None:
+        return None
+    return urlencode({"cursor": cursor} | ({"subject": subject} if subject else {}))
 
 
 @post("/conflicts/{conflict_id:str}/resolve", status_code=303, guards=[signed_in_guard])

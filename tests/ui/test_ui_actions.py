@@ -5,6 +5,7 @@ another tenant's conflict or subject is not found. The state is read back over t
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 
@@ -14,6 +15,7 @@ from litestar.testing import TestClient
 
 from retrieval.search.embeddings import Embedder
 from server.settings import Settings
+from server.ui import actions
 from tests.ui_conflict_helpers import city, conflicts, make_conflict
 from tests.ui_helpers import Key, form_token, make_key, page_client, sign_in
 
@@ -196,3 +198,23 @@ def test_another_tenants_subject_cannot_be_erased_or_held(browser: Client) -> No
     erase = browser.post("/ui/subjects/ada/erase", data={"csrf_token": token, "confirm": "ada"})
     assert erase.status_code == 404
     assert _exported(browser, owner) == 200
+
+
+def test_the_list_pages_and_keeps_to_one_subject_when_asked(
+    browser: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = make_key(browser, "ui-conflict-pages")
+    first, second = (make_conflict(browser, key, subject=s) for s in ("ada", "bo"))
+    _signed_in(browser, key)
+    monkeypatch.setattr(actions, "CONFLICTS_PER_PAGE", 1)
+    page_one = browser.get("/ui/conflicts")
+    assert first in page_one.text
+    assert second not in page_one.text
+    next_page = re.search(r'<a href="(/ui/conflicts\?cursor=[^"]+)">Next page</a>', page_one.text)
+    assert next_page is not None
+    page_two = browser.get(html.unescape(next_page[1]))
+    assert (first in page_two.text, second in page_two.text) == (False, True)
+    assert "Next page" not in page_two.text
+    only_bo = browser.get("/ui/conflicts", params={"subject": "bo"})
+    assert "Open conflicts of <code>bo</code>" in only_bo.text
+    assert (first in only_bo.text, second in only_bo.text) == (False, True)
