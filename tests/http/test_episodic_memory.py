@@ -114,7 +114,12 @@ def test_experience_search_ranks_similar_situations_first_and_counts_only_observ
         assert item["experience"] == (
             item["outcome"] is not None and item["outcome"]["status"] != "unknown"
         )
-    assert found["search"] == {"method": "exact", "scope_size": 5, "scope_size_capped": False}
+    assert found["search"] == {
+        "method": "exact",
+        "scope_size": 5,
+        "scope_size_capped": False,
+        "mode": "vector",  # experiences are found by similarity
+    }
 
 
 def test_experience_search_honours_the_scope_like_evidence_search(
