@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from uuid import uuid4
 
 import pytest
@@ -16,11 +17,11 @@ from litestar.testing import TestClient
 from retrieval.search.embeddings import Embedder
 from server.settings import Settings
 from server.ui import lists
-from tests.ui_helpers import Key, make_key, page_client, seed_mira, sign_in
+from tests.ui_helpers import Key, make_key, page_client, sign_in
+from tests.ui_lists_helpers import seed_lists
 
 Client = TestClient[Litestar]
 
-LATER = "2026-06-10T08:00:00Z"
 ROW = re.compile(
     r'<td data-label="subject"><a href="/ui/subjects/([^"]+)">[^<]*</a></td>\s*'
     r'<td class="count" data-label="keys">(\d+)</td>\s*'
@@ -41,41 +42,31 @@ def browser(api_settings: Settings, embedder: Embedder) -> Iterator[Client]:
         yield client
 
 
+@dataclass(frozen=True)
+class Seeded:
+    """The tenant holding ``seed_lists``'s writes, and its decision's id."""
+
+    key: Key
+    decision: str
+
+
 @pytest.fixture(scope="module")
-def mira(browser: Client) -> Key:
-    """The seed scenario, then an episode naming ``ben``, declared as Benedict Okafor, and
-    an outcome for e2."""
+def seeded(browser: Client) -> Seeded:
+    """A tenant with ``seed_lists``'s writes."""
     key = make_key(browser, "ui-lists")
-    seed_mira(browser, key)
-    named = browser.post(
-        "/v1/episodes",
-        json={"id": "b1", "occurred_at": LATER, "text": "Ben called.", "subjects": ["ben"]},
-        headers=key.headers(LATER),
-    )
-    assert named.status_code in {200, 201}, named.text
-    declared = browser.put(
-        "/v1/subjects/ben", json={"display_name": "Benedict Okafor"}, headers=key.headers(LATER)
-    )
-    assert declared.status_code == 200, declared.text
-    outcome = browser.post(
-        "/v1/episodes/e2/outcome",
-        json={"status": "succeeded", "verified": True},
-        headers=key.headers(LATER),
-    )
-    assert outcome.status_code == 200, outcome.text
-    return key
+    return Seeded(key, seed_lists(browser, key))
 
 
-@pytest.fixture(scope="module")
-def decision(browser: Client, mira: Key) -> str:
-    """A decision that read mira's deadline."""
-    decision_id = str(uuid4())
-    read = browser.get(
-        "/v1/facts/mira/passport_deadline",
-        headers={**mira.headers(LATER), "X-SGAM-Decision": decision_id},
-    )
-    assert read.status_code == 200, read.text
-    return decision_id
+@pytest.fixture
+def mira(seeded: Seeded) -> Key:
+    """The seeded tenant's key."""
+    return seeded.key
+
+
+@pytest.fixture
+def decision(seeded: Seeded) -> str:
+    """The seeded decision's id."""
+    return seeded.decision
 
 
 def test_subjects_show_keys_open_conflicts_and_last_change_sorted_either_way(
