@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from pydantic import SecretStr
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
@@ -28,9 +24,11 @@ from server.app import create_app
 from server.settings import Settings
 from store.db.clock import ManualClock
 from tests.ui_helpers import PAGE_CLOCK, UI_SECRET
+from tests.ui_screenshots import WAIT_SECONDS, serving
 
 PACKAGE = "chromium-driver"
-WAIT_SECONDS = 30
+__all__ = ["WAIT_SECONDS"]
+"""What the browser tests import from here besides the fixtures."""
 
 
 def _executables() -> tuple[str, str]:
@@ -72,31 +70,10 @@ def chrome() -> Iterator[WebDriver]:
         driver.quit()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def served(api_settings: Settings, embedder: Embedder) -> Iterator[str]:
     """The app on a local port (its clock after every write of the tests); its base URL."""
     settings = api_settings.model_copy(update={"ui_secret": SecretStr(UI_SECRET)})
     app = create_app(settings, embedder=embedder, clock=ManualClock(PAGE_CLOCK))
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")
-    )
-    thread = threading.Thread(target=server.run, name="ui-test-server")
-    thread.start()
-    deadline = time.monotonic() + WAIT_SECONDS
-    while not server.started:
-        assert thread.is_alive(), "the server stopped as it started"
-        assert time.monotonic() < deadline, "the server did not start in time"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(WAIT_SECONDS)
+    with serving(app) as url:
+        yield url

@@ -20,24 +20,9 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from tests.ui.conftest import WAIT_SECONDS
 from tests.ui_helpers import make_key
 from tests.ui_lists_helpers import seed_lists
+from tests.ui_screenshots import MEASURE, MIN_FONT_PX
 
 WIDTHS = (390, 1280)
-MIN_FONT_PX = 11.0
-MEASURE = """
-const root = document.documentElement;
-const found = {overflow: root.scrollWidth - root.clientWidth, small: []};
-const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-while (walker.nextNode()) {
-  const node = walker.currentNode;
-  const element = node.parentElement;
-  const box = element.getBoundingClientRect();
-  if (!node.textContent.trim() || (box.width === 0 && box.height === 0)) continue;
-  const size = parseFloat(getComputedStyle(element).fontSize);
-  if (size < arguments[0]) found.small.push([element.tagName, node.textContent.trim(), size]);
-}
-return found;
-"""
-"""How far the page scrolls sideways, and each visible text smaller than the least size."""
 
 
 @dataclass(frozen=True)
