@@ -28,11 +28,7 @@ from store.errors import StoreError
 
 log = logging.getLogger("server.ui")
 
-STATIC_FILES: Final = {
-    "ui.css": "text/css",
-    "ui.js": "text/javascript",
-    "actions.css": "text/css",
-}
+STATIC_FILES: Final = {"ui.css": "text/css", "ui.js": "text/javascript"}
 """The files under ``/ui/static`` (package data in ``server/ui/static``) and their types; Litestar
 adds ``charset=utf-8`` to every text type itself."""
 
@@ -127,9 +123,23 @@ def csrf_refused(request: Request[Any, Any, Any], _: CsrfRefused) -> Response[An
     )
 
 
-def error_page(status: int, message: str, **context: Any) -> Template:
-    """A page saying what went wrong, with the status it answers."""
-    return page("error.html.j2", status_code=status, status=status, message=message, **context)
+def error_page(
+    status: int, message: str, request: Request[Any, Any, Any] | None = None, **context: Any
+) -> Template:
+    """A page saying what went wrong, with the status it answers; in a session's request, with
+    the signed-in header, and offering to sign in only to a browser without a session."""
+    signed_in = getattr(request.state, "signed_in", None) if request is not None else None
+    if signed_in is not None:
+        context["signed_in"] = signed_in
+    session = request is not None and SESSION_COOKIE in request.cookies
+    return page(
+        "error.html.j2",
+        status_code=status,
+        status=status,
+        message=message,
+        offer_sign_in=signed_in is None and not session,
+        **context,
+    )
 
 
 def too_many_sign_ins(request: Request[Any, Any, Any], error: TooManySignIns) -> Response[Any]:
@@ -147,30 +157,27 @@ def too_many_sign_ins(request: Request[Any, Any, Any], error: TooManySignIns) ->
 
 def store_error(request: Request[Any, Any, Any], error: StoreError) -> Response[Any]:
     """A store refusal as a page: not found, invalid input, unavailable."""
-    del request
     status = status_of(error)
     if status == 500:
         log.error("the store failed a page", exc_info=error)
-        return error_page(500, "The server failed to show this page.")
-    return error_page(status, error.detail)
+        return error_page(500, "The server failed to show this page.", request)
+    return error_page(status, error.detail, request)
 
 
 def http_error(request: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
     """An HTTP-layer refusal (a bad parameter, a body too large) as a page."""
-    del request
     if error.status_code >= 500:
         log.error("a page failed: %s", error.detail)
-        return error_page(500, "The server failed to show this page.")
-    return error_page(error.status_code, str(error.detail))
+        return error_page(500, "The server failed to show this page.", request)
+    return error_page(error.status_code, str(error.detail), request)
 
 
 def invalid_input(request: Request[Any, Any, Any], error: ValidationException) -> Response[Any]:
     """An address or form value that does not validate (an id's pattern): a 422 page naming it."""
-    del request
     extra = error.extra if isinstance(error.extra, list) else []
     names = [str(item["key"]) for item in extra if isinstance(item, dict) and item.get("key")]
     what = f"'{names[0]}'" if names else "The request"
-    return error_page(422, f"{what} is not valid here: check the address and try again.")
+    return error_page(422, f"{what} is not valid here: check the address and try again.", request)
 
 
 def internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[Any]:

@@ -20,7 +20,6 @@ from server.auth.keycache import authenticate
 from server.routes.common import PathId
 from server.runtime.resources import resources_of
 from server.ui import pages
-from server.ui.actions import action_routes
 from server.ui.pages import SECURITY_HEADERS, cookies_secure, page
 from server.ui.sessions import (
     CSRF_FIELD,
@@ -44,6 +43,7 @@ from server.ui.sign_in import (
     sign_in_token,
 )
 from server.ui.timeline import WIDTH, lay_out
+from server.ui.timeline_axis import by_second
 from store.contract.times import TimestampError, format_timestamp, parse_timestamp
 from store.governance.keys import parse_token
 
@@ -155,8 +155,8 @@ def subject_page(
     exported = store.subjects.export(signed_in.tenant_id, subject)
     now = exported.exported_at
     at, error = _known_at(known_at, now=now)
-    timeline = lay_out(exported.versions, exported.conflicts, known_at=at)
-    instants = sorted({*(c for c in timeline.changes if c <= now), now})
+    timeline = lay_out(exported.versions, exported.conflicts, known_at=at, now=now)
+    instants = by_second([*(c for c in timeline.changes if c <= now), now])
     position = max((n for n, instant in enumerate(instants) if instant <= at), default=0)
     return page(
         "subject.html.j2",
@@ -169,7 +169,7 @@ def subject_page(
         is_now=at == now,
         known_at_text=known_at if error else format_timestamp(at),
         error=error,
-        instants=[format_timestamp(instant) for instant in instants],
+        instants=[(format_timestamp(instant), instant) for instant in instants],
         position=position,
     )
 
@@ -230,7 +230,6 @@ def ui_routers() -> list[Router]:
                 subject_page,
                 episode_page,
                 static_file,
-                *action_routes,
             ],
             exception_handlers=pages.EXCEPTION_HANDLERS,
             include_in_schema=False,

@@ -48,17 +48,33 @@ def test_the_seed_page_shows_the_correction_current_and_the_first_value_supersed
     assert now.status_code == 200
     assert version_rows(now.text) == [
         ("2026-08-01", "past"),
-        ("2026-07-15", "retired"),
         ("2026-07-15", "superseded"),
+        ("2026-07-15", "retired"),
         ("2026-06-30", "current"),
     ]
+    # The retired belief is folded under the value it belonged to, closed, and not drawn.
+    folded = re.search(r'<details class="retired">\s*<summary>([^<]*)</summary>', now.text)
+    assert folded is not None
+    assert folded[1] == "1 earlier belief of 2026-07-15, retired"
+    assert now.text.count('<a class="bar ') == 3
     assert 'passport_deadline:\n    <span class="believed">2026-06-30</span>' in now.text
+    # The axis reaches now (PAGE_CLOCK), marked; the instants are to the second, in UTC.
+    assert re.findall(r'<line class="marker ([^"]+)"', now.text) == ["now"]
+    assert re.findall(r"<text class=\"tick\"[^>]*>([^<]*)</text>", now.text)[-1] >= "2027-01-01"
+    changes = re.findall(r'\?known_at=[^"]+"(?: aria-current="true")?>([^<]+)</a></li>', now.text)
+    assert changes == [
+        "2026-06-01 09:00:05 UTC",
+        "2026-06-03 10:00:05 UTC",
+        "2026-06-05 12:00:00 UTC",
+        "2027-01-01 00:00:00 UTC",
+    ]
     for episode in ("e0", "e1", "e2"):
         assert f'href="/ui/episodes/{episode}"' in now.text
     assert now.text.count('class="supersedes"') == 1
     before = browser.get("/ui/subjects/mira", params={"known_at": "2026-06-02"})
     assert version_rows(before.text) == [("2026-07-15", "current")]
-    assert '<td class="state">current then</td>' in before.text
+    assert '<td class="state" data-label="state">current then</td>' in before.text
+    assert re.findall(r'<line class="marker ([^"]+)"', before.text) == ["known-at", "now"]
     assert "3 versions\n  recorded later are not shown." in before.text
     bad = browser.get("/ui/subjects/mira", params={"known_at": "June"})
     assert bad.status_code == 422
@@ -67,16 +83,41 @@ def test_the_seed_page_shows_the_correction_current_and_the_first_value_supersed
     assert "Mira corrected the deadline. It is now 2026-06-30." in source.text
 
 
+def test_known_at_before_the_first_record_says_why_nothing_was_known(
+    browser: Client, mira: Key
+) -> None:
+    assert sign_in(browser, mira.api_key).status_code == 303
+    empty = browser.get("/ui/subjects/mira", params={"known_at": "2026-05-31"})
+    assert empty.status_code == 200
+    found = re.search(r'<p class="empty" id="empty">(.*?)</p>', empty.text, re.DOTALL)
+    assert found is not None
+    assert " ".join(re.sub(r"<[^>]+>", "", found[1]).split()) == (
+        "Nothing was known about this subject at 2026-05-31 00:00:00 UTC. Known at is system"
+        " time: when the server recorded what it was told, not when it happened. This subject"
+        " was first recorded at 2026-06-01 09:00:05 UTC."
+    )
+    assert 'href="/ui/subjects/mira?known_at=2026-06-01T09%3A00%3A05Z"' in found[1]
+
+
 def test_another_tenants_subject_and_episodes_are_not_found(browser: Client, mira: Key) -> None:
     other = make_key(browser, "ui-other")
     assert sign_in(browser, other.api_key).status_code == 303
-    for path in ("/ui/subjects/mira", "/ui/episodes/e1"):
+    for path in ("/ui/subjects/mira", "/ui/episodes/e1", "/ui/nope"):
         answer = browser.get(path)
         assert answer.status_code == 404, path
         assert "2026-07-15" not in answer.text
+        # Still signed in: no offer to sign in; the header names the tenant where the
+        # session was looked up (every page's own route).
+        assert 'href="/ui/login"' not in answer.text, path
+    for path in ("/ui/subjects/mira", "/ui/episodes/e1"):
+        answer = browser.get(path)
+        assert f"tenant <strong>{other.tenant}</strong>" in answer.text, path
+        assert 'action="/ui/logout"' in answer.text, path
     listed = browser.get("/ui/subjects")
     assert "mira" not in listed.text
     assert "This tenant holds no subjects yet." in listed.text
+    browser.cookies.clear()
+    assert 'href="/ui/login"' in browser.get("/ui/nope").text
 
 
 HOSTILE = '<script>alert("x")</script>'
