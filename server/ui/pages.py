@@ -28,7 +28,11 @@ from store.errors import StoreError
 
 log = logging.getLogger("server.ui")
 
-STATIC_FILES: Final = {"ui.css": "text/css", "ui.js": "text/javascript"}
+STATIC_FILES: Final = {
+    "ui.css": "text/css",
+    "ui.js": "text/javascript",
+    "actions.css": "text/css",
+}
 """The files under ``/ui/static`` (package data in ``server/ui/static``) and their types; Litestar
 adds ``charset=utf-8`` to every text type itself."""
 

@@ -20,6 +20,7 @@ from server.auth.keycache import authenticate
 from server.routes.common import PathId
 from server.runtime.resources import resources_of
 from server.ui import pages
+from server.ui.actions import action_routes
 from server.ui.pages import SECURITY_HEADERS, cookies_secure, page
 from server.ui.sessions import (
     CSRF_FIELD,
@@ -230,6 +231,7 @@ def ui_routers() -> list[Router]:
                 subject_page,
                 episode_page,
                 static_file,
+                *action_routes,
             ],
             exception_handlers=pages.EXCEPTION_HANDLERS,
             include_in_schema=False,
