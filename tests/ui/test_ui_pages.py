@@ -97,6 +97,8 @@ def test_known_at_before_the_first_record_says_why_nothing_was_known(
         " was first recorded at 2026-06-01 09:00:05 UTC."
     )
     assert 'href="/ui/subjects/mira?known_at=2026-06-01T09%3A00%3A05Z"' in found[1]
+    # No listed change is the one shown: each came after.
+    assert 'aria-current="true"' not in empty.text
 
 
 def test_another_tenants_subject_and_episodes_are_not_found(browser: Client, mira: Key) -> None:
