@@ -1,13 +1,15 @@
 """The conflicts list and its resolve form in a real browser (Debian's headless chromium, the
 fixtures of ``tests/ui/conftest.py``: one browser and one server for the module), at a phone's
 390 px and a desktop's 1280 px: a conflict is listed with both sides, a form whose token was
-tampered with is refused and changes nothing, the form as served resolves it. Every page it
-passes through fits its width and prints no text under 11 px."""
+tampered with is refused and changes nothing, the form as served resolves it; a subject's
+legal hold placed from its page refuses its erasure, and once released the typed-in erasure
+goes through. Every page they pass through fits its width and prints no text under 11 px."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -45,12 +47,37 @@ def _at(chrome: WebDriver, url: str, width: int) -> None:
 
 @pytest.fixture(scope="module")
 def contested(served: str) -> Key:
-    """A tenant with one open conflict for each width, on subjects ``ada390`` and ``ada1280``."""
+    """A tenant with, for each width, an open conflict on ``ada{width}`` and another subject,
+    ``eve{width}``, to hold and erase."""
     with httpx.Client(base_url=served) as http:
         key = make_key(http, "browser-actions")
         for width in WIDTHS:
             make_conflict(http, key, subject=f"ada{width}")
+            make_conflict(http, key, subject=f"eve{width}")
     return key
+
+
+def _sign_in(chrome: WebDriver, served: str, key: Key, width: int) -> None:
+    """A fresh session as ``key``'s tenant in a window ``width`` px wide."""
+    chrome.set_window_size(width, 900)
+    chrome.delete_all_cookies()
+    chrome.get(f"{served}/ui/login")
+    chrome.find_element(By.ID, "api_key").send_keys(key.api_key)
+    chrome.find_element(By.CSS_SELECTOR, "form.login button").click()
+    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: d.current_url.endswith("/ui/subjects"))
+
+
+def _heading(chrome: WebDriver, text: str) -> None:
+    """Wait for the page whose heading is ``text`` (the one before may still be unloading)."""
+    WebDriverWait(chrome, WAIT_SECONDS, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_element(By.TAG_NAME, "h1").text == text
+    )
+
+
+def _submit(chrome: WebDriver, form: str, until: str) -> None:
+    """Press ``form``'s button, and wait for an address holding ``until``."""
+    chrome.find_element(By.CSS_SELECTOR, f"{form} button").click()
+    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: until in d.current_url)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -61,12 +88,7 @@ def test_a_conflict_is_listed_refused_with_a_tampered_token_then_resolved(
     width: int,
 ) -> None:
     subject = f"ada{width}"
-    chrome.set_window_size(width, 900)
-    chrome.delete_all_cookies()
-    chrome.get(f"{served}/ui/login")
-    chrome.find_element(By.ID, "api_key").send_keys(contested.api_key)
-    chrome.find_element(By.CSS_SELECTOR, "form.login button").click()
-    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: d.current_url.endswith("/ui/subjects"))
+    _sign_in(chrome, served, contested, width)
     chrome.find_element(By.LINK_TEXT, "Conflicts").click()
     WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: d.current_url.endswith("/ui/conflicts"))
     _fits(chrome, width)
@@ -103,7 +125,37 @@ def test_a_conflict_is_listed_refused_with_a_tampered_token_then_resolved(
     with httpx.Client(base_url=served) as http:
         assert city(http, contested, subject) == "Bergen"
 
-    # The subject's erasure and hold pages, reached from its page, fit too.
-    for path in ("erase", "legal-hold"):
-        _at(chrome, f"{served}/ui/subjects/{subject}/{path}", width)
-        assert chrome.find_element(By.CSS_SELECTOR, "form.confirm").is_displayed()
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_held_subject_is_refused_erasure_until_its_hold_is_released(
+    chrome: WebDriver, served: str, contested: Key, width: int
+) -> None:
+    subject = f"eve{width}"
+    _sign_in(chrome, served, contested, width)
+    chrome.get(f"{served}/ui/subjects/{subject}")
+    chrome.find_element(By.LINK_TEXT, "Legal hold…").click()
+    WebDriverWait(chrome, WAIT_SECONDS).until(lambda d: d.current_url.endswith("/legal-hold"))
+    _fits(chrome, width)
+    chrome.find_element(By.CSS_SELECTOR, "form.hold-place input[name=confirm]").click()
+    _submit(chrome, "form.hold-place", "done=placed")
+    assert chrome.find_element(By.CSS_SELECTOR, ".notice").text == "The legal hold was placed."
+
+    _at(chrome, f"{served}/ui/subjects/{subject}/erase", width)
+    chrome.find_element(By.ID, "confirm").send_keys(subject)
+    chrome.find_element(By.CSS_SELECTOR, "form.confirm button").click()
+    _heading(chrome, "409")
+    assert "legal hold" in chrome.find_element(By.CSS_SELECTOR, ".error").text
+    _fits(chrome, width)
+
+    _at(chrome, f"{served}/ui/subjects/{subject}/legal-hold", width)
+    chrome.find_element(By.CSS_SELECTOR, "form.hold-release input[name=confirm]").click()
+    _submit(chrome, "form.hold-release", "done=released")
+    _at(chrome, f"{served}/ui/subjects/{subject}/erase", width)
+    chrome.find_element(By.ID, "confirm").send_keys(subject)
+    chrome.find_element(By.CSS_SELECTOR, "form.confirm button").click()
+    _heading(chrome, f"Erased {subject}")
+    assert chrome.find_element(By.ID, "tombstone").text
+    _fits(chrome, width)
+    with httpx.Client(base_url=served) as http:
+        exported = http.get(f"/v1/subjects/{subject}/export", headers=contested.headers())
+        assert exported.status_code == 404
