@@ -34,12 +34,28 @@ Cursor = Annotated[
 ]
 
 
+Match = Annotated[
+    str | None,
+    QueryParameter(
+        max_length=200,
+        description="Only subjects whose id holds this text (case aside) or one of whose names"
+        " holds it (case, accents and punctuation aside). Blank: every subject.",
+    ),
+]
+
+
 @get("/v1/subjects", sync_to_thread=True, responses=PROBLEM_RESPONSES)
 def list_subjects(
-    *, store: Store, tenant_id: TenantId, limit: Limit = 100, cursor: Cursor = None
+    *,
+    store: Store,
+    tenant_id: TenantId,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+    match: Match = None,
 ) -> SubjectPage:
-    """The tenant's subjects, by id; follow ``next_cursor`` for the next page."""
-    return store.subjects.list(tenant_id, limit=limit, cursor=cursor)
+    """The tenant's subjects, by id; follow ``next_cursor`` for the next page. With ``match``,
+    only those whose id or a name holds it."""
+    return store.subjects.list(tenant_id, limit=limit, cursor=cursor, match=match)
 
 
 @get("/v1/subjects/{subject:str}/profile", sync_to_thread=True, responses=PROBLEM_RESPONSES)

@@ -554,6 +554,19 @@ def test_subjects_page_by_id_with_limit_and_cursor(http: Client) -> None:
     assert seen == ["ada", "bo", "cleo"]
     whole = ok(http.get("/v1/subjects", headers=tenant.headers))
     assert whole == {"subjects": ["ada", "bo", "cleo"], "next_cursor": None}
+    # match: the subjects whose id (or a name) holds the text, paged the same way.
+    declared = http.put(
+        "/v1/subjects/bo", json={"display_name": "Bohdan Leone"}, headers=tenant.headers
+    )
+    assert declared.status_code == 200, declared.text
+    found = ok(http.get("/v1/subjects", params={"match": "LEO"}, headers=tenant.headers))
+    assert found == {"subjects": ["bo", "cleo"], "next_cursor": None}
+    first = ok(
+        http.get("/v1/subjects", params={"match": "leo", "limit": 1}, headers=tenant.headers)
+    )
+    assert first["subjects"] == ["bo"]
+    rest = {"match": "leo", "cursor": first["next_cursor"]}
+    assert ok(http.get("/v1/subjects", params=rest, headers=tenant.headers))["subjects"] == ["cleo"]
 
 
 def test_export_holds_everything_about_the_subject(http: Client) -> None:

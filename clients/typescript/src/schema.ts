@@ -3995,6 +3995,8 @@ export interface operations {
                 limit?: number;
                 /** @description `next_cursor` of the previous page. Opaque: any other value is refused (422, field cursor). */
                 cursor?: string | null;
+                /** @description Only subjects whose id holds this text (case aside) or one of whose names holds it (case, accents and punctuation aside). Blank: every subject. */
+                match?: string | null;
             };
             header?: {
                 /** @description Honoured only when the server is configured to allow it (SGAM_ALLOW_CLOCK_HEADER=true; off by default): then it sets this request's clock (RFC 3339 with an offset). Otherwise any value is refused with 403 (code forbidden). */
