@@ -88,6 +88,11 @@ def test_resolving_through_the_page_is_the_apis_resolution(browser: Client) -> N
     assert (settled["conflict_id"], settled["resolution"]) == (conflict_id, "challenger")
     assert settled["resolved_fact_id"] is not None
     assert city(browser, key) == "Bergen"
+    # Recorded as the API's resolution is: the challenger written from its episode, the
+    # incumbent retired (kept in the history), at the page's clock.
+    history = browser.get("/v1/facts/ada/city/history", headers=key.headers()).json()
+    written = [(v["value"], v["source_episode_id"], v["retired_at"]) for v in history]
+    assert written == [("Oslo", "ada-0", settled["resolved_at"]), ("Bergen", "ada-1", None)]
     again = browser.post(
         f"/ui/conflicts/{conflict_id}/resolve", data={"csrf_token": token, "choose": "incumbent"}
     )
