@@ -11,14 +11,23 @@ START = "2026-06-01T00:00:00Z"
 
 
 def make_conflict(
-    http: Http, key: Key, *, subject: str = "ada", values: tuple[str, str] = ("Oslo", "Bergen")
+    http: Http,
+    key: Key,
+    *,
+    subject: str = "ada",
+    values: tuple[str, str] = ("Oslo", "Bergen"),
+    value_type: str = "string",
 ) -> str:
-    """An open conflict on ``subject``'s ``city``: two messages claim the same start and the
-    attribute's policy leaves the choice open. Its id."""
+    """An open conflict on ``subject``'s ``city`` (an attribute of ``value_type``): two
+    messages claim the same start and the attribute's policy leaves the choice open. Its id."""
     at = key.headers(START)
     declared = http.put(
         "/v1/attributes/city",
-        json={"value_type": "string", "description": "city", "on_equal_start": "source_precedence"},
+        json={
+            "value_type": value_type,
+            "description": "city",
+            "on_equal_start": "source_precedence",
+        },
         headers=at,
     )
     assert declared.status_code == 200, declared.text

@@ -29,6 +29,7 @@ from server.runtime.resources import resources_of
 from server.ui.pages import SECURITY_HEADERS, page
 from server.ui.sessions import SignedIn, check_csrf, signed_in_guard, signed_in_of
 from store.contract.facts import ConflictRecord, Fact
+from store.contract.values import display
 from store.errors import InvalidInput
 from store.service import MemoryStore
 
@@ -45,10 +46,19 @@ HoldDone = Annotated[Literal["placed", "released"] | None, QueryParameter()]
 
 @dataclass(frozen=True, slots=True)
 class OpenConflict:
-    """A conflict with its incumbent's version as believed now (None if none is current)."""
+    """A conflict with its incumbent's version as believed now (None if none is current), and
+    both sides' values as one line of text each (strings bare, other values as JSON)."""
 
     conflict: ConflictRecord
     incumbent: Fact | None
+
+    @property
+    def incumbent_value(self) -> str | None:
+        return None if self.incumbent is None else display(self.incumbent.value)
+
+    @property
+    def challenger_value(self) -> str:
+        return display(self.conflict.challenger.value)
 
 
 def _incumbents(

@@ -223,3 +223,17 @@ def test_the_list_pages_and_keeps_to_one_subject_when_asked(
     only_bo = browser.get("/ui/conflicts", params={"subject": "bo"})
     assert "Open conflicts of <code>bo</code>" in only_bo.text
     assert (first in only_bo.text, second in only_bo.text) == (False, True)
+
+
+def test_values_that_are_not_text_are_shown_as_json(browser: Client) -> None:
+    key = make_key(browser, "ui-conflict-json")
+    # Candidates carry text; the store keeps the JSON value it parses to.
+    values = ('{"since": 2020, "name": "Oslo"}', '{"name": "Bergen", "verified": true}')
+    make_conflict(browser, key, values=values, value_type="json")
+    _signed_in(browser, key)
+    page = browser.get("/ui/conflicts")
+    shown = re.findall(r'<span class="value">([^<]*)</span>', page.text)
+    assert [html.unescape(value) for value in shown] == [
+        '{"name":"Oslo","since":2020}',
+        '{"name":"Bergen","verified":true}',
+    ]
