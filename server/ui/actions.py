@@ -64,13 +64,12 @@ class OpenConflict:
 def _incumbents(
     store: MemoryStore, tenant_id: str, conflicts: list[ConflictRecord]
 ) -> dict[UUID, Fact]:
-    """Each conflicted key's versions by fact id, the one believed now where there is one:
-    one history read per key, however many conflicts it has."""
+    """The versions believed now of each conflicted key, by fact id (a fact retracted or
+    replaced since has none): one history read per key, however many conflicts it has."""
     found: dict[UUID, Fact] = {}
     for subject, attribute in sorted({(c.subject, c.attribute) for c in conflicts}):
         for version in store.facts.history(tenant_id, subject, attribute):
-            held = found.get(version.fact_id)
-            if held is None or held.retired_at is not None:
+            if version.retired_at is None:
                 found[version.fact_id] = version
     return found
 

@@ -237,3 +237,23 @@ def test_values_that_are_not_text_are_shown_as_json(browser: Client) -> None:
         '{"name":"Oslo","since":2020}',
         '{"name":"Bergen","verified":true}',
     ]
+
+
+def test_an_incumbent_retracted_since_is_shown_as_no_longer_believed(browser: Client) -> None:
+    key = make_key(browser, "ui-conflict-retracted")
+    conflict_id = make_conflict(browser, key)
+    [conflict] = conflicts(browser, key, subject="ada")
+    retracted = browser.post(
+        "/v1/facts/ada/city/retract",
+        json={"fact_id": conflict["incumbent_fact_id"]},
+        headers=key.headers(),
+    )
+    assert retracted.status_code == 200, retracted.text
+    _signed_in(browser, key)
+    page = browser.get("/ui/conflicts")
+    row = re.search(rf'<tr id="conflict-{conflict_id}".*?</tr>', page.text, re.S)
+    assert row is not None, page.text
+    incumbent = re.search(r'<td data-label="incumbent".*?</td>', row[0], re.S)
+    assert incumbent is not None
+    assert "no longer believed" in incumbent[0]
+    assert "Oslo" not in incumbent[0]
