@@ -1,4 +1,5 @@
-"""The leakage evaluation's chart: shares with their intervals, context tokens and latency.
+"""The leakage evaluation's chart: leakage and accuracy in panels of their own, with their
+intervals and labelled values, then context tokens and latency.
 
 Drawn on a bare ``Figure`` with the Agg canvas: no pyplot state, no display. Every system run
 gets a group of bars, whatever its name.
@@ -14,8 +15,10 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
 
 from evals.leakage.scoring import KINDS
+from evals.leakage.summary import report_order
 
 KIND_LABELS = {
     "current": "current",
@@ -26,36 +29,56 @@ KIND_LABELS = {
 
 
 def draw_chart(summary: Mapping[str, Any], path: Path) -> None:
-    """Grouped bars of stale leakage and the three accuracies per system with their Wilson
-    intervals, then context tokens and latency per system (p50, p95 as a whisker)."""
-    systems: Mapping[str, Mapping[str, Any]] = summary["systems"]
-    figure = Figure(figsize=(12, 4.8), layout="constrained")
+    """Four panels, the systems in the report's order (``report_order``): stale leakage
+    (lower is better) and accuracy by question kind (higher is better), each bar labelled with
+    its share and whiskered with its Wilson interval, so a 0% bar still shows; then context
+    tokens and latency per system (p50, p95 as a whisker)."""
+    systems = report_order(summary["systems"])
+    figure = Figure(figsize=(12, 8), layout="constrained")
     FigureCanvasAgg(figure)
-    shares, tokens, latency = figure.subplots(1, 3, width_ratios=[3, 1.2, 1.2])
-    _shares(shares, systems)
+    (leakage, accuracy), (tokens, latency) = figure.subplots(2, 2)
+    _shares(
+        leakage,
+        systems,
+        [("stale_leakage", "stale leakage"), ("stale_mention", "stale mention (strict)")],
+        title="Stale leakage: lower is better",
+    )
+    _shares(
+        accuracy,
+        systems,
+        [(f"{kind}_accuracy", f"{KIND_LABELS[kind]}") for kind in KINDS],
+        title="Accuracy by question kind: higher is better",
+    )
     _spread(tokens, systems, p50="context_tokens_p50", title="Context tokens", unit="tokens")
     _spread(latency, systems, p50="latency_p50_ms", title="Latency", unit="ms")
     figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
-def _shares(axes: Axes, systems: Mapping[str, Mapping[str, Any]]) -> None:
+def _shares(
+    axes: Axes,
+    systems: Mapping[str, Mapping[str, Any]],
+    metrics: list[tuple[str, str]],
+    *,
+    title: str,
+) -> None:
+    """Grouped bars of ``metrics`` per system with Wilson intervals, each labelled with its
+    share ("n/a" where no question of the kind was asked)."""
     names = list(systems)
-    metrics = [("stale_leakage", "stale leakage")] + [
-        (f"{kind}_accuracy", f"{KIND_LABELS[kind]} accuracy") for kind in KINDS
-    ]
     positions = np.arange(len(names), dtype=float)
     width = 0.8 / len(metrics)
     for index, (metric, label) in enumerate(metrics):
-        heights = [_or_zero(systems[name][metric]) for name in names]
+        values = [systems[name].get(metric) for name in names]
+        heights = [_or_zero(value) for value in values]
+        intervals = [systems[name].get(f"{metric}_ci") or [0.0, 1.0] for name in names]
         lows = [
-            height - systems[name][f"{metric}_ci"][0] if systems[name][metric] is not None else 0
-            for name, height in zip(names, heights, strict=True)
+            h - ci[0] if v is not None else 0
+            for h, ci, v in zip(heights, intervals, values, strict=True)
         ]
         highs = [
-            systems[name][f"{metric}_ci"][1] - height if systems[name][metric] is not None else 0
-            for name, height in zip(names, heights, strict=True)
+            ci[1] - h if v is not None else 0
+            for h, ci, v in zip(heights, intervals, values, strict=True)
         ]
-        axes.bar(
+        bars = axes.bar(
             positions + (index - (len(metrics) - 1) / 2) * width,
             heights,
             width,
@@ -63,12 +86,15 @@ def _shares(axes: Axes, systems: Mapping[str, Mapping[str, Any]]) -> None:
             capsize=3,
             label=label,
         )
-    axes.set_xticks(positions, names)
-    axes.set_ylim(0, 1.3)  # room above the bars for the legend
+        shown = ["n/a" if value is None else f"{value:.0%}" for value in values]
+        axes.bar_label(bars, labels=shown, padding=2, fontsize="x-small")
+    axes.set_xticks(positions, names, rotation=20 if len(names) > 4 else 0)
+    axes.set_ylim(0, 1.3)  # room above the bars for the labels and the legend
     axes.set_yticks(np.linspace(0, 1, 6))
-    axes.set_ylabel("share of questions")
-    axes.set_title("Stale leakage and accuracy (Wilson 95% intervals)")
-    axes.legend(loc="upper center", ncols=2, fontsize="small", frameon=False)
+    axes.yaxis.set_major_formatter(PercentFormatter(1.0))
+    axes.set_ylabel("share of questions (Wilson 95% intervals)")
+    axes.set_title(title)
+    axes.legend(loc="upper center", ncols=len(metrics), fontsize="small", frameon=False)
     axes.grid(axis="y", alpha=0.3)
 
 

@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from evals.leakage.chart import KIND_LABELS, draw_chart
-from evals.leakage.report_sections import breakdown_sections, markdown_table, share_cell
+from evals.leakage.report_sections import (
+    breakdown_sections,
+    examples,
+    markdown_table,
+    passing_section,
+    share_cell,
+)
 from evals.leakage.scoring import (
     KINDS,
     NOT_KNOWN,
@@ -26,7 +32,7 @@ from evals.leakage.scoring import (
     QuestionResult,
     proportion,
 )
-from retrieval.context.snippets import cut_at_word
+from evals.leakage.summary import report_order
 
 SUMMARY = "summary.json"
 QUESTIONS = "questions.jsonl"
@@ -34,8 +40,10 @@ REPORT = "report.md"
 CHART = "leakage.png"
 
 SYSTEMS = {
-    "sgam": "SGAM: typed facts, cited evidence and the context assembler",
-    "sgam_noisy": "SGAM fed the same episodes through a noisy extraction",
+    "sgam": "SGAM fed the history's gold facts as typed candidates: an upper bound, extraction"
+    " without error",
+    "sgam_noisy": "SGAM fed the same episodes through a noisy extraction: the comparison with"
+    " the baselines to read first",
     "dm": "raw episodes, the top-k most similar to the question, as the context",
     "dm_recency": "the same similar episodes, newest first",
     "langgraph": "LangGraph's PostgresStore: raw episodes, its top-k semantic search",
@@ -44,7 +52,6 @@ SYSTEMS = {
 PEERS = ("langgraph", "mem0")
 META_ORDER = ("date", "machine", "python", "seed", "size", "model", "noisy_extraction")
 EXAMPLES_PER_SYSTEM = 3
-_LINE_CHARS = 300
 
 
 def run_environment() -> dict[str, str]:
@@ -87,12 +94,14 @@ def render_markdown(
     summary: Mapping[str, Any], results: Sequence[QuestionResult], meta: Mapping[str, Any]
 ) -> str:
     """The report an evaluator reads: the run, the headline table, accuracy by kind, examples."""
-    systems: Mapping[str, Mapping[str, Any]] = summary["systems"]
+    systems: Mapping[str, Mapping[str, Any]] = report_order(summary["systems"])
+    results = _in_report_order(results)
     parts = [
         "# Stale-fact leakage evaluation",
         "## What was run",
         _run_section(meta, systems),
         "## Headline",
+        _lead(systems),
         _headline_table(systems),
         (
             "Shares are of questions, with Wilson 95% intervals in brackets. Tokens are the "
@@ -111,10 +120,12 @@ def render_markdown(
         _kind_table(results),
         "## Accuracy by gold answer",
         _gold_table(results),
+        "## Leak verdicts resting on a mention in passing",
+        passing_section(results),
         "## How to read this",
         _how_to_read(list(systems)),
         "## Examples of stale leakage",
-        _examples(results),
+        examples(results, per_system=EXAMPLES_PER_SYSTEM),
     ]
     return "\n\n".join(part for part in parts if part) + "\n"
 
@@ -257,27 +268,35 @@ def _how_to_read(systems: Sequence[str]) -> str:
     )
 
 
-def _examples(results: Sequence[QuestionResult]) -> str:
-    blocks: list[str] = []
-    for name in _systems_of(results):
-        leaked = [r for r in results if r.system == name and r.stale_leak]
-        for result in leaked[:EXAMPLES_PER_SYSTEM]:
-            lines = "\n".join(cut_at_word(line, _LINE_CHARS) for line in result.leaked_lines)
-            blocks.append(
-                f"**`{name}`**, {KIND_LABELS[result.kind]}: {result.question} "
-                f"(`{result.subject}.{result.attribute}`): gold {result.gold_answer!r}, "
-                f"answered {result.answer!r}, leaked {', '.join(result.leaked_values)}\n\n"
-                f"```text\n{lines}\n```"
-            )
-    return "\n\n".join(blocks) if blocks else "No system leaked a stale value."
-
-
 def _gold_group(result: QuestionResult) -> str:
     return result.gold_answer if result.gold_answer in (NOT_KNOWN, UNCERTAIN) else "a value"
 
 
 def _systems_of(results: Sequence[QuestionResult]) -> list[str]:
     return list(dict.fromkeys(result.system for result in results))
+
+
+def _in_report_order(results: Sequence[QuestionResult]) -> list[QuestionResult]:
+    """The results grouped by system in ``report_order``, each system's in question order."""
+    order = list(report_order(dict.fromkeys(_systems_of(results))))
+    return sorted(results, key=lambda result: order.index(result.system))
+
+
+def _lead(systems: Mapping[str, Mapping[str, Any]]) -> str:
+    """What to compare first: the noisy arm against the baselines, the gold-fed arm after."""
+    if "sgam_noisy" not in systems:
+        return ""
+    upper = (
+        " `sgam` follows: it is fed the history's gold facts, so it is an upper bound on what"
+        " SGAM does with a perfect extraction, not a fair comparison."
+        if "sgam" in systems
+        else ""
+    )
+    return (
+        "`sgam_noisy` leads: it reads the same episodes as the baselines through an extraction"
+        " that misses and mistakes some changes (settings above), so it is the comparison to"
+        " read first." + upper
+    )
 
 
 def _number(value: float | None, digits: int = 0) -> str:

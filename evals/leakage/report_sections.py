@@ -1,14 +1,20 @@
-"""The report's tables beyond the headline: by subject named or not, by name form, and the
-failure patterns on real text. Pure: Markdown from the summary (``evals.leakage.summary``,
-``evals.leakage.patterns``), plus the two cell and table helpers every section of
-``evals.leakage.report``
-uses.
+"""The report's tables beyond the headline: by subject named or not, by name form, the
+failure patterns on real text, the leak verdicts resting on a mention in passing, and the
+examples with their whole context. Pure: Markdown from the summary (``evals.leakage.summary``,
+``evals.leakage.patterns``) and the scored questions, plus the two cell and table helpers every
+section of ``evals.leakage.report`` uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from evals.leakage.chart import KIND_LABELS
+from evals.leakage.passing import IN_PASSING
+from evals.leakage.scoring import QuestionResult
+from evals.leakage.summary import leak_verdicts
+from retrieval.context.snippets import cut_at_word
 
 SUBJECT_LABELS = {"given": "named", "not_given": "not named"}
 PATTERN_LABELS = {
@@ -146,3 +152,72 @@ def _cells(figure: Mapping[str, Any]) -> list[str]:
 
 def _points(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:+.1f} points"
+
+
+_LINE_CHARS = 300
+_MARKS = {"answer": "> ", "stating": "! ", IN_PASSING: "~ ", "": "  "}
+EXAMPLES_LEGEND = (
+    "Each example shows the system's whole context. `>` marks the line that decided the answer"
+    ' (none when nothing in it did: the answer is then "not known"), `!` a line that states a'
+    " stale value as current, `~` one that mentions a stale value in passing; a line can carry"
+    " two marks. Every question's context and verdicts are in `questions.jsonl`."
+)
+
+
+def passing_section(results: Sequence[QuestionResult]) -> str:
+    """Per system, how many stale-leak verdicts rest only on lines that mention a stale value
+    in passing, and one example of each kind."""
+    rows = []
+    for name in dict.fromkeys(result.system for result in results):
+        counts = leak_verdicts(result for result in results if result.system == name)
+        rows.append(
+            [f"`{name}`", str(counts["leaks"]), str(counts["stating"]), str(counts["in_passing"])]
+        )
+    header = ["system", "leak verdicts", "on a statement", "only on mentions in passing"]
+    parts = [
+        markdown_table(header, rows),
+        (
+            "The scorer is not changed by this count: each verdict above is a leak in the headline."
+            " A leaked line *mentions the value in passing* when the sentence holding it frames the"
+            ' value as remembered, joked about, old or once believed ("Lena remembered when the'
+            ' account had only 280 seats") with no sign of a statement of the current value (a'
+            ' correction, "now", "today", "since", a verb of change); a key line always states its'
+            " value (``evals.leakage.passing``). A verdict rests on mentions in passing when every"
+            " line that made it one is of that kind. The count is a lower bound: on sentences the"
+            " rule was not designed on it found 6 of 13 mentions in passing and took none of 35"
+            " statements for one (``tests/evals/test_mention_kind.py``)."
+        ),
+    ]
+    passing = next((r for r in results if r.leak_in_passing), None)
+    stating = next((r for r in results if r.stale_leak and not r.leak_in_passing), None)
+    for label, example in (("in passing", passing), ("on a statement", stating)):
+        if example is not None:
+            parts.append(f"A verdict resting {label}: {example_block(example)}")
+    return "\n\n".join(parts)
+
+
+def examples(results: Sequence[QuestionResult], *, per_system: int) -> str:
+    """The first ``per_system`` stale leaks of each system, each with its whole context."""
+    blocks: list[str] = []
+    for name in dict.fromkeys(result.system for result in results):
+        leaked = [r for r in results if r.system == name and r.stale_leak]
+        blocks += [example_block(result) for result in leaked[:per_system]]
+    return "\n\n".join([EXAMPLES_LEGEND, *blocks]) if blocks else "No system leaked a stale value."
+
+
+def example_block(result: QuestionResult) -> str:
+    """One scored question: what was asked and answered, then its context with the line that
+    decided the answer and each leaked line marked."""
+    kinds = dict(zip(result.leaked_lines, result.leak_mentions, strict=False))
+    lines = []
+    for line in result.context.splitlines():
+        mark = _MARKS[kinds.get(line, "")]
+        if line == result.answer_line:
+            mark = _MARKS["answer"] if mark == _MARKS[""] else _MARKS["answer"].strip() + mark
+        lines.append(mark + cut_at_word(line, _LINE_CHARS))
+    return (
+        f"**`{result.system}`**, {KIND_LABELS[result.kind]}: {result.question} "
+        f"(`{result.subject}.{result.attribute}`): gold {result.gold_answer!r}, "
+        f"answered {result.answer!r}, leaked {', '.join(result.leaked_values)}\n\n"
+        "```text\n" + "\n".join(lines) + "\n```"
+    )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from evals.arms.systems import TRANSPORT
 from evals.leakage.report import SYSTEMS, run_environment
 from evals.leakage.scoring import KINDS
+from evals.leakage.summary import report_order
 from evals.peers import PEER_NAMES, langgraph_arm, mem0_arm, peer_versions
 from store.bench import raw_connection
 
@@ -84,7 +85,7 @@ def headline(summary: Mapping[str, Any]) -> str:
     rows = [
         ("system", "stale", "present", *(f"{kind} acc" for kind in KINDS), "x-tenant", "tok", "ms")
     ]
-    for name, total in summary["systems"].items():
+    for name, total in report_order(summary["systems"]).items():
         families = total.get("families", {})
         for label, row in [(name, total), *((f"  {f}", families[f]) for f in families)]:
             rows.append(
@@ -103,7 +104,8 @@ def headline(summary: Mapping[str, Any]) -> str:
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
         for row in rows
     ]
-    described = [f"{name}: {SYSTEMS[name]}" for name in summary["systems"] if name in SYSTEMS]
+    ordered = report_order(summary["systems"])
+    described = [f"{name}: {SYSTEMS[name]}" for name in ordered if name in SYSTEMS]
     return "\n".join([*lines, "", *described])
 
 

@@ -60,6 +60,7 @@ from evals.leakage.lines import (
     uncertain_items,
 )
 from evals.leakage.masking import key_name, masked_lines
+from evals.leakage.passing import IN_PASSING, mention_kind
 from retrieval.context.folding import fold_text, value_needle
 from retrieval.context.snippets import one_line, value_pattern
 
@@ -129,6 +130,7 @@ class Gold:
 
 
 GoldLike = Gold | Mapping[str, Any]
+_TUPLES = ("leaked_values", "leaked_lines", "cross_tenant_values", "leak_mentions")
 
 
 @dataclass(frozen=True)
@@ -162,20 +164,33 @@ class QuestionResult:
     stale_written_differently: bool = False  # an episode writes a stale value otherwise
     stale_mention: bool = False  # a stale value on any line not marked superseded
     context: str = ""  # the whole context the verdicts were drawn from, as the system gave it
+    answer_line: str | None = None  # the context line that decided the answer (None: no line)
+    leak_mentions: tuple[str, ...] = ()  # per leaked line: "stating" or "in passing"
+
+    @property
+    def leak_in_passing(self) -> bool:
+        """Whether the stale-leak verdict rests only on lines that mention a stale value in
+        passing (``evals.leakage.passing``), none stating one; False for a result scored before
+        lines were classified (no ``leak_mentions``)."""
+        kinds = self.leak_mentions
+        return self.stale_leak and bool(kinds) and all(kind == IN_PASSING for kind in kinds)
 
     def to_json(self) -> dict[str, Any]:
         """The result as a JSON object (tuples as lists)."""
         data = asdict(self)
-        for name in ("leaked_values", "leaked_lines", "cross_tenant_values"):
+        for name in _TUPLES:
             data[name] = list(data[name])
+        data["leak_in_passing"] = self.leak_in_passing
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> QuestionResult:
         """A result back from ``to_json``'s object."""
         fields = dict(data)
-        for name in ("leaked_values", "leaked_lines", "cross_tenant_values"):
-            fields[name] = tuple(fields[name])
+        fields.pop("leak_in_passing", None)  # derived, written for the reader
+        for name in _TUPLES:
+            if name in fields:
+                fields[name] = tuple(fields[name])
         return cls(**fields)
 
 
@@ -187,16 +202,25 @@ def as_gold(gold: GoldLike) -> Gold:
 def answer_of(context: str, *, subject: str, attribute: str, values: Sequence[str]) -> str:
     """The context's answer for the key by the module's one rule: a value, "not known" or
     "uncertain"."""
+    return deciding_line(context, subject=subject, attribute=attribute, values=values)[0]
+
+
+def deciding_line(
+    context: str, *, subject: str, attribute: str, values: Sequence[str]
+) -> tuple[str, int | None]:
+    """``answer_of``'s answer and the index of the context line that decided it (None when no
+    line did: "not known" because nothing was found)."""
     key = f"{subject}.{attribute}"
     patterns = [(value, value_pattern(value_needle(value))) for value in _distinct(values)]
     masked = masked_lines(context, values, subject=subject, attribute=attribute)
-    for line, unsure in zip(masked, uncertain_items(context.splitlines()), strict=True):
+    unsure_lines = uncertain_items(context.splitlines())
+    for index, (line, unsure) in enumerate(zip(masked, unsure_lines, strict=True)):
         folded = fold_text(line)
         if SUPERSEDED in folded:
             continue
         named = key_name(line) in (attribute, key) or states_value(line, key)
         if NOT_KNOWN in folded and named:
-            return NOT_KNOWN
+            return NOT_KNOWN, index
         found = [
             (match.start(), -len(match.group()), position, value)
             for position, (value, pattern) in enumerate(patterns)
@@ -205,9 +229,9 @@ def answer_of(context: str, *, subject: str, attribute: str, values: Sequence[st
         if not found:
             continue
         if unsure or _MARKED_DISPUTED.search(folded):
-            return UNCERTAIN
-        return min(found)[3]
-    return NOT_KNOWN
+            return UNCERTAIN, index
+        return min(found)[3], index
+    return NOT_KNOWN, None
 
 
 def correct(answer: str, gold: GoldLike) -> bool:
@@ -298,7 +322,7 @@ def score_question(
     """Score one system's context for one question; ``with_subject`` says whether the request
     named the subject, ``plan`` is the system's plan (its ``subject`` and ``mode``), if any."""
     parsed = as_gold(gold)
-    answer = answer_of(
+    answer, decided = deciding_line(
         context,
         subject=parsed.subject,
         attribute=parsed.attribute,
@@ -306,7 +330,8 @@ def score_question(
     )
     written = context.splitlines()
     mentions = _stale_mentions(context, parsed, written)
-    leaked, leaked_lines = _values_and_lines(written, _presented(written, mentions))
+    presented = _presented(written, mentions)
+    leaked, leaked_lines = _values_and_lines(written, presented)
     foreign = cross_tenant_leak(context, parsed)
     return QuestionResult(
         system=system,
@@ -336,7 +361,18 @@ def score_question(
         stale_written_differently=bool(set(parsed.stale_values) & set(parsed.written_differently)),
         stale_mention=bool(mentions),
         context=context,
+        answer_line=None if decided is None else written[decided],
+        leak_mentions=_mention_kinds(written, presented),
     )
+
+
+def _mention_kinds(written: Sequence[str], found: list[tuple[int, str]]) -> tuple[str, ...]:
+    """Per leaked line (in ``_values_and_lines``' order), whether it states its stale values
+    or mentions them in passing (``evals.leakage.passing``); the verdict itself is unchanged."""
+    by_line: dict[int, list[str]] = {}
+    for index, value in found:
+        by_line.setdefault(index, []).append(value)
+    return tuple(mention_kind(written[i], by_line[i]) for i in sorted(by_line))
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -4,12 +4,16 @@ per request naming the subject or not, and per name form. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from evals.leakage.scoring import KINDS, QuestionResult, proportion
+
+T = TypeVar("T")
+LEADS = ("sgam_noisy", "sgam")
+"""The arms the report shows first, in this order (``report_order``)."""
 
 
 def summarize(results: Iterable[QuestionResult]) -> dict[str, Any]:
@@ -29,10 +33,27 @@ def summarize(results: Iterable[QuestionResult]) -> dict[str, Any]:
     return {"systems": {name: _system_summary(rows) for name, rows in by_system.items()}}
 
 
+def report_order(systems: Mapping[str, T]) -> dict[str, T]:
+    """The systems as the report presents them: SGAM fed the noisy extraction first (the
+    honest comparison with the baselines, which read the same raw text), SGAM fed the gold
+    facts next (an upper bound: extraction without error), then the others as run."""
+    leading = [name for name in LEADS if name in systems]
+    return {name: systems[name] for name in [*leading, *(n for n in systems if n not in LEADS)]}
+
+
+def leak_verdicts(rows: Iterable[QuestionResult]) -> dict[str, int]:
+    """How many stale-leak verdicts there are, and how many rest only on lines that mention a
+    stale value in passing (``evals.leakage.passing``) rather than on one that states it."""
+    leaks = [row for row in rows if row.stale_leak]
+    passing = sum(row.leak_in_passing for row in leaks)
+    return {"leaks": len(leaks), "in_passing": passing, "stating": len(leaks) - passing}
+
+
 def _system_summary(rows: Sequence[QuestionResult]) -> dict[str, Any]:
     summary = _with_subject(rows)
     by_family = _grouped(rows, lambda row: row.family)
     summary["families"] = {name: _family(by_family[name]) for name in sorted(by_family)}
+    summary["leak_verdicts"] = leak_verdicts(rows)
     return summary
 
 

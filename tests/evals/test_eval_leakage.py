@@ -320,3 +320,13 @@ def test_sgam_eval_leakage_writes_the_report_for_the_chosen_systems(
     assert len((tmp_path / "questions.jsonl").read_text().splitlines()) == QUESTIONS + asked
     assert "  records" in result.stdout  # each family on its own row of the headline
     assert "  careers" in result.stdout
+
+
+def test_the_seed_7_figures_are_those_recorded_before_leaks_were_classified(quick: Run) -> None:
+    # Recorded from `sgam eval leakage --size quick` (seed 7) before leaked lines were
+    # classified as statements or mentions in passing: that accounting changes no figure.
+    recorded = json.loads((Path(__file__).parent / "leakage_seed7_figures.json").read_text())
+    for system, families in recorded["figures"].items():
+        for family, figures in families.items():
+            now = quick.summary["systems"][system]["families"][family]
+            assert {key: now[key] for key in figures} == figures, (system, family)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,14 @@ def test_report_md_describes_the_run_and_has_a_row_per_system(written: list[Path
     assert "a line marked superseded is skipped" in report
     # Only sgam and dm ran: the report explains no system it did not run.
     assert "`sgam_noisy`" not in report
-    assert "```text\nMira still misses the cafes of Porto.\n```" in report
+    # The whole context, the line that decided the answer and the leaked one marked: here one
+    # line, which mentions the stale value in passing ("misses the cafes of").
+    assert (
+        "```text\n>~ Mira still misses the cafes of Porto.\n  Mira has moved to Madrid.\n```"
+        in (report)
+    )
+    assert "| `dm` | 3 | 0 | 3 |" in report  # three leak verdicts, each on a mention in passing
+    assert "| `sgam` | 0 | 0 | 0 |" in report
     assert "**`dm`**, current: Where does Mira live now?" in report
     assert "**`sgam`**" not in report  # SGAM leaked nothing, so it has no example
 
@@ -174,10 +182,30 @@ def test_leakage_png_is_a_real_chart(written: list[Path]) -> None:
     data = written[3].read_bytes()
     assert data[:8] == PNG_MAGIC
     assert data[12:16] == b"IHDR"
-    assert struct.unpack(">II", data[16:24]) == (1200, 480)
+    assert struct.unpack(">II", data[16:24]) == (
+        1200,
+        800,
+    )  # two rows: leakage and accuracy, then tokens and latency
     assert len(data) > 20_000
 
 
 def test_a_rerun_writes_the_same_bytes(written: list[Path], tmp_path: Path) -> None:
     again = write(tmp_path / "again")
     assert [path.read_bytes() for path in again] == [path.read_bytes() for path in written]
+
+
+def test_the_noisy_arm_leads_and_the_gold_fed_arm_follows_as_an_upper_bound(
+    tmp_path: Path,
+) -> None:
+    results = [replace(r, system="sgam_noisy") for r in scored() if r.system == "dm"]
+    results = scored() + results  # run order: sgam, dm, sgam_noisy
+    write_report(tmp_path, summary=summarize(results), results=results, meta=META)
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    headline = report.split("## Headline", 1)[1].split("## By family", 1)[0]
+    rows = [line.split(" | ")[0] for line in headline.splitlines() if line.startswith("| `")]
+    assert rows == ["| `sgam_noisy`", "| `sgam`", "| `dm`"]
+    assert headline.index("`sgam_noisy` leads") < headline.index("upper bound")
+    # summary.json keeps the run's order: only the presentation changes.
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert list(summary["systems"]) == ["sgam", "dm", "sgam_noisy"]
+    assert summary["systems"]["dm"]["leak_verdicts"] == {"leaks": 3, "in_passing": 3, "stating": 0}

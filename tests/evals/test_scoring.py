@@ -312,8 +312,11 @@ def test_score_question_fills_the_whole_result_and_round_trips_through_json() ->
         evidence_leak=True,  # a raw episode line, not a key line
         stale_mention=True,  # a baseline writes no marks: mention and leakage agree
         context=context,
+        answer_line=E1_TEXT,  # the first line stating one of the key's values decided it
+        leak_mentions=("stating",),
     )
     assert result.to_json()["leaked_values"] == [OLD]
+    assert result.to_json()["leak_in_passing"] is False
     assert QuestionResult.from_json(result.to_json()) == result
 
 
@@ -384,7 +387,9 @@ def test_summarize_gives_shares_intervals_and_percentiles_per_system_in_order() 
     assert list(summary["systems"]) == ["dm", "sgam"]
     sgam = dict(summary["systems"]["sgam"])
     # Every request named the subject: its figures are the total's.
-    assert sgam.pop("subject") == {"given": {k: v for k, v in sgam.items() if k != "families"}}
+    assert sgam.pop("subject") == {
+        "given": {k: v for k, v in sgam.items() if k not in ("families", "leak_verdicts")}
+    }
     assert sgam == {
         "questions": 4,
         "stale_leakage": 0.25,
@@ -409,6 +414,8 @@ def test_summarize_gives_shares_intervals_and_percentiles_per_system_in_order() 
         "latency_p50_ms": 25.0,
         "latency_p95_ms": pytest.approx(38.5),
         "families": {},  # no gold named a family
+        # A line never classified (no leak_mentions) counts as a statement: the scorer's reading.
+        "leak_verdicts": {"leaks": 1, "in_passing": 0, "stating": 1},
     }
     dm = summary["systems"]["dm"]
     assert (dm["questions"], dm["stale_leakage"], dm["current_accuracy"]) == (1, 1.0, 0.0)
@@ -444,7 +451,9 @@ def test_summarize_gives_each_family_the_totals_figures_of_its_own_questions() -
     assert list(sgam["families"]) == ["customers", "records"]
     for name, rows in (("customers", customers), ("records", records)):
         alone = summarize([replace(r, family=None) for r in rows])["systems"]["sgam"]
-        assert sgam["families"][name] == {k: v for k, v in alone.items() if k != "families"}
+        assert sgam["families"][name] == {
+            k: v for k, v in alone.items() if k not in ("families", "leak_verdicts")
+        }
     assert sgam["families"]["records"]["stale_leakage"] == 0.5
     assert sgam["families"]["records"]["current_accuracy"] == 0.0
     assert sgam["families"]["customers"]["point_in_time_accuracy"] is None
@@ -525,3 +534,40 @@ def test_a_key_lines_window_and_an_evidence_citation_are_metadata() -> None:
     assert answer_of(context, **KEY, values=values) == NEW
     assert stale_leak(context, gold(NEW, [NEW], values=values)) == ([], [])
     assert answer_of("passport_deadline: not known", **KEY, values=values) == "not known"
+
+
+def test_the_result_names_the_line_that_decided_the_answer_and_how_each_leaked_line_reads() -> None:
+    seats = {
+        "kind": "current",
+        "subject": "lena",
+        "attribute": "seat_count",
+        "answer": "920",
+        "answers": ["920"],
+        "values": ["355", "920"],
+    }
+    key_line = "seat_count: 920 (from 2025-04-01; source e7)"
+    passing = "[e3] Lena remembered when the account had only 355 seats."
+    stating = "[e2] Lena's account now pays for 355 seats."
+    context = "\n".join(["Facts:", key_line, "Evidence:", passing])
+    result = score_question(
+        system="sgam", tenant="acme", question="How many seats?", gold=seats,
+        context=context, tokens=9, latency_ms=1.0,
+    )  # fmt: skip
+    assert (result.answer, result.answer_line) == ("920", key_line)
+    assert (result.stale_leak, result.leaked_lines) == (True, (passing,))
+    assert result.leak_mentions == ("in passing",)
+    assert result.leak_in_passing  # the verdict stands, resting on a mention in passing
+
+    both = score_question(
+        system="dm", tenant="acme", question="How many seats?", gold=seats,
+        context="\n".join([stating, passing]), tokens=9, latency_ms=1.0,
+    )  # fmt: skip
+    assert (both.answer, both.answer_line) == ("355", stating)
+    assert both.leak_mentions == ("stating", "in passing")
+    assert not both.leak_in_passing
+
+    nothing = score_question(
+        system="dm", tenant="acme", question="How many seats?", gold=seats,
+        context="Lena joined in spring.", tokens=4, latency_ms=1.0,
+    )  # fmt: skip
+    assert (nothing.answer, nothing.answer_line, nothing.leak_mentions) == ("not known", None, ())
