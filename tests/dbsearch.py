@@ -112,20 +112,34 @@ def needles_in(
     return [row[0] for row in conn.execute(query, {"needles": needles, "tenant": tenant})]
 
 
+_GENERATED = """
+SELECT table_name, array_agg(column_name::text) FROM information_schema.columns
+WHERE table_schema = 'public' AND is_generated = 'ALWAYS' GROUP BY table_name
+"""
+
+
+def generated_columns(conn: psycopg.Connection[Any]) -> dict[str, list[str]]:
+    """Each public table's generated columns (``episodes.text_search``): what a row's own
+    columns make of it, left out where rows are compared."""
+    return {str(table): list(names) for table, names in conn.execute(_GENERATED)}
+
+
 def tenant_rows(conninfo: str, tenant: str) -> dict[str, list[str]]:
-    """Every row of the tenant in every table that has a ``tenant_id``, as sorted JSON."""
+    """Every row of the tenant in every table that has a ``tenant_id``, as sorted JSON, without
+    the generated columns (``episodes.text_search``: what the row's own columns make it)."""
     with psycopg.connect(conninfo) as conn:
         _, columns = public_columns(conn)
+        generated = generated_columns(conn)
         tables = sorted({column.table for column in columns if column.by_tenant})
         return {
             table: [
                 row[0]
                 for row in conn.execute(
                     sql.SQL(
-                        "SELECT to_jsonb(t)::text FROM {table} AS t"
+                        "SELECT (to_jsonb(t) - %(generated)s::text[])::text FROM {table} AS t"
                         " WHERE t.tenant_id = %(tenant)s ORDER BY 1"
                     ).format(table=sql.Identifier(table)),
-                    {"tenant": tenant},
+                    {"tenant": tenant, "generated": generated.get(table, [])},
                 )
             ]
             for table in tables

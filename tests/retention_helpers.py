@@ -16,6 +16,7 @@ from psycopg_pool import ConnectionPool
 from store.db.clock import ManualClock
 from store.service import MemoryStore
 from tests.conftest import ts
+from tests.dbsearch import generated_columns
 from tests.helpers import assert_value, declare, owner_connection, record
 
 T0 = ts("2026-06-01T00:00:00Z")
@@ -47,9 +48,13 @@ def snapshot(pool: ConnectionPool) -> Snapshot:
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
             " AND tablename <> 'schema_migrations' ORDER BY tablename"
         ).fetchall()
+        generated = generated_columns(conn)
         for (table,) in tables:
             rows = conn.execute(
-                sql.SQL("SELECT to_jsonb(t) FROM {} AS t").format(sql.Identifier(table))
+                sql.SQL("SELECT to_jsonb(t) - %(generated)s::text[] FROM {} AS t").format(
+                    sql.Identifier(table)
+                ),
+                {"generated": generated.get(table, [])},
             ).fetchall()
             found[table] = sorted(
                 (row[0] for row in rows), key=lambda r: json.dumps(r, sort_keys=True)
