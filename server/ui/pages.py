@@ -32,6 +32,7 @@ STATIC_FILES: Final = {
     "ui.css": "text/css",
     "ui.js": "text/javascript",
     "actions.css": "text/css",
+    "lists.css": "text/css",
 }
 """The files under ``/ui/static`` (package data in ``server/ui/static``) and their types; Litestar
 adds ``charset=utf-8`` to every text type itself."""

@@ -21,6 +21,7 @@ from server.routes.common import PathId
 from server.runtime.resources import resources_of
 from server.ui import pages
 from server.ui.actions import action_routes
+from server.ui.lists import list_routes
 from server.ui.pages import SECURITY_HEADERS, cookies_secure, page
 from server.ui.sessions import (
     CSRF_FIELD,
@@ -48,11 +49,9 @@ from server.ui.timeline_axis import by_second
 from store.contract.times import TimestampError, format_timestamp, parse_timestamp
 from store.governance.keys import parse_token
 
-SUBJECTS_PER_PAGE = 100
 _MAX_FIELD = 400
 
 KnownAt = Annotated[str | None, QueryParameter(max_length=_MAX_FIELD)]
-Cursor = Annotated[str | None, QueryParameter(max_length=1000)]
 
 
 def _form_value(form: Any, name: str) -> str | None:
@@ -137,15 +136,6 @@ def index() -> Redirect:
     return Redirect("/ui/subjects", status_code=303, headers=SECURITY_HEADERS)
 
 
-@get("/subjects", sync_to_thread=True, guards=[signed_in_guard])
-def subjects_page(request: Request[Any, Any, Any], cursor: Cursor = None) -> Template:
-    """The tenant's subjects, by id, a page at a time."""
-    signed_in = signed_in_of(request)
-    store = resources_of(request.app).store
-    found = store.subjects.list(signed_in.tenant_id, limit=SUBJECTS_PER_PAGE, cursor=cursor)
-    return page("subjects.html.j2", signed_in=signed_in, subjects=found)
-
-
 @get("/subjects/{subject:str}", sync_to_thread=True, guards=[signed_in_guard])
 def subject_page(
     request: Request[Any, Any, Any], subject: PathId, known_at: KnownAt = None
@@ -173,15 +163,6 @@ def subject_page(
         instants=[(format_timestamp(instant), instant) for instant in instants],
         position=position,
     )
-
-
-@get("/episodes/{episode_id:str}", sync_to_thread=True, guards=[signed_in_guard])
-def episode_page(request: Request[Any, Any, Any], episode_id: PathId) -> Template:
-    """An episode's text and where it came from: the source a timeline's bar cites."""
-    signed_in = signed_in_of(request)
-    store = resources_of(request.app).store
-    episode = store.episodes.get(signed_in.tenant_id, episode_id)
-    return page("episode.html.j2", signed_in=signed_in, episode=episode)
 
 
 def _known_at(text: str | None, *, now: datetime) -> tuple[datetime, str | None]:
@@ -227,9 +208,8 @@ def ui_routers() -> list[Router]:
                 login,
                 logout,
                 index,
-                subjects_page,
                 subject_page,
-                episode_page,
+                *list_routes,
                 static_file,
                 *action_routes,
             ],
