@@ -29,6 +29,11 @@ KIND_LABELS = {
 
 
 def draw_chart(summary: Mapping[str, Any], path: Path) -> None:
+    """``chart_figure`` written to ``path`` as a PNG."""
+    chart_figure(summary).savefig(path, format="png", dpi=100, metadata={"Software": None})
+
+
+def chart_figure(summary: Mapping[str, Any]) -> Figure:
     """Four panels, the systems in the report's order (``report_order``): stale leakage
     (lower is better) and accuracy by question kind (higher is better), each bar labelled with
     its share and whiskered with its Wilson interval, so a 0% bar still shows; then context
@@ -51,7 +56,7 @@ def draw_chart(summary: Mapping[str, Any], path: Path) -> None:
     )
     _spread(tokens, systems, p50="context_tokens_p50", title="Context tokens", unit="tokens")
     _spread(latency, systems, p50="latency_p50_ms", title="Latency", unit="ms")
-    figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
+    return figure
 
 
 def _shares(
@@ -86,8 +91,15 @@ def _shares(
             capsize=3,
             label=label,
         )
-        shown = ["n/a" if value is None else f"{value:.0%}" for value in values]
-        axes.bar_label(bars, labels=shown, padding=2, fontsize="x-small")
+        for bar, value, top in zip(bars, values, highs, strict=True):
+            axes.annotate(  # above the whisker, so a 0% bar is still read
+                "n/a" if value is None else f"{value:.0%}",
+                (bar.get_x() + bar.get_width() / 2, bar.get_height() + top),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                fontsize="x-small",
+            )
     axes.set_xticks(positions, names, rotation=20 if len(names) > 4 else 0)
     axes.set_ylim(0, 1.3)  # room above the bars for the labels and the legend
     axes.set_yticks(np.linspace(0, 1, 6))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from evals.leakage.chart import chart_figure
 from evals.leakage.lines import baseline_context
 from evals.leakage.report import run_environment, write_report
 from evals.leakage.scoring import KINDS, QuestionResult, score_question
@@ -209,3 +210,15 @@ def test_the_noisy_arm_leads_and_the_gold_fed_arm_follows_as_an_upper_bound(
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert list(summary["systems"]) == ["sgam", "dm", "sgam_noisy"]
     assert summary["systems"]["dm"]["leak_verdicts"] == {"leaks": 3, "in_passing": 3, "stating": 0}
+
+
+def test_leakage_and_accuracy_have_panels_of_their_own_with_every_share_labelled() -> None:
+    figure = chart_figure(summarize(scored()))
+    leakage, accuracy = figure.axes[:2]
+    assert "lower is better" in leakage.get_title()
+    assert "higher is better" in accuracy.get_title()
+    assert [t.get_text() for t in leakage.get_xticklabels()] == ["sgam", "dm"]
+    # SGAM's 0% bars carry a label, so the bar that cannot be seen is still read.
+    labels = [text.get_text() for text in leakage.texts]
+    assert labels == ["0%", "100%", "0%", "100%"]  # stale leakage, then stale mention
+    assert [text.get_text() for text in accuracy.texts].count("100%") == 3
