@@ -147,14 +147,15 @@ def resolve_conninfo(database_url: str | None, *, data_dir: Path | None = None) 
 
 
 def check_server(conninfo: str) -> None:
-    """Refuse a server without PostgreSQL 16+, pgvector 0.8+ and btree_gist, saying which."""
+    """Refuse a server without PostgreSQL 16+, pgvector 0.8+, btree_gist and btree_gin, saying
+    which."""
     try:
         with psycopg.connect(conninfo, connect_timeout=10) as conn:
             version = conn.info.server_version
             rows = conn.execute(
                 "SELECT name, default_version FROM pg_available_extensions"
                 " WHERE name = ANY(%(names)s)",
-                {"names": ["vector", "btree_gist"]},
+                {"names": ["vector", "btree_gist", "btree_gin"]},
             ).fetchall()
     except psycopg.OperationalError as error:
         raise DatabaseUnavailable(f"cannot connect to the database: {error}") from error
@@ -173,8 +174,11 @@ def server_problems(server_version: int, extensions: dict[str, str]) -> list[str
         problems.append("the pgvector extension ('vector') is not installed on the server")
     elif _version_tuple(vector) < MIN_VECTOR_VERSION:
         problems.append(f"pgvector 0.8 or newer is required (server has {vector})")
-    if "btree_gist" not in extensions:
-        problems.append("the btree_gist extension is not installed on the server")
+    problems += [
+        f"the {name} extension is not installed on the server"
+        for name in ("btree_gist", "btree_gin")
+        if name not in extensions
+    ]
     return problems
 
 

@@ -27,7 +27,7 @@ OWNER_ROLE = "sgam_owner"
 APP_ROLE = "sgam_app"
 """The role every pooled API connection works as, held by row-level security (migration 0012)."""
 
-EXTENSIONS = ("btree_gist", "vector", "pg_trgm")
+EXTENSIONS = ("btree_gist", "btree_gin", "vector", "pg_trgm")
 
 _ROLES = """
 DO $$

@@ -51,12 +51,17 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_server_without_the_extensions_is_refused_saying_which() -> None:
-    assert server_problems(180006, {"vector": "0.8.6", "btree_gist": "1.8"}) == []
+    every = {"vector": "0.8.6", "btree_gist": "1.8", "btree_gin": "1.3"}
+    assert server_problems(180006, every) == []
     assert server_problems(150004, {"vector": "0.7.4"}) == [
         "PostgreSQL 16 or newer is required (server is 15)",
         "pgvector 0.8 or newer is required (server has 0.7.4)",
         "the btree_gist extension is not installed on the server",
+        "the btree_gin extension is not installed on the server",
     ]
-    assert server_problems(170000, {"btree_gist": "1.7"}) == [
+    assert server_problems(170000, {"btree_gist": "1.7", "btree_gin": "1.3"}) == [
         "the pgvector extension ('vector') is not installed on the server"
+    ]
+    assert server_problems(170000, {"vector": "0.8.1", "btree_gist": "1.7"}) == [
+        "the btree_gin extension is not installed on the server"
     ]
