@@ -130,12 +130,19 @@ class Reader:
     def _context(
         self, snapshot: ReadSnapshot, request: ContextRequest, trace: Trace
     ) -> ContextResult:
-        request, migrated = read_old_names_as_new(snapshot, request)
-        plan, memory, query = self._plan(snapshot, request)
+        request, migrated, subject = read_old_names_as_new(snapshot, request)
+        plan, memory, query = self._plan(snapshot, request, subject=subject)
         if migrated:
             plan = plan.model_copy(update={"migrated_from": migrated})
         keys = [] if memory is None else [_key_facts(memory, name) for name in plan.attributes]
-        episodes = snapshot.episodes(memory.cited(plan.attributes)) if memory is not None else {}
+        read = memory.cited(plan.attributes) if memory is not None else set()
+        # Without evidence the block cites an episode by its time alone: only that is read.
+        episodes = snapshot.episodes(read) if query is not None else {}
+        times = (
+            {episode_id: e.occurred_at for episode_id, e in episodes.items()}
+            if query is not None
+            else snapshot.episode_times(read)
+        )
         cited = dict.fromkeys(fact.source_episode_id for key in keys for fact in key.facts())
         sources = [episodes[episode] for episode in cited if episode in episodes]
         evidence = (
@@ -164,7 +171,7 @@ class Reader:
             values=subject_values(memory)
             if memory is not None
             else unnamed_values(snapshot, evidence, plan, period=_period(plan)),
-            episode_times={episode_id: e.occurred_at for episode_id, e in episodes.items()},
+            episode_times=times,
             valid_at=plan.valid_at,
             known_at=plan.known_at,
             evidence_k=request.evidence_k,
@@ -199,12 +206,12 @@ class Reader:
         )
 
     def _plan(
-        self, snapshot: ReadSnapshot, request: ContextRequest
+        self, snapshot: ReadSnapshot, request: ContextRequest, *, subject: str | None
     ) -> tuple[QuestionPlan, SubjectMemory | None, Vector | None]:
         """The plan, the subject's memory at the plan's instant, and the question's vector
-        (None when no evidence is asked for), from one embed call at most."""
+        (None when no evidence is asked for), from one embed call at most. ``subject``: the
+        one the request names, resolved (``read_old_names_as_new``)."""
         now = snapshot.now
-        subject = snapshot.resolve_subject(request.subject) if request.subject else None
         # The caller's subject and attributes need no names: nothing is chosen or routed.
         mentions = (
             []

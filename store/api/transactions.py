@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import IsolationLevel
 from psycopg.pq import TransactionStatus
 from psycopg.rows import AsyncRowFactory
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -23,7 +22,7 @@ from store.db.clock import Clock
 from store.db.distribution import on_citus
 from store.db.locks import async_retries, with_retries
 from store.db.snapshot import ReadSnapshot
-from store.db.tenants import enter_tenant, tenant_statement
+from store.db.tenants import begin_snapshot, enter_tenant, tenant_statement
 from store.errors import translate
 from store.facts.versions import IdFactory
 from store.tracing import TENANT, span
@@ -64,16 +63,22 @@ class Transactions:
                 with conn.transaction():
                     enter_tenant(conn, tenant_id)
                     return work(conn, now)
-            # Set before BEGIN, the level travels with it: no SET TRANSACTION round trip. (In
-            # pipeline mode, BEGIN and COMMIT would travel with statements, but the pipeline's
-            # own cost in the driver took back what the round trips saved: measured alike.)
-            conn.isolation_level = IsolationLevel.REPEATABLE_READ
+            # BEGIN at the snapshot's level and the tenant go as one simple query: one round
+            # trip, where the driver's transaction() sends BEGIN on its own. (In pipeline mode
+            # COMMIT would travel with the last statement too, but the pipeline's own cost in
+            # the driver took back what the round trips saved: measured alike.)
+            conn.autocommit = True
             try:
-                with conn.transaction():
-                    enter_tenant(conn, tenant_id)
-                    return work(conn, now)
+                conn.execute(begin_snapshot(tenant_id), prepare=False)
+                answer = work(conn, now)
+                conn.commit()
+                return answer
+            except BaseException:
+                if not conn.broken:
+                    conn.rollback()
+                raise
             finally:
-                restore_session(conn, isolation_level=None)
+                restore_session(conn, autocommit=False)
 
         return self._call(body, "store snapshot" if snapshot else "store transaction", tenant_id)
 

@@ -19,7 +19,7 @@ from store.errors import NotFound
 
 _MAX_HOPS = 20
 
-_TARGETS = """
+_HOPS = """
 WITH RECURSIVE hops (wanted, attribute, depth) AS (
     SELECT migrated_from, attribute, 1 FROM attribute_migrations
     WHERE tenant_id = %(tenant_id)s AND migrated_from = ANY(%(names)s)
@@ -30,8 +30,26 @@ WITH RECURSIVE hops (wanted, attribute, depth) AS (
     WHERE m.tenant_id = %(tenant_id)s AND m.dual_read_until > %(now)s
         AND hops.depth < %(max_hops)s
 )
-SELECT DISTINCT ON (wanted) wanted, attribute FROM hops ORDER BY wanted, depth DESC
 """
+"""Each old name asked, with every name its renames led to in their dual-read windows."""
+
+_TARGETS = (
+    _HOPS + "SELECT DISTINCT ON (wanted) wanted, attribute FROM hops ORDER BY wanted, depth DESC"
+)
+
+_TARGETS_AND_SURVIVOR = (
+    _HOPS
+    + """, renamed AS (
+    SELECT DISTINCT ON (wanted) wanted, attribute FROM hops ORDER BY wanted, depth DESC
+)
+SELECT wanted, attribute, false FROM renamed
+UNION ALL
+SELECT merged_subject, survivor, true FROM subject_merges
+WHERE tenant_id = %(tenant_id)s AND merged_subject = %(subject)s
+"""
+)
+"""``_TARGETS`` and ``store.subjects.merged_ids``'s survivor lookup in one statement: rows of
+(old name, new name, false) and at most one (merged subject, survivor, true)."""
 
 _FORMER = """
 WITH RECURSIVE hops (name, depth) AS (
@@ -71,6 +89,24 @@ def renamed_targets(
     """Each of ``names`` that is an old name still in its dual-read window at ``now``, mapped
     to the attribute's name now (following renames of renames)."""
     return ask_renamed_targets(conn, tenant_id, names, now=now)()
+
+
+def renames_and_survivor(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    names: Iterable[str],
+    *,
+    subject: str,
+    now: datetime,
+) -> tuple[dict[str, str], str]:
+    """``renamed_targets`` of ``names`` and the subject ``subject`` names now (its survivor,
+    if it was merged: ``store.subjects.merged_ids.resolve_subject``), in one round trip."""
+    params = {"tenant_id": tenant_id, "names": sorted(set(names)), "now": now}
+    rows = conn.execute(
+        _TARGETS_AND_SURVIVOR, params | {"subject": subject, "max_hops": _MAX_HOPS}
+    ).fetchall()
+    survivor = next((str(new) for _, new, merged in rows if merged), subject)
+    return {str(old): str(new) for old, new, merged in rows if not merged}, survivor
 
 
 def former_names(conn: psycopg.Connection[Any], tenant_id: str, attribute: str) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from store.attributes.names import renamed_targets
+from store.attributes.names import renamed_targets, renames_and_survivor
 from store.attributes.registry import list_attributes
 from store.contract.episodes import Episode
 from store.contract.facts import Attribute
@@ -25,7 +25,7 @@ from store.episodes import evidence
 from store.episodes.evidence import EXACT_SCAN_LIMIT, HNSW_EF_SEARCH, EvidenceHit, SearchScope
 from store.episodes.lexical import TextQuery, search_words
 from store.episodes.outcomes import current_outcomes
-from store.episodes.record import get_episodes
+from store.episodes.record import episode_times, get_episodes
 from store.facts.reads import find_subjects
 from store.governance.receipts import Touched, Trace, leave_receipts
 from store.subjects.merged_ids import resolve_subject, resolve_subjects
@@ -110,6 +110,10 @@ class ReadSnapshot:
         """The tenant's episodes (or stubs) among ``episode_ids``, by id."""
         return get_episodes(self._conn, self.tenant_id, episode_ids)
 
+    def episode_times(self, episode_ids: Collection[str]) -> dict[str, datetime]:
+        """When each of the tenant's episodes (or stubs) among ``episode_ids`` occurred."""
+        return episode_times(self._conn, self.tenant_id, episode_ids)
+
     def search_evidence(
         self,
         query: np.ndarray[Any, Any],
@@ -158,6 +162,15 @@ class ReadSnapshot:
         """Each old attribute name among ``names`` still in its dual-read window, with the new
         name it stands for (``store.attributes.names``)."""
         return renamed_targets(self._conn, self.tenant_id, names, now=self.now)
+
+    def renames_and_survivor(
+        self, names: Sequence[str], subject: str
+    ) -> tuple[dict[str, str], str]:
+        """``renamed_targets`` of ``names`` and ``resolve_subject`` of ``subject``, in one
+        statement (``store.attributes.names``)."""
+        return renames_and_survivor(
+            self._conn, self.tenant_id, names, subject=subject, now=self.now
+        )
 
     def outcomes(self, episode_ids: Sequence[str]) -> dict[str, EpisodeOutcome]:
         """The current outcome of each named episode that has one."""

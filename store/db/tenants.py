@@ -127,5 +127,12 @@ def tenant_statement(
     return _SET_CONFIG, (tenant_id or "",)
 
 
+def begin_snapshot(tenant_id: str | None) -> sql.Composed:
+    """BEGIN a REPEATABLE READ block and name its tenant (``enter_tenant``), as one simple
+    query: a snapshot's first round trip does both. Not to be prepared (two statements)."""
+    return _BEGIN_SNAPSHOT.format(sql.Literal(tenant_id or ""))
+
+
 _ENTER = sql.SQL("SET LOCAL sgam.tenant_id = {}")
+_BEGIN_SNAPSHOT = sql.SQL("BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL sgam.tenant_id = {}")
 _SET_CONFIG = sql.SQL("SELECT set_config('sgam.tenant_id', %s, true)")
