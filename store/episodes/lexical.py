@@ -20,7 +20,7 @@ filters, under the same row-level security. A hit's ``score`` stays its cosine s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -80,18 +80,21 @@ def _lexical_scope(scope: SearchScope) -> str:
 
 
 # The query's words as tsquery lexemes (a tsvector's are distinct), each taken whole: quoted,
-# so "ord-88213" is one lexeme, as the documents hold it. Then each word's weight, the episodes
-# holding any of them with the sum of theirs, and those within TIER of the best, ranked (ties
-# share a rank). OFFSET 0 keeps each word's lookup a scan of the (tenant, document) GIN index.
-# {scope_size} is the scope's count of vectors: the one statement made.
-_LEXICAL = r"""
+# so "ord-88213" is one lexeme, as the documents hold it. {gate} holds the first statement back
+# when the scope is over the exact limit.
+_WORDS = r"""
 words AS MATERIALIZED (
     SELECT ('''' || replace(replace(t.lexeme, '\', '\\'), '''', '''''') || '''')::tsquery
         AS word
     FROM unnest(to_tsvector(%(text_search)s::regconfig, %(text)s)) AS t
     WHERE {gate}
-),
-rare AS MATERIALIZED (
+)"""
+
+# Then each word's weight, the episodes holding any of them with the sum of theirs, and those
+# within TIER of the best, ranked (ties share a rank). OFFSET 0 keeps each word's lookup a scan
+# of the (tenant, document) GIN index. {scope_size} is the scope's count of vectors: the one
+# statement made. {indexed} is true where this path runs (see _SCOPED).
+_RARE_BY_INDEX = """
     SELECT words.word,
            ln(1.0 + (greatest({scope_size}, held.n) - held.n + 0.5) / (held.n + 0.5)) AS weight
     FROM words CROSS JOIN LATERAL (
@@ -99,16 +102,17 @@ rare AS MATERIALIZED (
             SELECT 1 FROM episodes AS e WHERE {scope} AND e.text_search @@ words.word
             LIMIT %(common)s) AS holding
     ) AS held
-    WHERE held.n BETWEEN 1 AND %(common)s - 1
-),
-matched AS MATERIALIZED (
-    SELECT found.episode_id, sum(found.weight) AS weight
-    FROM rare CROSS JOIN LATERAL (
-        SELECT e.id AS episode_id, rare.weight FROM episodes AS e
-        WHERE {scope} AND e.text_search @@ rare.word OFFSET 0
-    ) AS found
-    GROUP BY found.episode_id
-),
+    WHERE held.n BETWEEN 1 AND %(common)s - 1 AND {indexed}"""
+
+_MATCHED_BY_INDEX = """
+        SELECT found.episode_id, rare.weight
+        FROM rare CROSS JOIN LATERAL (
+            SELECT e.id AS episode_id FROM episodes AS e
+            WHERE {scope} AND e.text_search @@ rare.word OFFSET 0
+        ) AS found
+        WHERE {indexed}"""
+
+_RANKED = """
 lexical AS MATERIALIZED (
     SELECT matched.episode_id, rank() OVER (ORDER BY matched.weight DESC) AS rank
     FROM matched
@@ -116,6 +120,71 @@ lexical AS MATERIALIZED (
     ORDER BY matched.weight DESC, matched.episode_id
     LIMIT %(depth)s
 )"""
+
+_LEXICAL = (
+    _WORDS
+    + """,
+rare AS MATERIALIZED ("""
+    + _RARE_BY_INDEX
+    + """
+),
+matched AS MATERIALIZED (
+    SELECT found.episode_id, sum(found.weight) AS weight FROM ("""
+    + _MATCHED_BY_INDEX
+    + """
+    ) AS found
+    GROUP BY found.episode_id
+),"""
+    + _RANKED
+)
+
+# A subject's scope, in the first statement: its episodes (at most the exact limit's worth,
+# read from the subject's own rows outward) are read once with their documents, and every word
+# is matched against those in memory. Looking each word up per episode instead cost two index
+# probes per (word, episode): 13 of a search's 16 ms for a subject of 106 episodes among
+# 200,000. A subject with more episodes in scope than the limit (the statement's size counts
+# only those with vectors) keeps the per-word index path.
+_SCOPED = (
+    _WORDS
+    + """,
+scoped AS MATERIALIZED (
+    SELECT e.id, e.text_search
+    FROM episode_subjects AS s
+    CROSS JOIN LATERAL (SELECT * FROM episodes AS e
+        WHERE e.tenant_id = %(tenant_id)s AND e.id = s.episode_id OFFSET 0) AS e
+    WHERE s.tenant_id = %(tenant_id)s AND s.subject = %(subject)s AND {filters} AND {gate}
+    LIMIT %(limit)s
+),
+scoped_hits AS MATERIALIZED (
+    SELECT words.word, scoped.id AS episode_id
+    FROM words JOIN scoped ON scoped.text_search @@ words.word
+    WHERE (SELECT count(*) FROM scoped) < %(limit)s
+),
+rare AS MATERIALIZED (
+    SELECT counted.word,
+           ln(1.0 + (greatest({scope_size}, counted.n) - counted.n + 0.5) / (counted.n + 0.5))
+               AS weight
+    FROM (SELECT scoped_hits.word, count(*) AS n FROM scoped_hits
+          GROUP BY scoped_hits.word) AS counted
+    WHERE counted.n < %(common)s
+    UNION ALL"""
+    + _RARE_BY_INDEX
+    + """
+),
+matched AS MATERIALIZED (
+    SELECT found.episode_id, sum(found.weight) AS weight FROM (
+        SELECT scoped_hits.episode_id, rare.weight
+        FROM scoped_hits JOIN rare ON rare.word = scoped_hits.word
+        UNION ALL"""
+    + _MATCHED_BY_INDEX
+    + """
+    ) AS found
+    GROUP BY found.episode_id
+),"""
+    + _RANKED
+)
+_EVERY_SCOPE = "true"
+_OVER_SCOPED = "(SELECT count(*) FROM scoped) >= %(limit)s"
 
 _EXACT_NEAREST = """
 nearest AS MATERIALIZED (
@@ -183,9 +252,12 @@ def _compose(
     model: str, scope: SearchScope, *, nearest: sql.Composable, first: bool
 ) -> sql.Composed:
     """One statement of ``fused_statements``, with its vector leg ``nearest``."""
-    lexical = sql.SQL(_LEXICAL).format(
+    scoped = first and scope.subject is not None
+    lexical = sql.SQL(_SCOPED if scoped else _LEXICAL).format(
         gate=sql.SQL("(SELECT n FROM size) < %(limit)s" if first else "true"),
         scope=sql.SQL(_lexical_scope(scope)),
+        filters=sql.SQL(_lexical_scope(replace(scope, subject=None))),
+        indexed=sql.SQL(_OVER_SCOPED if scoped else _EVERY_SCOPE),
         # The first statement counts the scope; the second knows the count from it.
         scope_size=sql.SQL("(SELECT n FROM size)" if first else "%(scope_size)s::bigint"),
     )

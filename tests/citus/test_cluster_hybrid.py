@@ -46,17 +46,22 @@ def test_a_lexical_and_a_hybrid_search_run_on_the_tenants_worker_as_one_task(
     explained: tuple[ConnectionPool, list[str]],
 ) -> None:
     written = read_path(pool, clock, embedder)
-    written.record_batch(test_hybrid_evidence.order_confirmations(20))
+    written.record_batch(test_hybrid_evidence.order_confirmations(20, subjects=["acme"]))
     home = test_cluster_placement._home(conninfo, written.tenant)
     one, plans = explained  # its statements' plans come back as notices: reads only
     reader = Reader(MemoryStore(one, clock=clock, embedder=embedder), embedder)
     plans.clear()
 
     modes: tuple[SearchMode, ...] = ("lexical", "hybrid")
-    for mode in modes:
-        request = SearchRequest(query=test_hybrid_evidence.QUESTION, k=5, mode=mode)
-        assert reader.search(written.tenant, request).search.mode == mode
+    # The whole tenant's scope, and a subject's (its episodes matched in memory).
+    for subject in (None, "acme"):
+        for mode in modes:
+            request = SearchRequest(
+                query=test_hybrid_evidence.QUESTION, k=5, mode=mode, subject=subject
+            )
+            assert reader.search(written.tenant, request).search.mode == mode
 
     distributed = [plan for plan in plans if "Citus Adaptive" in plan]
-    assert len(distributed) == 2, plans  # one statement a search
+    # One statement a search, and for a subject's one more first: its merged name resolved.
+    assert len(distributed) == 6, plans
     test_cluster_placement._assert_on_one_worker(distributed, home)

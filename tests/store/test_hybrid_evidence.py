@@ -19,6 +19,7 @@ from retrieval.search.embeddings import Embedder
 from store.contract.reads import DEFAULT_SEARCH_MODE, SearchMode, SearchPlan
 from store.db.clock import ManualClock
 from store.db.database import make_pool
+from store.episodes.evidence import SearchScope
 from store.episodes.lexical import TextQuery
 from tests.conftest import ts
 from tests.read_helpers import ReadPath, read_path
@@ -245,3 +246,57 @@ def test_a_lexical_hit_stating_a_superseded_value_is_marked_as_a_vector_hit_is(
     )
     line = [text for text in lexical.block.splitlines() if text.startswith("[note]")]
     assert line == [text for text in echoed.block.splitlines() if text.startswith("[note]")]
+
+
+def test_a_subjects_words_rank_the_same_read_in_memory_as_looked_up_per_word(
+    reader: ReadPath, owner_pool: ConnectionPool
+) -> None:
+    # A subject's episodes are matched against its words in memory when they number at most
+    # the exact limit, and per word through the GIN index when more do. Episodes without a
+    # vector (recorded before a re-embed) are in the lexical scope but not in the statement's
+    # count: 30 of the subject's 36 are left without, so a limit of 10 counts 6 vectors (the
+    # first statement runs) and still finds 11 episodes or more: the index path.
+    reader.at("2026-05-02T00:00:00Z")
+    reader.record_batch(order_confirmations(35, subjects=["acme"]))
+    reader.record("asked", "2026-05-01T10:00:00Z", ASKED_TEXT, subjects=["acme"])
+    reader.record_batch(order_confirmations(20, seed=8))  # other subjects' words
+    with owner_pool.connection() as conn:
+        rows = conn.execute(
+            "SELECT episode_id FROM episode_subjects WHERE tenant_id = %s AND subject = 'acme'",
+            (reader.tenant,),
+        ).fetchall()
+        conn.execute(
+            "DELETE FROM episode_vectors WHERE tenant_id = %s AND episode_id IN ("
+            " SELECT episode_id FROM episode_subjects WHERE tenant_id = %s AND subject = 'acme'"
+            " AND episode_id <> 'asked' ORDER BY episode_id LIMIT 30)",
+            (reader.tenant, reader.tenant),
+        )
+    query_vector = reader.embedder.embed([QUESTION])[0]
+
+    def search(text: str, mode: SearchMode, limit: int) -> tuple[list[str], SearchPlan]:
+        hits, plan = reader.store.snapshots.read(
+            reader.tenant,
+            lambda snapshot: snapshot.search_evidence(
+                query_vector,
+                model=reader.embedder.model_id,
+                dimensions=reader.embedder.dimensions,
+                k=8,
+                exact_limit=limit,
+                scope=SearchScope(subject="acme"),
+                words=TextQuery(text, mode),
+            ),
+        )
+        return [hit.episode_id for hit in hits], plan
+
+    questions = (QUESTION, "Osaka warehouse Tuesday", "tracking by email", "zzyzx", "Order")
+    for text in questions:
+        for mode in ("lexical", "hybrid"):
+            in_memory, plan = search(text, mode, 10_000)
+            per_word, walked = search(text, mode, 10)
+            assert per_word == in_memory, (text, mode)
+            assert plan.scope_size == walked.scope_size == 6, (text, mode)
+            assert not walked.scope_size_capped, (text, mode)
+    found, _ = search(QUESTION, "lexical", 10_000)
+    assert found[:1] == ["asked"]
+    assert len(rows) == 36
+    assert set(search("Osaka warehouse Tuesday", "lexical", 10_000)[0]) <= {row[0] for row in rows}
