@@ -231,8 +231,17 @@ class Embedder:
         tokenizer's warning about sequences longer than the model reads is off.
         """
         tokenizer = self._tokenizer()
+        engine = getattr(tokenizer, "backend_tokenizer", None)
         with self._counting:
-            return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+            if engine is None:  # a tokenizer written in Python: no engine of its own
+                return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+            # A fast tokenizer's engine gives the same ids without the wrapper's per-call work
+            # (half the time); it may still hold the model's cut and padding to 128 tokens.
+            if engine.truncation is not None:
+                engine.no_truncation()
+            if engine.padding is not None:
+                engine.no_padding()
+            return len(engine.encode(text, add_special_tokens=False))
 
     def _tokenizer(self) -> Any:
         """The counting tokenizer: a copy of the model's, with its own lock (a fast tokenizer
