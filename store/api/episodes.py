@@ -93,7 +93,9 @@ class EpisodeCalls:
         ]
         embedder = self._embedder
         texts = [item.text for item in parsed]
-        vectors = embedder.embed(texts) if embedder else None
+        # The encoder works on the texts while the transaction writes the episodes; their
+        # vectors join them in it, before the COMMIT (EncoderBusy, a full queue, comes now).
+        pending = embedder.embed_later(texts) if embedder else None
         # A text past the model's input is embedded from its start; its episode says so.
         cut = embedder.truncated(texts) if embedder else [False] * len(texts)
         transactions = self._transactions
@@ -114,23 +116,11 @@ class EpisodeCalls:
                     if field_prefix and error.field:  # name the episode of the batch at fault
                         error.field = f"{field_prefix}.{index}.{error.field}"
                     raise
-            if embedder is not None and vectors is not None:
-                rows = [
-                    (episode.id, vector) for episode, vector in zip(recorded, vectors, strict=True)
-                ]
-                truncated = {e.id for e, flag in zip(recorded, cut, strict=True) if flag}
-                insert_vectors(
-                    conn,
-                    tenant_id,
-                    model=embedder.model_id,
-                    rows=rows,
-                    now=now,
-                    truncated=truncated,
-                )
-                recorded = [
-                    e.model_copy(update={"embedding_truncated": True}) if e.id in truncated else e
-                    for e in recorded
-                ]
+            truncated = {e.id for e, flag in zip(recorded, cut, strict=True) if flag}
+            recorded = [
+                e.model_copy(update={"embedding_truncated": True}) if e.id in truncated else e
+                for e in recorded
+            ]
             for episode, queued in zip(recorded, queue, strict=False):
                 if queued is not None:
                     _enqueue(conn, tenant_id, episode.id, queued, now=now)
@@ -142,6 +132,19 @@ class EpisodeCalls:
                 trace=trace,
                 now=now,
             )
+            if embedder is not None and pending is not None:
+                # Sent statements run in the database meanwhile (in pipeline mode, each is on
+                # its way as it is executed); a retried attempt reads the same vectors.
+                vectors = pending.result()
+                rows = [(e.id, vector) for e, vector in zip(recorded, vectors, strict=True)]
+                insert_vectors(
+                    conn,
+                    tenant_id,
+                    model=embedder.model_id,
+                    rows=rows,
+                    now=now,
+                    truncated=truncated,
+                )
             return [
                 (
                     episode,
@@ -152,14 +155,18 @@ class EpisodeCalls:
                 for episode, candidates in zip(recorded, checked, strict=True)
             ]
 
-        if any(checked):
-            return transactions.run(work, tenant_id=tenant_id)
-        # Episodes alone read back only the rows they insert: in pipeline mode the statements
-        # between two such reads travel together, and the last ones with the COMMIT, instead of
-        # a round trip apiece (eight for one episode).
-        return transactions.pipelined(
-            lambda conn, now: answered(work(conn, now)), tenant_id=tenant_id
-        )
+        try:
+            if any(checked):
+                return transactions.run(work, tenant_id=tenant_id)
+            # Episodes alone read back only the rows they insert: in pipeline mode the
+            # statements between two such reads travel together, and the last ones with the
+            # COMMIT, instead of a round trip apiece (eight for one episode).
+            return transactions.pipelined(
+                lambda conn, now: answered(work(conn, now)), tenant_id=tenant_id
+            )
+        finally:
+            if pending is not None:
+                pending.cancel()  # failed first: a call still queued is never encoded
 
     def import_lines(self, texts: Iterable[str]) -> ImportResult:
         """Import an episode file (``store.episodes.bulk``): every line in one transaction, by COPY.

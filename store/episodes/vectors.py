@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -30,6 +31,16 @@ class EpisodeEmbedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
         """One unit-length vector per text."""
+        ...
+
+
+@runtime_checkable
+class Deferred(Protocol):
+    """An embedder that queues texts and answers later (``retrieval.search.embeddings``): its
+    own queue encodes concurrent callers' texts together."""
+
+    def embed_later(self, texts: Sequence[str]) -> Future[np.ndarray[Any, Any]]:
+        """The texts' vectors in a future; a caller that no longer wants them cancels it."""
         ...
 
 
@@ -153,6 +164,18 @@ class SharedBatches:
         if isinstance(self._embedder, InputLimited):
             return self._embedder.truncated(texts)
         return [False] * len(texts)
+
+    def embed_later(self, texts: Sequence[str]) -> Future[np.ndarray[Any, Any]]:
+        """The texts' vectors in a future: the wrapped embedder's own (``Deferred``), which
+        its encoder fills while the caller goes on; else one already filled by ``embed``."""
+        if isinstance(self._embedder, Deferred):
+            return self._embedder.embed_later(texts)
+        done: Future[np.ndarray[Any, Any]] = Future()
+        try:
+            done.set_result(self.embed(texts))
+        except Exception as error:  # noqa: BLE001 - raised by result(), as the deferred one
+            done.set_exception(error)
+        return done
 
     def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
         """One unit-length vector per text, as the wrapped embedder gives them."""
