@@ -40,7 +40,7 @@ def test_vectors_load_as_the_floats_stored(reader: ReadPath, pool: ConnectionPoo
     assert elsewhere == {}
     with pool.connection() as conn, conn.transaction():
         enter_tenant(conn, reader.tenant)
-        stored = dict(
+        stored: dict[str, list[float]] = dict(
             conn.execute(
                 "SELECT episode_id, embedding::real[] FROM episode_vectors"
                 " WHERE tenant_id = %s AND model = %s AND episode_id = ANY(%s)",
