@@ -33,12 +33,10 @@ from store.episodes.bulk import KeyWrites
 from store.governance import receipts, touched
 from store.governance.receipts import NO_TRACE, Touched
 
-CHUNK_ROWS = 10_000
+CHUNK_ROWS = 2_000
 """Rows a chunk: large enough that a statement's own cost is small beside its rows', small
 enough that the first chunk's planning and the last one's inserting, which overlap nothing,
-are a small part of an import. 100,000 facts, three rounds alternated: 10,000 rows a chunk
-took 18-21 s of the server's CPU and ran at 3,363-3,758 facts/s, 2,000 rows a chunk 23-26 s and
-2,956-3,244 facts/s, 5,000 in between."""
+are a small part of an import."""
 
 _COLUMNS = (
     ("n", "int4"),
