@@ -121,6 +121,15 @@ lexical AS MATERIALIZED (
     LIMIT %(depth)s
 )"""
 
+# Each episode's words' weights summed, then ranked.
+_SUMMED = (
+    """
+    ) AS found
+    GROUP BY found.episode_id
+),"""
+    + _RANKED
+)
+
 _LEXICAL = (
     _WORDS
     + """,
@@ -131,11 +140,7 @@ rare AS MATERIALIZED ("""
 matched AS MATERIALIZED (
     SELECT found.episode_id, sum(found.weight) AS weight FROM ("""
     + _MATCHED_BY_INDEX
-    + """
-    ) AS found
-    GROUP BY found.episode_id
-),"""
-    + _RANKED
+    + _SUMMED
 )
 
 # A subject's scope, in the first statement: its episodes (at most the exact limit's worth,
@@ -177,11 +182,7 @@ matched AS MATERIALIZED (
         FROM scoped_hits JOIN rare ON rare.word = scoped_hits.word
         UNION ALL"""
     + _MATCHED_BY_INDEX
-    + """
-    ) AS found
-    GROUP BY found.episode_id
-),"""
-    + _RANKED
+    + _SUMMED
 )
 _EVERY_SCOPE = "true"
 _OVER_SCOPED = "(SELECT count(*) FROM scoped) >= %(limit)s"

@@ -70,6 +70,33 @@ def _orders(reader: ReadPath) -> None:
     reader.record_batch([*order_confirmations(60), asked])
 
 
+def _limited_search(
+    reader: ReadPath,
+    text: str,
+    mode: SearchMode,
+    *,
+    limit: int,
+    k: int,
+    scope: SearchScope | None = None,
+) -> tuple[list[str], SearchPlan]:
+    """The ids and plan of a search of ``text`` (also its vector) with the exact limit
+    ``limit``, through the store's snapshot."""
+    query = reader.embedder.embed([text])[0]
+    hits, plan = reader.store.snapshots.read(
+        reader.tenant,
+        lambda snapshot: snapshot.search_evidence(
+            query,
+            model=reader.embedder.model_id,
+            dimensions=reader.embedder.dimensions,
+            k=k,
+            exact_limit=limit,
+            scope=scope or SearchScope(),
+            words=TextQuery(text, mode),
+        ),
+    )
+    return [hit.episode_id for hit in hits], plan
+
+
 def _ids(reader: ReadPath, query: str, mode: SearchMode, k: int = 5) -> list[str]:
     return [hit.episode_id for hit in reader.search(query, k=k, mode=mode).results]
 
@@ -96,21 +123,9 @@ def test_past_the_exact_limit_the_hybrid_leg_walks_the_index_and_finds_the_same(
     reader: ReadPath,
 ) -> None:
     _orders(reader)
-    query = reader.embedder.embed([QUESTION])[0]
 
     def search(mode: SearchMode, limit: int) -> tuple[list[str], SearchPlan]:
-        hits, plan = reader.store.snapshots.read(
-            reader.tenant,
-            lambda snapshot: snapshot.search_evidence(
-                query,
-                model=reader.embedder.model_id,
-                dimensions=reader.embedder.dimensions,
-                k=5,
-                exact_limit=limit,
-                words=TextQuery(QUESTION, mode),
-            ),
-        )
-        return [hit.episode_id for hit in hits], plan
+        return _limited_search(reader, QUESTION, mode, limit=limit, k=5)
 
     walks: tuple[tuple[SearchMode, Any], ...] = (("hybrid", "hnsw"), ("lexical", "full_text"))
     for mode, method in walks:
@@ -271,22 +286,10 @@ def test_a_subjects_words_rank_the_same_read_in_memory_as_looked_up_per_word(
             " AND episode_id <> 'asked' ORDER BY episode_id LIMIT 30)",
             (reader.tenant, reader.tenant),
         )
-    query_vector = reader.embedder.embed([QUESTION])[0]
 
     def search(text: str, mode: SearchMode, limit: int) -> tuple[list[str], SearchPlan]:
-        hits, plan = reader.store.snapshots.read(
-            reader.tenant,
-            lambda snapshot: snapshot.search_evidence(
-                query_vector,
-                model=reader.embedder.model_id,
-                dimensions=reader.embedder.dimensions,
-                k=8,
-                exact_limit=limit,
-                scope=SearchScope(subject="acme"),
-                words=TextQuery(text, mode),
-            ),
-        )
-        return [hit.episode_id for hit in hits], plan
+        scope = SearchScope(subject="acme")
+        return _limited_search(reader, text, mode, limit=limit, k=8, scope=scope)
 
     questions = (QUESTION, "Osaka warehouse Tuesday", "tracking by email", "zzyzx", "Order")
     for text in questions:
