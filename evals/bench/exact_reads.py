@@ -31,11 +31,21 @@ from evals.bench.served.server import Served, declare_attributes, serve
 from store.bench import scratch_database
 
 CASES = ("healthz", "fact_current", "context_named_k0")
+"""The cases timed unless ``--case`` names others (any of ``READS``)."""
+
+RATIOS = {
+    "fact_over_healthz": ("fact_current", "healthz"),
+    "named_k0_over_fact": ("context_named_k0", "fact_current"),
+    "context_free_over_search": ("context_free", "search"),
+}
+"""Ratios written when both their cases were timed."""
 
 
-def _round(served: Served, keys: list[Any], timing: Timing) -> dict[str, float]:
+def _round(
+    served: Served, keys: list[Any], timing: Timing, cases: tuple[str, ...] = CASES
+) -> dict[str, float]:
     found = {}
-    for name in CASES:
+    for name in cases:
         stats = measure_http(served, key_calls(READS[name], keys, 1), clients=1, timing=timing)
         found[name] = float(stats["p50_ms"])
     return found
@@ -45,10 +55,11 @@ def _ratios(rounds: list[dict[str, float]], mixed: list[dict[str, Any]]) -> dict
     """Medians over rounds of each read's p50 and of each mixed run's targets."""
     found: dict[str, Any] = {}
     if rounds:
-        p50 = {name: statistics.median(r[name] for r in rounds) for name in CASES}
+        p50 = {name: statistics.median(r[name] for r in rounds) for name in rounds[0]}
         found |= {f"{name}_p50_ms": round(value, 3) for name, value in p50.items()}
-        found["fact_over_healthz"] = round(p50["fact_current"] / p50["healthz"], 2)
-        found["named_k0_over_fact"] = round(p50["context_named_k0"] / p50["fact_current"], 2)
+        for ratio, (case, over) in RATIOS.items():
+            if case in p50 and over in p50:
+                found[ratio] = round(p50[case] / p50[over], 2)
     runs = [_mixed_targets(run) for run in mixed if "fact" in run.get("mixed", {})]
     for name in runs[0] if runs else ():
         found[name] = [run[name] for run in runs]
@@ -97,6 +108,13 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="This tree under other settings: NAME:SGAM_X=value,SGAM_Y=value",
     )
+    parser.add_argument(
+        "--case",
+        choices=sorted(READS),
+        action="append",
+        default=[],
+        help=f"A read to time (repeatable) [{', '.join(CASES)}]",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--mixed-seconds", type=float, default=10.0)
@@ -130,7 +148,9 @@ def main(argv: list[str] | None = None) -> None:
         rounds: dict[str, list[dict[str, float]]] = {name: [] for name in builds}
         for number in range(args.rounds):
             for name in _turn(list(builds), number):
-                rounds[name].append(_round(served[name], data.keys, timing))
+                rounds[name].append(
+                    _round(served[name], data.keys, timing, tuple(args.case) or CASES)
+                )
                 print(name, rounds[name][-1], file=sys.stderr, flush=True)
         mixed_timing = Timing(args.mixed_seconds, warmup=1, min_calls=5)
         mixed: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}

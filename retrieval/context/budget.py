@@ -32,16 +32,33 @@ def fit_to_budget(
     count_tokens: Callable[[str], int],
 ) -> Fitted:
     """The ``core`` lines, then ``heading`` and as many of ``shown`` as ``token_budget`` allows."""
+    trials = _cuts(shown)
+    if trials:  # most blocks fit whole: one count settles them
+        fitted = _fits(core, heading, trials[0], token_budget, count_tokens)
+        if fitted is not None:
+            return fitted
     core_block = "\n".join(core)
     core_tokens = count_tokens(core_block)
     if core_tokens > token_budget:
         return Fitted(core_block, [], core_tokens, over_budget=True)
-    for trial in _cuts(shown):
-        block = "\n".join([*core, heading, *(item.line for item in trial)])
-        tokens = count_tokens(block)
-        if tokens <= token_budget:
-            return Fitted(block, trial, tokens, over_budget=False)
+    for trial in trials[1:]:
+        fitted = _fits(core, heading, trial, token_budget, count_tokens)
+        if fitted is not None:
+            return fitted
     return Fitted(core_block, [], core_tokens, over_budget=False)
+
+
+def _fits(
+    core: Sequence[str],
+    heading: str,
+    trial: list[Shown],
+    token_budget: int,
+    count_tokens: Callable[[str], int],
+) -> Fitted | None:
+    """The block of ``core`` and ``trial``'s lines, if it is within ``token_budget``."""
+    block = "\n".join([*core, heading, *(item.line for item in trial)])
+    tokens = count_tokens(block)
+    return Fitted(block, trial, tokens, over_budget=False) if tokens <= token_budget else None
 
 
 def _cuts(shown: Sequence[Shown]) -> list[list[Shown]]:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from docs.hooks import BENCH_PAGE, BENCH_RESULTS, BENCH_TARGETS_MARKER, bench_targets
+from evals.bench.exact_reads import _ratios
 from evals.bench.report import Target, evaluate, scaling, with_targets
 from evals.bench.tables import load_line, scaling_table, targets_section, targets_table
 from tests.evals.bench_helpers import mixed_load, stats
@@ -395,3 +396,17 @@ def test_a_missed_mixed_load_says_who_had_the_cores_the_machine_included() -> No
     assert "the server used 1.15 cores and the clients 0.22 of 2" in note
     assert "the whole machine 1.98" in note
     assert "load average 5.6" in note
+
+
+def test_the_build_comparison_writes_each_ratio_only_where_both_its_reads_were_timed() -> None:
+    rounds = [
+        {"search": 10.0, "context_free": 19.0},
+        {"search": 12.0, "context_free": 21.0},
+        {"search": 11.0, "context_free": 23.0},
+    ]
+    found = _ratios(rounds, [])
+    assert found["search_p50_ms"] == 11.0
+    assert found["context_free_p50_ms"] == 21.0
+    assert found["context_free_over_search"] == round(21.0 / 11.0, 2)
+    assert "fact_over_healthz" not in found
+    assert "named_k0_over_fact" not in found
