@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from retrieval.context.block_inputs import EvidenceCandidate
 from retrieval.context.budget import fit_to_budget
 from retrieval.context.evidence_lines import Shown
-from retrieval.context.marks import SUPERSEDED
+from store.contract.labels import SUPERSEDED
 
 AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
 HEADING = "Evidence:"
