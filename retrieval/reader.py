@@ -249,8 +249,11 @@ class Reader:
             topic = routing_text(
                 request.question, now=now, subject=plan.subject, known_subjects=known
             )
+            # A question with no name or date to cut is its own routing text: its one vector
+            # routes it and searches for its evidence.
+            alone = [] if topic == request.question else wanted
             batch = self.attributes.batch(
-                topic, snapshot.attributes(), subject=plan.subject, texts=wanted
+                topic, snapshot.attributes(), subject=plan.subject, texts=alone
             )
             vectors = self.embedder.embed_later(batch.texts)
         try:
@@ -269,12 +272,15 @@ class Reader:
         if named:
             return plan, memory, vectors.result()[0] if vectors is not None else None
         assert vectors is not None
-        scores, asked = batch.finish(vectors.result())
+        found = vectors.result()
+        scores, asked = batch.finish(found)
         routing = route_keys(scores, held=memory.held_attributes(), subject=plan.subject)
         routed = _with_attributes(
             plan, routing.attributes, routed=routing.routed, reason=routing.reason
         )
-        return routed, memory, asked[0] if wanted else None
+        if not wanted:
+            return routed, memory, None
+        return routed, memory, asked[0] if alone else found[0]  # found[0]: the routing text's
 
     def _embed(self, texts: Sequence[str]) -> Vector | None:
         """The vector of the one text asked for, or None when none is."""

@@ -151,6 +151,23 @@ def test_a_context_makes_one_encoder_call_at_most(
         assert embed_calls[0][1] == question
 
 
+def test_a_question_with_no_name_or_date_to_cut_is_embedded_once(
+    reader: ReadPath, embed_calls: list[list[str]]
+) -> None:
+    _mira(reader)
+    question = "When is the passport deadline?"  # its own routing text: nothing to cut
+    reader.context(question, subject="mira")  # the attribute vectors are cached from here on
+    named = "When is Mira's passport deadline?"
+    embed_calls.clear()
+    once = reader.context(question, subject="mira")
+    twice = reader.context(named, subject="mira")
+    assert embed_calls == [[question], ["When is passport deadline?", named]]
+    assert "passport_deadline: 2026-07-15" in once.block
+    # The one vector routed the question and found its evidence, as the two vectors do.
+    assert once.plan.attributes == twice.plan.attributes == ("passport_deadline",)
+    assert [e.episode_id for e in once.evidence][:1] == ["e2"]
+
+
 def test_a_first_context_embeds_its_attributes_in_the_same_call(
     reader: ReadPath, embed_calls: list[list[str]]
 ) -> None:
