@@ -20,6 +20,7 @@ filters, under the same row-level security. A hit's ``score`` stays its cosine s
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,6 +43,7 @@ from store.episodes.evidence import (
     scope_condition,
     search_evidence,
     search_params,
+    shape_of,
 )
 from store.episodes.hnsw import halfvec
 
@@ -235,7 +237,15 @@ def fused_statements(
 ) -> tuple[sql.Composed, sql.Composed]:
     """The first (counted, exact) and the second (HNSW) statement of a lexical or hybrid
     search: the first counts the scope and runs the legs only when the count is within the
-    exact limit; the second runs them on a larger scope, its vector leg on the HNSW index."""
+    exact limit; the second runs them on a larger scope, its vector leg on the HNSW index.
+    Composed once for each shape of scope (``store.episodes.evidence.shape_of``)."""
+    return _fused_statements(model, shape_of(scope), dimensions, mode)
+
+
+@functools.lru_cache(maxsize=256)
+def _fused_statements(
+    model: str, scope: SearchScope, dimensions: int, mode: SearchMode
+) -> tuple[sql.Composed, sql.Composed]:
     typed = halfvec(dimensions)
     hnsw = sql.SQL(_HNSW_NEAREST).format(
         condition=scope_condition(model, scope),
