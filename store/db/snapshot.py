@@ -8,7 +8,7 @@ them) and share one ``now``. ``MemoryStore.snapshots.read`` opens it.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -50,6 +50,8 @@ class ReadSnapshot:
     """The transaction's connection: the store's own, never handed out."""
     tenant_id: str
     now: datetime
+    _schema: list[Attribute] = field(default_factory=list, compare=False, repr=False)
+    """The tenant's attributes once read: the transaction sees one schema."""
 
     def find_subjects(self, names: Sequence[str]) -> list[str]:
         """The tenant's subjects among ``names`` (case-insensitive), for question planning; a
@@ -79,8 +81,11 @@ class ReadSnapshot:
         return resolve_subject(self._conn, self.tenant_id, subject)
 
     def attributes(self) -> list[Attribute]:
-        """The tenant's declared attributes, by name (routing scores a question among them)."""
-        return list_attributes(self._conn, self.tenant_id)
+        """The tenant's declared attributes, by name (routing scores a question among them);
+        read once a snapshot, since routing and the evidence's topics both ask for them."""
+        if not self._schema:
+            self._schema.extend(list_attributes(self._conn, self.tenant_id))
+        return list(self._schema)
 
     def subject_memory(
         self,

@@ -22,8 +22,10 @@ from psycopg_pool import ConnectionPool
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
 from server.runtime.resources import resources_of
+from store.attributes import registry
 from store.contract.facts import Fact
 from store.contract.reads import ContextRequest, SearchRequest
+from store.db import snapshot as snapshot_module
 from store.db.clock import ManualClock
 from store.db.database import make_pool
 from store.db.snapshot import ReadSnapshot
@@ -166,6 +168,25 @@ def test_a_question_with_no_name_or_date_to_cut_is_embedded_once(
     # The one vector routed the question and found its evidence, as the two vectors do.
     assert once.plan.attributes == twice.plan.attributes == ("passport_deadline",)
     assert [e.episode_id for e in once.evidence][:1] == ["e2"]
+
+
+def test_a_context_reads_the_tenants_attributes_once(
+    reader: ReadPath, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _mira(reader)
+    reader.context("When is Mira's passport deadline?")  # routing caches the attribute vectors
+    reads: list[str] = []
+
+    def counting(conn: psycopg.Connection[Any], tenant_id: str) -> list[Any]:
+        reads.append(tenant_id)
+        return registry.list_attributes(conn, tenant_id)
+
+    monkeypatch.setattr(snapshot_module, "list_attributes", counting)
+    result = reader.context("When is Mira's passport deadline?")
+    # Routing and the evidence's topics both ask for them: one read, in one snapshot.
+    assert reads == [reader.tenant]
+    assert "passport_deadline: 2026-07-15" in result.block
+    assert result.evidence
 
 
 def test_a_first_context_embeds_its_attributes_in_the_same_call(
