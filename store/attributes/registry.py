@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
@@ -119,6 +120,76 @@ def list_attributes(conn: psycopg.Connection[Any], tenant_id: str) -> list[Attri
             {"tenant_id": tenant_id},
         )
         return [_as_attribute(row) for row in cur.fetchall()]
+
+
+# The stamp of a tenant's schema: the md5 of every column of every declaration, as text. Any
+# change to a declaration (a redeclaration, a rename, a tenant made again) is another stamp.
+_STAMP_OF = (
+    "SELECT md5(string_agg(a::text, ',' ORDER BY a.attribute)) FROM attributes AS a"
+    " WHERE a.tenant_id = %(tenant_id)s AND a.renamed_to IS NULL"
+)
+_STAMP = "SELECT (" + _STAMP_OF + ") AS stamp"
+# The whole schema with its stamp, in one statement: rows and stamp agree at any isolation.
+_STAMPED = (
+    "SELECT"
+    + _COLUMNS
+    + ", ("
+    + _STAMP_OF
+    + ") AS stamp FROM attributes WHERE tenant_id = %(tenant_id)s AND renamed_to IS NULL"
+    " ORDER BY attribute"
+)
+
+
+class _Schemas:
+    """Tenants' schemas by their stamp, the least recently used going first at ``limit``."""
+
+    def __init__(self, limit: int = 1_024) -> None:
+        self.limit = limit
+        self._found: OrderedDict[tuple[str, str], tuple[Attribute, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> tuple[Attribute, ...] | None:
+        with self._lock:
+            found = self._found.get(key)
+            if found is not None:
+                self._found.move_to_end(key)
+            return found
+
+    def keep(self, key: tuple[str, str], attributes: tuple[Attribute, ...]) -> None:
+        with self._lock:
+            self._found[key] = attributes
+            while len(self._found) > self.limit:
+                self._found.popitem(last=False)
+
+
+_schemas = _Schemas()
+
+
+def current_attributes(conn: psycopg.Connection[Any], tenant_id: str) -> list[Attribute]:
+    """``list_attributes``, read whole only when the schema changed since it was last read.
+
+    Every routed question asks for the tenant's schema (42 declarations in the benchmark: 0.7
+    to 0.8 ms, parsed from the rows' cache). One statement reads its stamp instead (0.3 ms,
+    where ``SELECT 1`` takes 0.18); a stamp seen before is answered from memory. Entries are
+    the tenant's, so two tenants never share one, whatever their declarations.
+    """
+    with conn.cursor() as cur:
+        row = cur.execute(_STAMP, {"tenant_id": tenant_id}).fetchone()
+    stamp = row[0] if row else None
+    if stamp is None:  # no declaration
+        return []
+    found = _schemas.get((tenant_id, stamp))
+    if found is not None:
+        return list(found)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(_STAMPED, {"tenant_id": tenant_id}).fetchall()
+    if not rows:
+        return []
+    attributes = tuple(
+        _as_attribute({k: v for k, v in row.items() if k != "stamp"}) for row in rows
+    )
+    _schemas.keep((tenant_id, rows[0]["stamp"]), attributes)
+    return list(attributes)
 
 
 def memory_update_schema(conn: psycopg.Connection[Any], tenant_id: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import numpy as np
 import psycopg
 
 from store.attributes.names import renamed_targets, renames_and_survivor
-from store.attributes.registry import list_attributes
+from store.attributes.registry import current_attributes
 from store.contract.episodes import Episode
 from store.contract.facts import Attribute
 from store.contract.memory import EpisodeOutcome
@@ -82,9 +82,10 @@ class ReadSnapshot:
 
     def attributes(self) -> list[Attribute]:
         """The tenant's declared attributes, by name (routing scores a question among them);
-        read once a snapshot, since routing and the evidence's topics both ask for them."""
+        read once a snapshot, since routing and the evidence's topics both ask for them, and
+        read whole only when they changed (``current_attributes``)."""
         if not self._schema:
-            self._schema.extend(list_attributes(self._conn, self.tenant_id))
+            self._schema.extend(current_attributes(self._conn, self.tenant_id))
         return list(self._schema)
 
     def subject_memory(

@@ -179,9 +179,9 @@ def test_a_context_reads_the_tenants_attributes_once(
 
     def counting(conn: psycopg.Connection[Any], tenant_id: str) -> list[Any]:
         reads.append(tenant_id)
-        return registry.list_attributes(conn, tenant_id)
+        return registry.current_attributes(conn, tenant_id)
 
-    monkeypatch.setattr(snapshot_module, "list_attributes", counting)
+    monkeypatch.setattr(snapshot_module, "current_attributes", counting)
     result = reader.context("When is Mira's passport deadline?")
     # Routing and the evidence's topics both ask for them: one read, in one snapshot.
     assert reads == [reader.tenant]

@@ -16,8 +16,10 @@ from store.episodes.evidence import SearchScope, _exact_statement, exact_stateme
 from store.episodes.lexical import _fused_statements, fused_statements
 
 MODEL = "all-MiniLM-L6-v2"
-INSTANTS = st.none() | st.datetimes(
-    min_value=datetime(1990, 1, 1), max_value=datetime(2040, 1, 1), timezones=st.just(UTC)
+INSTANTS = st.none() | st.datetimes(  # hypothesis bounds are naive; the instants are UTC
+    min_value=datetime(1990, 1, 1),  # noqa: DTZ001
+    max_value=datetime(2040, 1, 1),  # noqa: DTZ001
+    timezones=st.just(UTC),
 )
 WORDS = st.none() | st.text(min_size=1, max_size=12)
 SCOPES = st.builds(
