@@ -123,7 +123,7 @@ def list_attributes(conn: psycopg.Connection[Any], tenant_id: str) -> list[Attri
 
 
 # The stamp of a tenant's schema: the md5 of every column of every declaration, as text. Any
-# change to a declaration (a redeclaration, a rename, a tenant made again) is another stamp.
+# change to a declaration (a redeclaration, a rename, a migration) is another stamp.
 _STAMP_OF = (
     "SELECT md5(string_agg(a::text, ',' ORDER BY a.attribute)) FROM attributes AS a"
     " WHERE a.tenant_id = %(tenant_id)s AND a.renamed_to IS NULL"
