@@ -28,7 +28,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from evals.bench.exact_reads import _turn, _variant
+from evals.bench.exact_reads import _variant, in_turn
 from evals.bench.served.cases import measure_http
 from evals.bench.served.floor import _encoder
 from evals.bench.served.http import Options, _floor_embedder, _prepare
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
             for name, (code, settings) in builds.items()
         }
         for number in range(args.rounds):
-            order = _turn(list(builds), number)
+            order = in_turn(list(builds), number)
             found = _round(
                 {name: served[name] for name in order},
                 data.texts,

@@ -89,7 +89,7 @@ def _variant(text: str) -> tuple[str, dict[str, str]]:
     return name, settings
 
 
-def _turn(names: list[str], number: int) -> list[str]:
+def in_turn(names: list[str], number: int) -> list[str]:
     """The builds in round ``number``'s order: each goes first in turn."""
     first = number % len(names)
     return names[first:] + names[:first]
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
         _loaded(conninfo, path, subjects)
         rounds: dict[str, list[dict[str, float]]] = {name: [] for name in builds}
         for number in range(args.rounds):
-            for name in _turn(list(builds), number):
+            for name in in_turn(list(builds), number):
                 rounds[name].append(
                     _round(served[name], data.keys, timing, tuple(args.case) or CASES)
                 )
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         mixed_timing = Timing(args.mixed_seconds, warmup=1, min_calls=5)
         mixed: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
         for number in range(args.mixed_rounds):
-            for name in _turn(list(builds), number):
+            for name in in_turn(list(builds), number):
                 mixed[name].append(
                     measure_mixed(
                         served[name], data.keys, episodes=len(data.texts), timing=mixed_timing

@@ -22,7 +22,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from evals.bench.exact_reads import in_turn
 from evals.bench.served.data import ATTRIBUTE_WORDS, slug
+from evals.bench.served.http import machine
 from retrieval.reader import Reader
 from retrieval.search.embeddings import Embedder
 from server.settings import Settings
@@ -115,8 +117,7 @@ def compare(builds: dict[str, Path | None], *, rounds: int, calls: int) -> dict[
     names = list(builds)
     found: dict[str, list[float]] = {name: [] for name in names}
     for number in range(rounds):
-        first = number % len(names)
-        for name in names[first:] + names[:first]:
+        for name in in_turn(names, number):
             found[name].append(_one(builds[name], calls))
             print(name, number, found[name][-1], file=sys.stderr, flush=True)
     return {
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.measure is not None:
         print(json.dumps(measure(args.measure)))
         return
-    load_at_start = os.getloadavg()
+    about = machine()
     builds: dict[str, Path | None] = {"this": None}
     builds |= {path.name: path.resolve() for path in args.base}
     results: dict[str, Any] = compare(builds, rounds=args.rounds, calls=args.calls)
@@ -153,11 +154,8 @@ def main(argv: list[str] | None = None) -> None:
         "calls": args.calls,
         "base": [str(path) for path in args.base],
     }
-    results["machine"] = {
-        "cpus": os.cpu_count(),
-        "load_average_at_start": [round(load, 2) for load in load_at_start],
-        "load_average_at_end": [round(load, 2) for load in os.getloadavg()],
-    }
+    about["load_average_at_end"] = [round(load, 2) for load in os.getloadavg()]
+    results["machine"] = about
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     for name in builds:
