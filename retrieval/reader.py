@@ -250,7 +250,8 @@ class Reader:
                 request.question, now=now, subject=plan.subject, known_subjects=known
             )
             # A question with no name or date to cut is its own routing text: its one vector
-            # routes it and searches for its evidence.
+            # routes it and searches for its evidence. A routing text seen before is not
+            # encoded again (``AttributeIndex``): with no evidence asked, nothing may be.
             alone = [] if topic == request.question else wanted
             batch = self.attributes.batch(
                 topic, snapshot.attributes(), subject=plan.subject, texts=alone
@@ -272,15 +273,14 @@ class Reader:
         if named:
             return plan, memory, vectors.result()[0] if vectors is not None else None
         assert vectors is not None
-        found = vectors.result()
-        scores, asked = batch.finish(found)
-        routing = route_keys(scores, held=memory.held_attributes(), subject=plan.subject)
+        found = batch.finish(vectors.result())
+        routing = route_keys(found.scores, held=memory.held_attributes(), subject=plan.subject)
         routed = _with_attributes(
             plan, routing.attributes, routed=routing.routed, reason=routing.reason
         )
         if not wanted:
             return routed, memory, None
-        return routed, memory, asked[0] if alone else found[0]  # found[0]: the routing text's
+        return routed, memory, found.asked[0] if alone else found.question
 
     def _embed(self, texts: Sequence[str]) -> Vector | None:
         """The vector of the one text asked for, or None when none is."""

@@ -98,34 +98,58 @@ def score_attributes(
 
 
 class AttributeIndex:
-    """Attribute text vectors cached per (attribute, schema_version): a question embeds alone.
+    """Attribute text vectors cached per (attribute, schema_version), and routing texts' vectors
+    by their text: a question whose routing text was seen before, about any subject, routes
+    without the encoder.
 
-    Entries are also keyed by the attribute's texts, so two tenants' attributes of one name
-    share vectors only when their words are identical (and the vectors then are too). The
-    least recently used entries go first once ``max_entries`` is reached. Thread-safe.
+    Attribute entries are also keyed by the attribute's texts, so two tenants' attributes of one
+    name share vectors only when their words are identical (and the vectors then are too). A
+    routing text has its subject's names and dates cut out (``routing_text``), so questions of
+    one shape about many subjects ("What is ...'s current plan?") share it; its vector depends
+    on its words alone, so tenants share it too. In each cache the least recently used entries
+    go first once its bound (``max_entries``, ``max_routing_texts``) is reached. Thread-safe.
     """
 
-    def __init__(self, embedder: TextEmbedder, *, max_entries: int = 10_000) -> None:
+    def __init__(
+        self,
+        embedder: TextEmbedder,
+        *,
+        max_entries: int = 10_000,
+        max_routing_texts: int = 4_096,
+    ) -> None:
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
+        if max_routing_texts < 0:
+            raise ValueError("max_routing_texts must not be negative")
         self.embedder = embedder
         self.max_entries = max_entries
+        self.max_routing_texts = max_routing_texts
         self._vectors: OrderedDict[_CacheKey, Vectors] = OrderedDict()
+        self._routing_texts: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
+        """Attributes cached (routing texts not counted)."""
         with self._lock:
             return len(self._vectors)
+
+    @property
+    def routing_texts(self) -> int:
+        """Routing texts cached."""
+        with self._lock:
+            return len(self._routing_texts)
 
     def clear(self) -> None:
         """Forget every cached vector."""
         with self._lock:
             self._vectors.clear()
+            self._routing_texts.clear()
 
     def score(
         self, question: str, attributes: Sequence[Attribute], *, subject: str | None = None
     ) -> list[AttributeScore]:
-        """As ``score_attributes``, embedding only the question and attributes not yet cached."""
+        """As ``score_attributes``, embedding only the question (when not cached) and the
+        attributes not yet cached."""
         scores, _ = self.score_and_embed(question, attributes, subject=subject)
         return scores
 
@@ -139,7 +163,8 @@ class AttributeIndex:
     ) -> tuple[list[AttributeScore], Vectors]:
         """``score``, and the vectors of ``texts`` from the same single embed call."""
         batch = self.batch(question, attributes, subject=subject, texts=texts)
-        return batch.finish(self.embedder.embed(batch.texts))
+        routed = batch.finish(self.embedder.embed(batch.texts))
+        return routed.scores, routed.asked
 
     def batch(
         self,
@@ -150,18 +175,28 @@ class AttributeIndex:
         texts: Sequence[str] = (),
     ) -> RoutingBatch:
         """What ``score_and_embed`` embeds, to embed elsewhere (on another thread, while the
-        caller reads): the question, ``texts``, then the attribute texts not cached."""
+        caller reads): the question unless its vector is cached, ``texts``, then the attribute
+        texts not cached. With all of them cached and no ``texts``, that is nothing."""
         keys = [_key(attribute, subject) for attribute in attributes]
         with self._lock:
             cached = {key: self._vectors[key] for key in keys if key in self._vectors}
+            known = self._routing_texts.get(question)
+            if known is not None:
+                self._routing_texts.move_to_end(question)
         missing = list(dict.fromkeys(key for key in keys if key not in cached))
         return RoutingBatch(
             index=self,
+            question=question,
+            question_vector=known,
             attributes=tuple(attributes),
             keys=keys,
             cached=cached,
             missing=missing,
-            texts=[question, *texts, *(text for key in missing for text in key[2])],
+            texts=[
+                *([question] if known is None else []),
+                *texts,
+                *(text for key in missing for text in key[2]),
+            ],
             asked=len(texts),
         )
 
@@ -174,13 +209,36 @@ class AttributeIndex:
         with self._lock:
             return {name: self._vectors[key] for name, key in keys.items() if key in self._vectors}
 
-    def _keep(self, keys: Sequence[_CacheKey], vectors: dict[_CacheKey, Vectors]) -> None:
+    def _keep(
+        self,
+        keys: Sequence[_CacheKey],
+        vectors: dict[_CacheKey, Vectors],
+        question: tuple[str, Vectors] | None,
+    ) -> None:
         with self._lock:
             for key in keys:
                 self._vectors[key] = vectors[key]
                 self._vectors.move_to_end(key)
             while len(self._vectors) > self.max_entries:
                 self._vectors.popitem(last=False)
+            if question is not None and self.max_routing_texts:
+                text, vector = question
+                self._routing_texts[text] = vector
+                self._routing_texts.move_to_end(text)
+                while len(self._routing_texts) > self.max_routing_texts:
+                    self._routing_texts.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class Routed:
+    """What one routing batch answers (``RoutingBatch.finish``)."""
+
+    scores: list[AttributeScore]
+    """Every attribute's score, best first."""
+    asked: Vectors
+    """The vectors of the texts asked for besides the question, in their order."""
+    question: Vectors
+    """The question's vector (the routing text's): encoded now or cached."""
 
 
 @dataclass(frozen=True)
@@ -188,26 +246,35 @@ class RoutingBatch:
     """One encoder batch of a routed question (``AttributeIndex.batch``)."""
 
     index: AttributeIndex
+    question: str
+    question_vector: Vectors | None
+    """The question's vector when it was cached: then it is not among ``texts``."""
     attributes: tuple[Attribute, ...]
     keys: list[_CacheKey]
     cached: dict[_CacheKey, Vectors]
     missing: list[_CacheKey]
     texts: list[str]
-    """What to embed, in one call."""
+    """What to embed, in one call (perhaps nothing)."""
     asked: int
     """How many texts besides the question were asked for."""
 
-    def finish(self, vectors: Vectors) -> tuple[list[AttributeScore], Vectors]:
-        """The attribute scores and the asked texts' vectors, from the vectors of ``texts``;
-        the attribute vectors computed are cached."""
+    def finish(self, vectors: Vectors) -> Routed:
+        """The attribute scores, the asked texts' vectors and the question's, from the vectors
+        of ``texts``; the vectors computed are cached."""
         found = dict(self.cached)
-        offset = 1 + self.asked
+        if self.question_vector is None:
+            # A copy: a row of the batch would keep the whole batch alive in the cache.
+            question, offset, new = vectors[0].copy(), 1, True
+        else:
+            question, offset, new = self.question_vector, 0, False
+        asked = vectors[offset : offset + self.asked]
+        offset += self.asked
         for key in self.missing:
             found[key] = vectors[offset : offset + len(key[2])]
             offset += len(key[2])
-        self.index._keep(self.keys, found)
-        scores = _ranked(vectors[0], self.attributes, [found[key] for key in self.keys])
-        return scores, vectors[1 : 1 + self.asked]
+        self.index._keep(self.keys, found, (self.question, question) if new else None)
+        scores = _ranked(question, self.attributes, [found[key] for key in self.keys])
+        return Routed(scores=scores, asked=asked, question=question)
 
 
 ABOUT_THRESHOLD = 0.25

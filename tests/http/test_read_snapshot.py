@@ -47,12 +47,13 @@ def reader(pool: ConnectionPool, clock: ManualClock, embedder: Embedder) -> Read
 @pytest.fixture
 def embed_calls(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Every batch the session's encoder is asked to embed during the test (``embed`` hands
-    its texts to ``embed_later`` too)."""
+    its texts to ``embed_later`` too); an empty one never reaches it and is not counted."""
     calls: list[list[str]] = []
     real = embedder.embed_later
 
     def counting(texts: Sequence[str]) -> Any:
-        calls.append(list(texts))
+        if texts:
+            calls.append(list(texts))
         return real(texts)
 
     monkeypatch.setattr(embedder, "embed_later", counting)
@@ -144,7 +145,8 @@ def test_a_context_makes_one_encoder_call_at_most(
 ) -> None:
     _mira(reader)
     question = "When is Mira's passport deadline?"
-    reader.context(question)  # the attribute vectors are cached from here on
+    # The attribute vectors are cached from here on; this routing text is not the question's.
+    reader.context("Where does Mira live?")
     embed_calls.clear()
     result = reader.context(question, **request_fields)
     assert "passport_deadline: 2026-07-15" in result.block
@@ -158,7 +160,7 @@ def test_a_question_with_no_name_or_date_to_cut_is_embedded_once(
 ) -> None:
     _mira(reader)
     question = "When is the passport deadline?"  # its own routing text: nothing to cut
-    reader.context(question, subject="mira")  # the attribute vectors are cached from here on
+    reader.context("Where does she live?", subject="mira")  # the attributes' vectors cached
     named = "When is Mira's passport deadline?"
     embed_calls.clear()
     once = reader.context(question, subject="mira")
@@ -168,6 +170,37 @@ def test_a_question_with_no_name_or_date_to_cut_is_embedded_once(
     # The one vector routed the question and found its evidence, as the two vectors do.
     assert once.plan.attributes == twice.plan.attributes == ("passport_deadline",)
     assert [e.episode_id for e in once.evidence][:1] == ["e2"]
+    # Asked again, its cached vector routes it and searches for its evidence.
+    embed_calls.clear()
+    again = reader.context(question, subject="mira")
+    assert embed_calls == []
+    assert again.block == once.block
+    assert [e.episode_id for e in again.evidence] == [e.episode_id for e in once.evidence]
+
+
+def test_a_routing_text_seen_before_is_not_encoded_again(
+    reader: ReadPath, embed_calls: list[list[str]]
+) -> None:
+    _mira(reader)
+    reader.record("e3", "2026-06-01T09:45:00Z", "Noor's passport deadline is 2026-09-01.")
+    reader.assert_value("e3", "noor", "passport_deadline", "2026-09-01", "2026-06-01T09:45:00Z")
+    embed_calls.clear()
+    mira = reader.context("When is Mira's passport deadline?")
+    # Another subject, the same routing text ("When is passport deadline?"): only the question
+    # is embedded, for its evidence; without evidence nothing is.
+    noor = reader.context("When is Noor's passport deadline?")
+    bare = reader.context("When is Noor's passport deadline?", evidence_k=0)
+    assert [batch[:2] for batch in embed_calls] == [
+        ["When is passport deadline?", "When is Mira's passport deadline?"],
+        ["When is Noor's passport deadline?"],
+    ]
+    assert len(embed_calls[1]) == 1
+    assert "passport_deadline: 2026-07-15" in mira.block
+    assert "passport_deadline: 2026-09-01" in noor.block
+    assert "passport_deadline: 2026-09-01" in bare.block
+    assert mira.plan.attributes == noor.plan.attributes == bare.plan.attributes
+    assert noor.plan.attributes == ("passport_deadline",)
+    assert [e.episode_id for e in noor.evidence][:1] == ["e3"]
 
 
 def test_a_context_reads_the_tenants_attributes_once(
@@ -221,7 +254,8 @@ def test_the_servers_requests_share_the_attribute_vectors(
     assert "loyalty_tier: gold" in second.json()["block"]
     texts_first, texts_second = embed_calls
     assert any("Loyalty programme tier" in text for text in texts_first)
-    assert len(texts_second) == 2  # the routing text and the question: attributes cached
+    # The question alone: the attributes' vectors and the routing text's are cached.
+    assert texts_second == ["Which loyalty tier is Ada in?"]
     assert len(resources_of(http.app).attributes) >= 2
 
 

@@ -314,6 +314,60 @@ def test_the_index_forgets_the_least_recently_used(embedder: Embedder) -> None:
         AttributeIndex(embedder, max_entries=0)
 
 
+def test_a_routing_text_seen_before_routes_without_the_encoder(embedder: Embedder) -> None:
+    counting = CountingEmbedder(embedder)
+    index = AttributeIndex(counting)
+    first = index.score("When was she born?", SCHEMA)
+    again = index.score("When was she born?", SCHEMA)
+    other = index.score("Where does she work?", SCHEMA)
+    assert [batch[:1] for batch in counting.calls] == [
+        ["When was she born?"],
+        [],
+        ["Where does she work?"],
+    ]
+    assert again == first  # the same vector, so the same scores
+    assert other[0].attribute == "employer"
+    assert index.routing_texts == 2
+    # Asked with other texts, the cached one is left out of the batch and the texts' vectors
+    # are the batch's own.
+    scores, asked = index.score_and_embed("When was she born?", SCHEMA, texts=["born when?"])
+    assert counting.calls[-1] == ["born when?"]
+    assert scores == first
+    np.testing.assert_allclose(asked, embedder.embed(["born when?"]), atol=1e-5)
+
+
+def test_the_routing_texts_are_bounded_least_recently_used_first(embedder: Embedder) -> None:
+    counting = CountingEmbedder(embedder)
+    index = AttributeIndex(counting, max_routing_texts=2)
+    for question in ["When was she born?", "Where does she work?", "When was she born?"]:
+        index.score(question, SCHEMA)
+    index.score("Where does she live?", SCHEMA)  # "Where does she work?" is the oldest now
+    index.score("When was she born?", SCHEMA)
+    index.score("Where does she work?", SCHEMA)
+    assert [batch[:1] for batch in counting.calls] == [
+        ["When was she born?"],
+        ["Where does she work?"],
+        [],
+        ["Where does she live?"],
+        [],
+        ["Where does she work?"],
+    ]
+    assert index.routing_texts == 2
+    index.clear()
+    assert (len(index), index.routing_texts) == (0, 0)
+
+
+def test_routing_texts_are_not_cached_with_a_bound_of_zero(embedder: Embedder) -> None:
+    counting = CountingEmbedder(embedder)
+    index = AttributeIndex(counting, max_routing_texts=0)
+    index.score("When was she born?", SCHEMA)
+    index.score("When was she born?", SCHEMA)
+    assert counting.calls[1] == ["When was she born?"]
+    assert index.routing_texts == 0
+    with pytest.raises(ValueError, match="max_routing_texts"):
+        AttributeIndex(embedder, max_routing_texts=-1)
+
+
 def test_attribute_texts_are_the_name_description_and_aliases() -> None:
     attribute = declared(
         "home_city", ValueType.STRING, "City of residence", "hometown", "home city"
