@@ -250,11 +250,15 @@ class Reader:
                 request.question, now=now, subject=plan.subject, known_subjects=known
             )
             # A question with no name or date to cut is its own routing text: its one vector
-            # routes it and searches for its evidence. A routing text seen before is not
-            # encoded again (``AttributeIndex``): with no evidence asked, nothing may be.
+            # routes it and searches for its evidence. A routing text the tenant asked before
+            # is not encoded again (``AttributeIndex``): with no evidence asked, nothing may be.
             alone = [] if topic == request.question else wanted
             batch = self.attributes.batch(
-                topic, snapshot.attributes(), subject=plan.subject, texts=alone
+                topic,
+                snapshot.attributes(),
+                subject=plan.subject,
+                texts=alone,
+                tenant_id=snapshot.tenant_id,
             )
             vectors = self.embedder.embed_later(batch.texts)
         try:

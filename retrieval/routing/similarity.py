@@ -99,15 +99,17 @@ def score_attributes(
 
 class AttributeIndex:
     """Attribute text vectors cached per (attribute, schema_version), and routing texts' vectors
-    by their text: a question whose routing text was seen before, about any subject, routes
-    without the encoder.
+    per (tenant, text): a question whose routing text the tenant asked before, about any
+    subject, routes without the encoder.
 
     Attribute entries are also keyed by the attribute's texts, so two tenants' attributes of one
     name share vectors only when their words are identical (and the vectors then are too). A
     routing text has its subject's names and dates cut out (``routing_text``), so questions of
-    one shape about many subjects ("What is ...'s current plan?") share it; its vector depends
-    on its words alone, so tenants share it too. In each cache the least recently used entries
-    go first once its bound (``max_entries``, ``max_routing_texts``) is reached. Thread-safe.
+    one shape about many subjects ("What is ...'s current plan?") share it. It is the text of a
+    tenant's question, so it is kept per tenant: whether a question was asked is never told to
+    another tenant, not even by how fast its own is answered. In each cache the least recently
+    used entries go first once its bound (``max_entries``, ``max_routing_texts``) is reached.
+    Thread-safe.
     """
 
     def __init__(
@@ -125,7 +127,7 @@ class AttributeIndex:
         self.max_entries = max_entries
         self.max_routing_texts = max_routing_texts
         self._vectors: OrderedDict[_CacheKey, Vectors] = OrderedDict()
-        self._routing_texts: OrderedDict[str, Vectors] = OrderedDict()
+        self._routing_texts: OrderedDict[tuple[str | None, str], Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -146,11 +148,16 @@ class AttributeIndex:
             self._routing_texts.clear()
 
     def score(
-        self, question: str, attributes: Sequence[Attribute], *, subject: str | None = None
+        self,
+        question: str,
+        attributes: Sequence[Attribute],
+        *,
+        subject: str | None = None,
+        tenant_id: str | None = None,
     ) -> list[AttributeScore]:
-        """As ``score_attributes``, embedding only the question (when not cached) and the
-        attributes not yet cached."""
-        scores, _ = self.score_and_embed(question, attributes, subject=subject)
+        """As ``score_attributes``, embedding only the question (unless ``tenant_id`` asked it
+        before) and the attributes not yet cached."""
+        scores, _ = self.score_and_embed(question, attributes, subject=subject, tenant_id=tenant_id)
         return scores
 
     def score_and_embed(
@@ -160,9 +167,10 @@ class AttributeIndex:
         *,
         subject: str | None = None,
         texts: Sequence[str] = (),
+        tenant_id: str | None = None,
     ) -> tuple[list[AttributeScore], Vectors]:
         """``score``, and the vectors of ``texts`` from the same single embed call."""
-        batch = self.batch(question, attributes, subject=subject, texts=texts)
+        batch = self.batch(question, attributes, subject=subject, texts=texts, tenant_id=tenant_id)
         routed = batch.finish(self.embedder.embed(batch.texts))
         return routed.scores, routed.asked
 
@@ -173,20 +181,23 @@ class AttributeIndex:
         *,
         subject: str | None = None,
         texts: Sequence[str] = (),
+        tenant_id: str | None = None,
     ) -> RoutingBatch:
         """What ``score_and_embed`` embeds, to embed elsewhere (on another thread, while the
-        caller reads): the question unless its vector is cached, ``texts``, then the attribute
-        texts not cached. With all of them cached and no ``texts``, that is nothing."""
+        caller reads): the question unless the tenant's cache holds it, ``texts``, then the
+        attribute texts not cached. With all of them cached and no ``texts``, that is nothing.
+        ``tenant_id`` is whose question it is (None: a caller of no tenant's)."""
         keys = [_key(attribute, subject) for attribute in attributes]
+        asked = (tenant_id, question)
         with self._lock:
             cached = {key: self._vectors[key] for key in keys if key in self._vectors}
-            known = self._routing_texts.get(question)
+            known = self._routing_texts.get(asked)
             if known is not None:
-                self._routing_texts.move_to_end(question)
+                self._routing_texts.move_to_end(asked)
         missing = list(dict.fromkeys(key for key in keys if key not in cached))
         return RoutingBatch(
             index=self,
-            question=question,
+            question=asked,
             question_vector=known,
             attributes=tuple(attributes),
             keys=keys,
@@ -213,7 +224,7 @@ class AttributeIndex:
         self,
         keys: Sequence[_CacheKey],
         vectors: dict[_CacheKey, Vectors],
-        question: tuple[str, Vectors] | None,
+        question: tuple[tuple[str | None, str], Vectors] | None,
     ) -> None:
         with self._lock:
             for key in keys:
@@ -222,9 +233,9 @@ class AttributeIndex:
             while len(self._vectors) > self.max_entries:
                 self._vectors.popitem(last=False)
             if question is not None and self.max_routing_texts:
-                text, vector = question
-                self._routing_texts[text] = vector
-                self._routing_texts.move_to_end(text)
+                asked, vector = question
+                self._routing_texts[asked] = vector
+                self._routing_texts.move_to_end(asked)
                 while len(self._routing_texts) > self.max_routing_texts:
                     self._routing_texts.popitem(last=False)
 
@@ -246,7 +257,8 @@ class RoutingBatch:
     """One encoder batch of a routed question (``AttributeIndex.batch``)."""
 
     index: AttributeIndex
-    question: str
+    question: tuple[str | None, str]
+    """The tenant asking and the question (its routing text)."""
     question_vector: Vectors | None
     """The question's vector when it was cached: then it is not among ``texts``."""
     attributes: tuple[Attribute, ...]

@@ -259,6 +259,36 @@ def test_the_servers_requests_share_the_attribute_vectors(
     assert len(resources_of(http.app).attributes) >= 2
 
 
+def test_a_routing_text_is_kept_for_the_tenant_that_asked_it(
+    http: Client, api_tenant: ApiTenant, admin: dict[str, str], embed_calls: list[list[str]]
+) -> None:
+    other = f"{api_tenant.name}-other"
+    assert http.post("/v1/admin/tenants", json={"tenant_id": other}, headers=admin).is_success
+    issued = http.post(f"/v1/admin/tenants/{other}/keys", headers=admin)
+    other_headers = {"Authorization": f"Bearer {issued.json()['api_key']}"}
+    for headers in (api_tenant.headers, other_headers):
+        declare(http, headers, "loyalty_tier", "string", description="Loyalty programme tier")
+        record(
+            http,
+            headers,
+            "t1",
+            "Ada is a gold member.",
+            updates=[candidate("ada", "loyalty_tier", "gold")],
+        )
+    body = {"question": "Which loyalty tier is Ada in?", "subject": "ada", "evidence_k": 0}
+    embed_calls.clear()
+    asked = [
+        http.post("/v1/context", json=body, headers=headers)
+        for headers in (api_tenant.headers, other_headers, api_tenant.headers)
+    ]
+    assert [answer.status_code for answer in asked] == [200, 200, 200]
+    assert all("loyalty_tier: gold" in answer.json()["block"] for answer in asked)
+    # The other tenant's first question is encoded, though the first tenant asked its routing
+    # text just before; the first tenant's second is not.
+    routing_text = "Which loyalty tier is in?"
+    assert [batch[:1] for batch in embed_calls] == [[routing_text], [routing_text]]
+
+
 def test_search_and_context_report_an_unavailable_database_as_the_store_does(
     conninfo: str, embedder: Embedder
 ) -> None:

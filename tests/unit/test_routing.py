@@ -357,6 +357,21 @@ def test_the_routing_texts_are_bounded_least_recently_used_first(embedder: Embed
     assert (len(index), index.routing_texts) == (0, 0)
 
 
+def test_a_routing_text_is_cached_for_the_tenant_that_asked_it(embedder: Embedder) -> None:
+    counting = CountingEmbedder(embedder)
+    index = AttributeIndex(counting)
+    for tenant in ["a", "b", "a", "b", None]:
+        index.score("When was she born?", SCHEMA, tenant_id=tenant)
+    assert [batch[:1] for batch in counting.calls] == [
+        ["When was she born?"],
+        ["When was she born?"],
+        [],
+        [],
+        ["When was she born?"],
+    ]
+    assert index.routing_texts == 3
+
+
 def test_routing_texts_are_not_cached_with_a_bound_of_zero(embedder: Embedder) -> None:
     counting = CountingEmbedder(embedder)
     index = AttributeIndex(counting, max_routing_texts=0)
