@@ -62,6 +62,10 @@ def answer(
             job = Claim(tenant_id, episode.id, queued.lease_id)
             extracted = run_job(store, resources.extractor, job, resources.policy, METRICS) or []
         state = store.extraction.state(tenant_id, episode.id)
+    if extracted:
+        # What was extracted may be about subjects the episode did not name: they are its own
+        # now, and the answer shows them as a read of the episode does.
+        episode = store.episodes.get(tenant_id, episode.id)
     return EpisodeRecorded(
         **episode.model_dump(), results=results, extraction=state, extracted=extracted
     )

@@ -145,7 +145,7 @@ class EpisodeCalls:
                     now=now,
                     truncated=truncated,
                 )
-            return [
+            applied = [
                 (
                     episode,
                     _apply(
@@ -154,6 +154,7 @@ class EpisodeCalls:
                 )
                 for episode, candidates in zip(recorded, checked, strict=True)
             ]
+            return _with_subjects_now(conn, tenant_id, applied)
 
         try:
             if any(checked):
@@ -263,6 +264,29 @@ def _enqueue(
     extraction.enqueue(
         conn, tenant_id, episode_id, now=now, prompt_version=queued.prompt_version, lease=lease
     )
+
+
+def _with_subjects_now(
+    conn: psycopg.Connection[Any],
+    tenant_id: str,
+    applied: list[tuple[Episode, list[UpdateResult]]],
+) -> list[tuple[Episode, list[UpdateResult]]]:
+    """Each episode as its candidates left it: one written about a subject the episode did not
+    name adds that subject to it (``add_subjects``), so the answer shows what a read of the
+    episode shows. Read again only where a candidate was applied."""
+    touched = [episode.id for episode, results in applied if results]
+    if not touched:
+        return applied
+    subjects = episodes.episode_subjects(conn, tenant_id, touched)
+    return [
+        (
+            episode.model_copy(update={"subjects": subjects[episode.id]})
+            if episode.id in subjects
+            else episode,
+            results,
+        )
+        for episode, results in applied
+    ]
 
 
 def _apply(

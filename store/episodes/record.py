@@ -287,6 +287,24 @@ def get_episodes(
     return {episode.id: episode for episode in found}
 
 
+def episode_subjects(
+    conn: psycopg.Connection[Any], tenant_id: str, episode_ids: Iterable[str]
+) -> dict[str, list[str]]:
+    """The subjects each of the tenant's episodes among ``episode_ids`` concerns now (its pairs in
+    ``episode_subjects``, in byte order as ``get_episodes`` gives them); an episode with none is
+    absent."""
+    wanted = sorted(set(episode_ids))
+    if not wanted:
+        return {}
+    rows = conn.execute(
+        'SELECT episode_id, array_agg(subject ORDER BY subject COLLATE "C") FROM episode_subjects'
+        " WHERE tenant_id = %(tenant_id)s AND episode_id = ANY(%(episode_ids)s)"
+        " GROUP BY episode_id",
+        {"tenant_id": tenant_id, "episode_ids": wanted},
+    ).fetchall()
+    return {str(episode_id): list(subjects) for episode_id, subjects in rows}
+
+
 def episode_times(
     conn: psycopg.Connection[Any], tenant_id: str, episode_ids: Iterable[str]
 ) -> dict[str, datetime]:

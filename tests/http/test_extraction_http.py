@@ -142,6 +142,19 @@ def test_extract_now_answers_with_the_results_and_the_next_read_sees_the_fact(
     assert fact["source_episode_id"] == "e1"
 
 
+def test_extract_now_answers_with_the_subjects_its_candidates_added(
+    client: TestClient[Litestar], endpoint: StandIn, tenant: ApiTenant
+) -> None:
+    # The text is about Ola too; the episode names only Mira.
+    endpoint.script = lambda _: updates(CITY, {**CITY, "subject": "ola", "value": "Bodø"})
+    text = "Mira said she moved to Tromsø last week; Ola moved to Bodø."
+    body = _episode("e-ola", "now", text)
+    recorded = _ok(client.post("/v1/episodes", json=body, headers=tenant.headers))
+    assert [result["status"] for result in recorded["extracted"]] == ["written", "written"]
+    read = _ok(client.get("/v1/episodes/e-ola", headers=tenant.headers))
+    assert recorded["subjects"] == read["subjects"] == ["mira", "ola"]
+
+
 def test_background_extraction_is_done_by_the_servers_worker(
     client: TestClient[Litestar], tenant: ApiTenant
 ) -> None:

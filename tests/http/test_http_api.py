@@ -452,6 +452,43 @@ def test_batch_records_every_episode_in_order_and_applies_each_ones_candidates(
         assert ok(http.get(f"/v1/episodes/{episode['id']}", headers=tenant.headers)) == episode
 
 
+def test_an_episodes_answer_shows_the_subjects_its_candidates_added(http: Client) -> None:
+    tenant = new_tenant(http)
+    now = "2026-04-01T12:00:00Z"
+    declare(http, tenant, now, "home_city", value_type="string", description="Where one lives")
+    ada = candidate("ada", "home_city", "Porto", "2026-04-01T08:00:00Z", "Ada moved to Porto.")
+    refused = {**ada, "subject": "cyd", "attribute": "shoe_size"}  # invalid: adds no subject
+    alone = {
+        "id": "s1",
+        "occurred_at": "2026-04-01T08:00:00Z",
+        "text": "Ada moved to Porto.",
+        "updates": [ada],
+    }
+    braga = {**ada, "value": "Braga", "valid_from": "2026-04-01T09:00:00Z", "evidence": "Braga"}
+    named = {
+        **alone,
+        "id": "s2",
+        "occurred_at": "2026-04-01T09:00:00Z",
+        "text": "Ada moved to Braga, Bob says.",
+        "subjects": ["bob"],
+        "updates": [braga, refused],
+    }
+    answers = [
+        ok(http.post("/v1/episodes", json=alone, headers=at(tenant, now))),
+        *ok(http.post("/v1/episodes/batch", json={"episodes": [named]}, headers=at(tenant, now)))[
+            "episodes"
+        ],
+    ]
+    assert [[r["status"] for r in answer["results"]] for answer in answers] == [
+        ["written"],
+        ["written", "invalid"],
+    ]
+    assert [answer["subjects"] for answer in answers] == [["ada"], ["ada", "bob"]]
+    for answer in answers:
+        read = ok(http.get(f"/v1/episodes/{answer['id']}", headers=tenant.headers))
+        assert read["subjects"] == answer["subjects"]
+
+
 # -- attributes -----------------------------------------------------------------------------
 
 
