@@ -75,6 +75,13 @@ EXTRACTION_LAG = Gauge(
     multiprocess_mode="max",
 )
 
+FROZEN_OBJECTS = Gauge(
+    "sgam_heap_frozen_objects",
+    "Objects the serving processes froze once started, which no garbage collection walks again"
+    " (server.runtime.heap); summed over the processes still running.",
+    multiprocess_mode="livesum",
+)
+
 
 def count_results(results: Iterable[UpdateResult]) -> None:
     """Count candidate outcomes."""

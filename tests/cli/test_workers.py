@@ -251,6 +251,13 @@ def test_every_worker_runs_uvloop_and_parses_with_httptools_by_default(served: S
         assert "/httptools/parser/parser." in mapped, worker
 
 
+def test_every_worker_froze_its_heap_once_started(served: Served) -> None:
+    # Each worker's startup heap (about 220,000 objects) is out of the collector's walks; the
+    # gauge sums the workers still running.
+    frozen = _scrape(served.url)[("sgam_heap_frozen_objects", ())]
+    assert frozen > WORKERS * 50_000, frozen
+
+
 def test_sigterm_stops_the_workers_and_the_embedded_database(served: Served) -> None:
     workers = set(_per_worker(served, "sgam_candidates_total"))
     assert len(workers) > 1
