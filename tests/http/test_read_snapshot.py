@@ -33,7 +33,8 @@ from store.errors import DatabaseUnavailable
 from store.service import MemoryStore
 from store.subjects.reads import SubjectMemory
 from tests.conftest import ApiTenant, ts
-from tests.http_helpers import candidate, declare, record
+from tests.encoder_helpers import gold_member
+from tests.http_helpers import declare
 from tests.read_helpers import ReadPath, read_path
 
 Client = TestClient[Litestar]
@@ -236,16 +237,8 @@ def test_a_first_context_embeds_its_attributes_in_the_same_call(
 def test_the_servers_requests_share_the_attribute_vectors(
     http: Client, api_tenant: ApiTenant, embed_calls: list[list[str]]
 ) -> None:
-    headers = api_tenant.headers
-    declare(http, headers, "loyalty_tier", "string", description="Loyalty programme tier")
+    headers = gold_member(http, api_tenant.headers)
     declare(http, headers, "seat_pref", "string", description="Preferred aircraft seat")
-    record(
-        http,
-        headers,
-        "t1",
-        "Ada is a gold member.",
-        updates=[candidate("ada", "loyalty_tier", "gold")],
-    )
     body = {"question": "Which loyalty tier is Ada in?", "subject": "ada"}
     embed_calls.clear()
     first = http.post("/v1/context", json=body, headers=headers)
@@ -267,14 +260,7 @@ def test_a_routing_text_is_kept_for_the_tenant_that_asked_it(
     issued = http.post(f"/v1/admin/tenants/{other}/keys", headers=admin)
     other_headers = {"Authorization": f"Bearer {issued.json()['api_key']}"}
     for headers in (api_tenant.headers, other_headers):
-        declare(http, headers, "loyalty_tier", "string", description="Loyalty programme tier")
-        record(
-            http,
-            headers,
-            "t1",
-            "Ada is a gold member.",
-            updates=[candidate("ada", "loyalty_tier", "gold")],
-        )
+        gold_member(http, headers)
     body = {"question": "Which loyalty tier is Ada in?", "subject": "ada", "evidence_k": 0}
     embed_calls.clear()
     asked = [
