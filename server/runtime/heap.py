@@ -1,15 +1,16 @@
 """A serving process's heap, frozen once it has started.
 
-A started server holds about 220,000 objects the cyclic garbage collector tracks (the modules of
+A started server holds about 200,000 objects the cyclic garbage collector tracks (the modules of
 the web stack, the driver, pydantic's schemas, the routes) and keeps nearly all of them for its
-life. A full collection walks every one: about 125 ms on 2 cores, during which no request
-thread and not the event loop runs. Python runs one whenever the objects that survived since
+life. A full collection walks every one: 100-150 ms on 2 cores, during which no request thread
+and not the event loop runs. Python runs one whenever the objects that survived since
 the last grow by a quarter of those, so a busy server stops every so often for that long.
 
 ``freeze_started_heap`` collects once, then moves every object alive to the collector's
 permanent generation (``gc.freeze``), which no collection walks again: a full collection then
-walks only what was made since, about 1 ms. Cycles among the frozen objects are never
-collected; they were alive at startup, and reference counting still frees the rest.
+walks only what was made since, well under a millisecond (``python -m evals.bench.heap``).
+Cycles among the frozen objects are never collected; they were alive at startup, and reference
+counting still frees the rest.
 
 Only ``sgam serve``'s processes freeze (``server.asgi``): an app made in a test or an embedding
 program shares its process with objects that are not the server's.
