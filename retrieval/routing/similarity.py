@@ -33,7 +33,8 @@ from store.contract.facts import Attribute
 
 _NAME_SEPARATORS = re.compile(r"[_\-.:]+")
 
-_CacheKey = tuple[str, int, tuple[str, ...]]
+_CacheKey = tuple[str | None, str, int, tuple[str, ...]]
+"""(tenant, attribute, schema version, its texts as routed)."""
 
 
 class TextEmbedder(Protocol):
@@ -98,18 +99,17 @@ def score_attributes(
 
 
 class AttributeIndex:
-    """Attribute text vectors cached per (attribute, schema_version), and routing texts' vectors
-    per (tenant, text): a question whose routing text the tenant asked before, about any
-    subject, routes without the encoder.
+    """Attribute text vectors cached per (tenant, attribute, schema_version, texts), and routing
+    texts' vectors per (tenant, text): a question whose routing text the tenant asked before,
+    about any subject, routes without the encoder.
 
-    Attribute entries are also keyed by the attribute's texts, so two tenants' attributes of one
-    name share vectors only when their words are identical (and the vectors then are too). A
-    routing text has its subject's names and dates cut out (``routing_text``), so questions of
-    one shape about many subjects ("What is ...'s current plan?") share it. It is the text of a
-    tenant's question, so it is kept per tenant: whether a question was asked is never told to
-    another tenant, not even by how fast its own is answered. In each cache the least recently
-    used entries go first once its bound (``max_entries``, ``max_routing_texts``) is reached.
-    Thread-safe.
+    Both caches are kept per tenant. A routing text has its subject's names and dates cut out
+    (``routing_text``), so questions of one shape about many subjects ("What is ...'s current
+    plan?") share it; it is the text of a tenant's question. An attribute's texts are the words
+    a tenant declared. Neither is ever told to another tenant, not even by how fast its own call
+    is answered: two tenants that declare the same words each pay for their vectors once. In
+    each cache the least recently used entries go first once its bound (``max_entries``,
+    ``max_routing_texts``) is reached. Thread-safe.
     """
 
     def __init__(
@@ -187,7 +187,7 @@ class AttributeIndex:
         caller reads): the question unless the tenant's cache holds it, ``texts``, then the
         attribute texts not cached. With all of them cached and no ``texts``, that is nothing.
         ``tenant_id`` is whose question it is (None: a caller of no tenant's)."""
-        keys = [_key(attribute, subject) for attribute in attributes]
+        keys = [_key(attribute, subject, tenant_id) for attribute in attributes]
         asked = (tenant_id, question)
         with self._lock:
             cached = {key: self._vectors[key] for key in keys if key in self._vectors}
@@ -206,17 +206,23 @@ class AttributeIndex:
             texts=[
                 *([question] if known is None else []),
                 *texts,
-                *(text for key in missing for text in key[2]),
+                *(text for key in missing for text in key[3]),
             ],
             asked=len(texts),
         )
 
     def cached(
-        self, attributes: Sequence[Attribute], *, subject: str | None = None
+        self,
+        attributes: Sequence[Attribute],
+        *,
+        subject: str | None = None,
+        tenant_id: str | None = None,
     ) -> dict[str, Vectors]:
-        """The vectors of ``attributes``' texts that are cached (as routed for ``subject``),
-        by attribute name; nothing is embedded."""
-        keys = {attribute.attribute: _key(attribute, subject) for attribute in attributes}
+        """The vectors of ``attributes``' texts that ``tenant_id``'s calls cached (as routed for
+        ``subject``), by attribute name; nothing is embedded."""
+        keys = {
+            attribute.attribute: _key(attribute, subject, tenant_id) for attribute in attributes
+        }
         with self._lock:
             return {name: self._vectors[key] for name, key in keys.items() if key in self._vectors}
 
@@ -282,8 +288,8 @@ class RoutingBatch:
         asked = vectors[offset : offset + self.asked]
         offset += self.asked
         for key in self.missing:
-            found[key] = vectors[offset : offset + len(key[2])]
-            offset += len(key[2])
+            found[key] = vectors[offset : offset + len(key[3])]
+            offset += len(key[3])
         self.index._keep(self.keys, found, (self.question, question) if new else None)
         scores = _ranked(question, self.attributes, [found[key] for key in self.keys])
         return Routed(scores=scores, asked=asked, question=question)
@@ -317,8 +323,9 @@ def topics_of(
     )
 
 
-def _key(attribute: Attribute, subject: str | None) -> _CacheKey:
+def _key(attribute: Attribute, subject: str | None, tenant_id: str | None) -> _CacheKey:
     return (
+        tenant_id,
         attribute.attribute,
         attribute.schema_version,
         attribute_texts(attribute, subject=subject),

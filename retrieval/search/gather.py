@@ -99,7 +99,7 @@ def with_topics(
     if not evidence or not asked:
         return list(evidence)
     declared = [attribute for attribute in snapshot.attributes() if attribute.attribute in asked]
-    vectors = attributes.cached(declared, subject=subject)
+    vectors = attributes.cached(declared, subject=subject, tenant_id=snapshot.tenant_id)
     if not vectors:
         return list(evidence)
     episodes = snapshot.episode_vectors(

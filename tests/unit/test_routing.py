@@ -372,6 +372,29 @@ def test_a_routing_text_is_cached_for_the_tenant_that_asked_it(embedder: Embedde
     assert index.routing_texts == 3
 
 
+def test_attribute_vectors_are_cached_for_the_tenant_that_declared_them(
+    embedder: Embedder,
+) -> None:
+    # Two tenants declaring the same words each pay for their vectors: how fast a call is
+    # answered tells no tenant what another declared.
+    counting = CountingEmbedder(embedder)
+    index = AttributeIndex(counting)
+    texts = [text for attribute in SCHEMA for text in attribute_texts(attribute)]
+    index.score("When was she born?", SCHEMA, tenant_id="a")
+    assert index.cached(SCHEMA, tenant_id="b") == {}
+    assert set(index.cached(SCHEMA, tenant_id="a")) == {a.attribute for a in SCHEMA}
+    index.score("Where does she work?", SCHEMA, tenant_id="b")
+    index.score("Where does she live?", SCHEMA, tenant_id="a")
+    assert counting.calls == [
+        ["When was she born?", *texts],
+        ["Where does she work?", *texts],
+        ["Where does she live?"],
+    ]
+    assert len(index) == 2 * len(SCHEMA)
+    for name, vectors in index.cached(SCHEMA, tenant_id="b").items():
+        np.testing.assert_allclose(vectors, index.cached(SCHEMA, tenant_id="a")[name], atol=1e-5)
+
+
 def test_routing_texts_are_not_cached_with_a_bound_of_zero(embedder: Embedder) -> None:
     counting = CountingEmbedder(embedder)
     index = AttributeIndex(counting, max_routing_texts=0)
