@@ -21,8 +21,8 @@ from retrieval.question.renamed import read_old_names_as_new
 from retrieval.question.subjects import name_mentions, unsure_subject_line
 from retrieval.question.words import KnownSubject, routing_text
 from retrieval.receipts import context_receipts
+from retrieval.routing.index import AttributeIndex
 from retrieval.routing.route import route_keys
-from retrieval.routing.similarity import AttributeIndex
 from retrieval.search.cited import cited_fields
 from retrieval.search.embeddings import Embedder
 from retrieval.search.gather import gather_evidence, with_topics

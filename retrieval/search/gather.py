@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from retrieval.context.block_inputs import EvidenceCandidate, KeyFacts
-from retrieval.routing.similarity import AttributeIndex, topics_of
+from retrieval.routing.index import AttributeIndex
+from retrieval.routing.similarity import topics_of
 from retrieval.search.embeddings import Embedder
 from store.contract.episodes import Episode
 from store.contract.reads import QuestionPlan

@@ -27,7 +27,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from extraction.extractor import Extract
 from extraction.jobs import WorkPolicy
 from retrieval.reader import Reader
-from retrieval.routing.similarity import AttributeIndex
+from retrieval.routing.index import AttributeIndex
 from retrieval.search.embeddings import Embedder
 from server.auth.keycache import KeyCache
 from server.auth.keylistener import KeyChangeListener

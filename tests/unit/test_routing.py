@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from retrieval.question.words import KnownSubject, routing_text
+from retrieval.routing.index import AttributeIndex
 from retrieval.routing.route import ROUTING_THRESHOLD, route_keys
-from retrieval.routing.similarity import AttributeIndex, attribute_texts, score_attributes
+from retrieval.routing.similarity import attribute_texts, score_attributes
 from retrieval.search.embeddings import Embedder, Vectors
 from store.contract.facts import Attribute
 from store.contract.values import ValueType
