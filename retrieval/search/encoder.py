@@ -14,10 +14,11 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,6 +45,23 @@ class EncoderUnavailable(StoreError):
     code = ErrorCode.UNAVAILABLE
 
 
+class EncoderObserver(Protocol):
+    """What the queue tells whoever watches it (the server's metrics): every call is cheap and
+    made on the thread where it happens."""
+
+    def waiting(self, calls: int) -> None:
+        """``calls`` are queued now (after a call was queued or a batch taken)."""
+        ...
+
+    def encoded(self, texts: int, seconds: float) -> None:
+        """One run of the encoder embedded ``texts`` texts in ``seconds``, failed or not."""
+        ...
+
+    def refused(self) -> None:
+        """A call was refused: ``max_waiting`` calls were queued already."""
+        ...
+
+
 @dataclass(slots=True)
 class _Job:
     texts: list[str]
@@ -59,7 +77,8 @@ class EncoderQueue:
 
     ``encode`` gets the texts of every call taken together (up to ``batch_size`` texts, or
     one call's texts when that call alone has more) and returns one row per text. ``on_start``
-    runs first on the thread (torch's thread count is set per thread).
+    runs first on the thread (torch's thread count is set per thread). ``observer``, when set,
+    hears of every call queued, run and refused.
     """
 
     def __init__(
@@ -80,7 +99,8 @@ class EncoderQueue:
         self._thread: threading.Thread | None = None
         self._starting = threading.Lock()
         self.batches = 0
-        """Encoder calls made so far (each serving one or more callers)."""
+        """Runs of the encoder so far (each serving one or more callers)."""
+        self.observer: EncoderObserver | None = None
 
     def submit(self, texts: Sequence[str]) -> Future[Vectors]:
         """The texts' vectors, later: rows in the order of ``texts``, or the encoder's error.
@@ -93,9 +113,13 @@ class EncoderQueue:
             try:
                 self._jobs.put_nowait(job)
             except queue.Full:
+                if self.observer is not None:
+                    self.observer.refused()
                 raise EncoderBusy(
                     f"the encoder has {self.max_waiting} calls waiting already; try again shortly"
                 ) from None
+        if self.observer is not None:
+            self.observer.waiting(self._jobs.qsize())
         return job.future
 
     def close(self) -> None:
@@ -134,6 +158,8 @@ class EncoderQueue:
                 )
         while True:
             jobs, stop = self._take()
+            if self.observer is not None:
+                self.observer.waiting(self._jobs.qsize())
             self._serve(jobs)
             if stop:
                 return
@@ -162,7 +188,7 @@ class EncoderQueue:
             return
         texts = [text for job in live for text in job.texts]
         try:
-            vectors = self._encode(texts)
+            vectors = self._encode_counted(texts)
         except EncoderUnavailable as error:  # the encoder's failure, not one caller's texts
             for job in live:
                 job.future.set_exception(error)
@@ -175,8 +201,6 @@ class EncoderQueue:
             for job in live:
                 self._serve_alone(job)
             return
-        finally:
-            self.batches += 1
         start = 0
         for job in live:
             job.future.set_result(vectors[start : start + len(job.texts)])
@@ -184,6 +208,16 @@ class EncoderQueue:
 
     def _serve_alone(self, job: _Job) -> None:
         try:
-            job.future.set_result(self._encode(job.texts))
+            job.future.set_result(self._encode_counted(job.texts))
         except Exception as error:  # noqa: BLE001 - handed to the caller
             job.future.set_exception(error)
+
+    def _encode_counted(self, texts: list[str]) -> Vectors:
+        """One run of the encoder, counted and told to the observer, failed or not."""
+        began = time.perf_counter()
+        try:
+            return self._encode(texts)
+        finally:
+            self.batches += 1
+            if self.observer is not None:
+                self.observer.encoded(len(texts), time.perf_counter() - began)

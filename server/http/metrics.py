@@ -82,6 +82,44 @@ FROZEN_OBJECTS = Gauge(
     multiprocess_mode="livesum",
 )
 
+ENCODER_TEXTS = Counter("sgam_encoder_texts", "Texts the encoder embedded.")
+ENCODER_BATCHES = Counter(
+    "sgam_encoder_batches", "Runs of the encoder, each embedding the texts of one or more calls."
+)
+ENCODER_SECONDS = Counter(
+    "sgam_encoder_seconds",
+    "Seconds the encoder spent embedding: its rate is the share of time the encoder was busy"
+    " (1 = always, calls then queue).",
+)
+ENCODER_REFUSED = Counter(
+    "sgam_encoder_refused",
+    "Calls refused with 503 `unavailable` because SGAM_ENCODER_QUEUE_SIZE calls were queued.",
+)
+ENCODER_WAITING = Gauge(
+    "sgam_encoder_waiting",
+    "Calls queued for the encoder now; summed over the processes still running.",
+    multiprocess_mode="livesum",
+)
+
+
+class EncoderMetrics:
+    """The encoder queue's observer (``retrieval.search.encoder.EncoderObserver``) that keeps
+    the ``sgam_encoder_*`` metrics."""
+
+    def waiting(self, calls: int) -> None:
+        """Set the queued calls' gauge."""
+        ENCODER_WAITING.set(calls)
+
+    def encoded(self, texts: int, seconds: float) -> None:
+        """Count one run of the encoder."""
+        ENCODER_TEXTS.inc(texts)
+        ENCODER_BATCHES.inc()
+        ENCODER_SECONDS.inc(seconds)
+
+    def refused(self) -> None:
+        """Count a call refused for a full queue."""
+        ENCODER_REFUSED.inc()
+
 
 def count_results(results: Iterable[UpdateResult]) -> None:
     """Count candidate outcomes."""

@@ -32,7 +32,7 @@ from retrieval.search.embeddings import Embedder
 from server.auth.keycache import KeyCache
 from server.auth.keylistener import KeyChangeListener
 from server.extraction.worker import Worker, policy_from
-from server.http.metrics import pool_metrics
+from server.http.metrics import EncoderMetrics, pool_metrics
 from server.runtime.purger import Purger
 from server.settings import Settings
 from store.db.clock import Clock, wall_clock
@@ -164,6 +164,7 @@ def lifespan(
         )
         login = await anyio.to_thread.run_sync(api_login, settings, conninfo)
         model = embedder or settings.embedder(serving=True)
+        model.encoder.observer = EncoderMetrics()
         await anyio.to_thread.run_sync(model.load)
         watch = DatabaseWatch(login.conninfo)
         pool = make_pool(

@@ -217,6 +217,9 @@ def test_writes_spread_over_the_workers_are_all_stored_and_counted_once(served: 
         assert scraped[("sgam_candidates_total", (("status", "written"),))] == WRITES
         assert scraped[("sgam_pool_max", ())] == WORKERS * POOL_MAX
         assert 0 < scraped[("sgam_pool_size", ())] <= WORKERS * POOL_MAX
+        # Each episode's text was embedded once, by the encoder of the worker that took it.
+        assert scraped[("sgam_encoder_texts_total", ())] == WRITES
+        assert scraped[("sgam_encoder_waiting", ())] == 0
 
 
 def test_a_key_revoked_through_one_worker_is_refused_by_every_worker_next(served: Served) -> None:

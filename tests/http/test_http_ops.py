@@ -346,6 +346,12 @@ def test_writes_conflicts_and_context_move_their_counters(
     assert delta("sgam_context_assemblies_total", over_budget="false") == 1
     assert delta("sgam_context_assemblies_total", over_budget="true") == 1
     assert delta("sgam_evidence_searches_total") == 1
+    # The episode's text, each context's question (and routing text), the search's query: at
+    # least one text a call, four calls each waiting for its own run of the encoder.
+    assert delta("sgam_encoder_texts_total") >= delta("sgam_encoder_batches_total") >= 4
+    assert delta("sgam_encoder_seconds_total") > 0
+    assert delta("sgam_encoder_refused_total") == 0
+    assert value(after, "sgam_encoder_waiting") == 0
 
 
 def test_two_apps_in_one_process_publish_their_pools_together(

@@ -109,6 +109,64 @@ def test_a_full_queue_refuses_the_call_at_once_and_the_queued_calls_still_get_an
     assert encoder.submit(["room again"]).result(WAIT_S).shape == (1, 384)
 
 
+class Watched:
+    """An observer recording what the queue tells it."""
+
+    def __init__(self) -> None:
+        self.queued: list[int] = []
+        self.runs: list[tuple[int, float]] = []
+        self.refusals = 0
+
+    def waiting(self, calls: int) -> None:
+        self.queued.append(calls)
+
+    def encoded(self, texts: int, seconds: float) -> None:
+        self.runs.append((texts, seconds))
+
+    def refused(self) -> None:
+        self.refusals += 1
+
+
+def test_the_observer_hears_each_call_queued_each_run_and_each_refusal(
+    encoder: EncoderQueue, held: HeldEncoder
+) -> None:
+    watched = Watched()
+    encoder.observer = watched
+    _busy(encoder, held)  # queued (1), then taken (0)
+    queued = [encoder.submit([f"queued {n}", "and more"]) for n in range(encoder.max_waiting)]
+    with pytest.raises(EncoderBusy):
+        encoder.submit(["one too many"])
+    held.release()
+    assert [future.result(WAIT_S).shape for future in queued] == [(2, 384)] * 3
+    encoder.close()  # every run is told before the thread ends
+
+    assert watched.refusals == 1
+    # Told after each call queued and each batch taken: up to three waiting, none at the end.
+    assert max(watched.queued) == 3
+    assert watched.queued[-1] == 0
+    # The call that held the encoder, then the three waiting ones in one batch of 6 texts.
+    assert [texts for texts, _ in watched.runs] == [1, 6]
+    assert all(seconds > 0 for _, seconds in watched.runs)
+    assert sum(seconds for _, seconds in watched.runs) < WAIT_S * 2
+
+
+def test_a_failed_run_and_the_calls_encoded_alone_after_it_are_each_told(
+    encoder: EncoderQueue, held: HeldEncoder
+) -> None:
+    watched = Watched()
+    encoder.observer = watched
+    _busy(encoder, held)
+    good = encoder.submit(["Mira moved to Lisbon."])
+    bad = encoder.submit(["fail"])
+    held.release()
+    assert good.result(WAIT_S).shape == (1, 384)
+    with pytest.raises(ValueError, match="cannot be encoded"):
+        bad.result(WAIT_S)
+    encoder.close()
+    # The held call, the failed batch of two, then each of its calls alone.
+    assert [texts for texts, _ in watched.runs] == [1, 2, 1, 1]
+
+
 def test_an_error_reaches_only_the_caller_whose_texts_failed(
     encoder: EncoderQueue, held: HeldEncoder
 ) -> None:
