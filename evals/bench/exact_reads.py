@@ -67,7 +67,7 @@ def _ratios(rounds: list[dict[str, float]], mixed: list[dict[str, Any]]) -> dict
     return found
 
 
-def _mixed_targets(run: dict[str, Any]) -> dict[str, float]:
+def _mixed_targets(run: dict[str, Any]) -> dict[str, float | None]:
     mix, fact_alone, context_alone = run["mixed"], run["fact_alone"], run["context_alone"]
     return {
         "mixed_fact_p99_over_alone_p50": round(mix["fact"]["p99_ms"] / fact_alone["p50_ms"], 1),
@@ -77,6 +77,7 @@ def _mixed_targets(run: dict[str, Any]) -> dict[str, float]:
         "mixed_fact_p50_ms": mix["fact"]["p50_ms"],
         "mixed_fact_p99_ms": mix["fact"]["p99_ms"],
         "fact_alone_p50_ms": fact_alone["p50_ms"],
+        "mixed_encoder_busy_share": (run.get("encoder") or {}).get("busy_share"),
     }
 
 

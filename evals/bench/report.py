@@ -120,7 +120,14 @@ def _mixed_note(mixed: Results) -> str:
     )
     if "machine_cpu_s" in cpu:  # the rest of the busy cores: the database, mostly
         said += f", the whole machine {cpu['machine_cpu_s'] / wall:.2f}"
-    return said + f" (load average {cpu['load_average'][0]:g} at its end)"
+    said += f" (load average {cpu['load_average'][0]:g} at its end)"
+    encoder = mixed.get("encoder") or {}
+    if encoder.get("busy_share") is not None:
+        said += (
+            f"; the encoder was busy {encoder['busy_share']:.0%} of the mix,"
+            f" {encoder['texts_per_run']:g} texts a run"
+        )
+    return said
 
 
 Bound = Literal["max", "min"]

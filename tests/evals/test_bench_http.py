@@ -152,6 +152,14 @@ def test_sgam_bench_runs_end_to_end_and_writes_every_case(tmp_path: Path) -> Non
     for stats in [mixed["fact_alone"], mixed["context_alone"], *mixed["mixed"].values()]:
         assert stats["calls"] >= 1, stats
     assert mixed["mixed_calls_per_s"] > 0
+    # The server's own counters: the context calls' questions and the writes' episodes ran.
+    encoder = mixed["encoder"]
+    assert encoder["runs"] >= 1
+    assert encoder["texts_per_run"] >= 1
+    # Counted by the server as runs end, over the bench's wall clock: a run begun before the
+    # mix may add a little.
+    assert 0 < encoder["busy_share"] <= 1.5
+    assert encoder["refused"] == 0
     assert results["server"]["peak_rss_mib"] > 0
     assert results["server"]["processes"] >= 1
     assert 0 < results["settings"]["episodes_embedded"] < 100

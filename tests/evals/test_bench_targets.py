@@ -13,6 +13,7 @@ import pytest
 from docs.hooks import BENCH_PAGE, BENCH_RESULTS, BENCH_TARGETS_MARKER, bench_targets
 from evals.bench.exact_reads import _ratios
 from evals.bench.report import Target, evaluate, scaling, with_targets
+from evals.bench.served.mixed import encoder_share
 from evals.bench.tables import load_line, scaling_table, targets_section, targets_table
 from tests.evals.bench_helpers import mixed_load, stats
 
@@ -396,6 +397,36 @@ def test_a_missed_mixed_load_says_who_had_the_cores_the_machine_included() -> No
     assert "the server used 1.15 cores and the clients 0.22 of 2" in note
     assert "the whole machine 1.98" in note
     assert "load average 5.6" in note
+    assert "encoder" not in note  # a run from before the server counted the encoder's work
+
+    results["mixed"]["encoder"] = {
+        "busy_share": 0.83,
+        "runs": 120.0,
+        "texts_per_run": 2.5,
+        "refused": 0.0,
+    }
+    note = {target.what: target.note for target in evaluate(results)}[
+        "mixed load (16 clients): context calls/s / context alone at 8 clients"
+    ]
+    assert note.endswith("; the encoder was busy 83% of the mix, 2.5 texts a run")
+
+
+def test_the_encoders_share_of_the_mix_is_read_from_its_counters() -> None:
+    before = {"texts": 100.0, "batches": 40.0, "seconds": 3.0, "refused": 0.0}
+    after = {"texts": 400.0, "batches": 160.0, "seconds": 11.0, "refused": 2.0}
+    assert encoder_share(before, after, 10.0) == {
+        "busy_share": 0.8,
+        "runs": 120.0,
+        "texts_per_run": 2.5,
+        "refused": 2.0,
+    }
+    # A server that counts nothing of it (an older build) says so rather than 0.
+    assert encoder_share({}, {}, 10.0) == {
+        "busy_share": None,
+        "runs": None,
+        "texts_per_run": None,
+        "refused": None,
+    }
 
 
 def test_the_build_comparison_writes_each_ratio_only_where_both_its_reads_were_timed() -> None:

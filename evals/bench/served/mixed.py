@@ -4,7 +4,8 @@ Sixteen clients share the server for a fixed time, each making one kind of call;
 p50 and p99 and the calls per second of all of them are reported, beside the same server's
 fact GET alone (one client) and context alone (eight clients), measured just before, so that
 the targets read as ratios within the run: an exact read must keep its latency while the
-encoder is busy with the context calls' questions.
+encoder is busy with the context calls' questions. How busy it was comes from the server's own
+``/metrics`` (``sgam_encoder_*``), read before and after the mix.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from evals.bench.profile import cpu_seconds
 from evals.bench.served.cases import READS, CaseFailed, key_calls, measure_http
@@ -49,6 +51,7 @@ def measure_mixed(
         "fact": key_calls(READS["fact_current"], keys, MIX["fact"]),
         "write": candidate_writes("mixed", clients=MIX["write"], episodes=episodes),
     }
+    encoder = encoder_totals(served)
     started, clients_cpu = time.perf_counter(), time.process_time()
     server_cpu, machine_cpu = tree_cpu_seconds(served.pid), machine_busy_seconds()
     try:
@@ -74,7 +77,41 @@ def measure_mixed(
         "cores": os.cpu_count(),
         "load_average": [round(load, 2) for load in os.getloadavg()],
     }
+    found["encoder"] = encoder_share(encoder, encoder_totals(served), found["cpu"]["wall_s"])
     return found
+
+
+ENCODER_COUNTERS = ("texts", "batches", "seconds", "refused")
+"""The ``sgam_encoder_<name>_total`` counters the mix reads."""
+
+
+def encoder_totals(served: Served) -> dict[str, float]:
+    """The server's encoder counters now (those it serves: an older build may have none)."""
+    with httpx.Client(base_url=served.base_url, timeout=30.0) as client:
+        text = client.get("/metrics").raise_for_status().text
+    wanted = {f"sgam_encoder_{name}_total": name for name in ENCODER_COUNTERS}
+    return {
+        wanted[sample.name]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name in wanted
+    }
+
+
+def encoder_share(
+    before: dict[str, float], after: dict[str, float], wall_s: float
+) -> dict[str, float | None]:
+    """What the encoder did during the mix: the share of the time it was busy, its runs, the
+    texts a run took together and the calls it refused (None where the server has no such
+    counter)."""
+    moved = {name: after[name] - before.get(name, 0.0) for name in after}
+    runs = moved.get("batches")
+    return {
+        "busy_share": round(moved["seconds"] / wall_s, 2) if "seconds" in moved else None,
+        "runs": runs,
+        "texts_per_run": round(moved["texts"] / runs, 1) if runs and "texts" in moved else None,
+        "refused": moved.get("refused"),
+    }
 
 
 def tree_cpu_seconds(pid: int) -> float:
