@@ -101,6 +101,9 @@ class EncoderQueue:
         self.batches = 0
         """Runs of the encoder so far (each serving one or more callers)."""
         self.observer: EncoderObserver | None = None
+        # Each count of the waiting calls is read and told under it, so that the last told is
+        # read after the queue's last change (two told out of order would leave a stale count).
+        self._telling = threading.Lock()
 
     def submit(self, texts: Sequence[str]) -> Future[Vectors]:
         """The texts' vectors, later: rows in the order of ``texts``, or the encoder's error.
@@ -118,8 +121,7 @@ class EncoderQueue:
                 raise EncoderBusy(
                     f"the encoder has {self.max_waiting} calls waiting already; try again shortly"
                 ) from None
-        if self.observer is not None:
-            self.observer.waiting(self._jobs.qsize())
+        self._tell_waiting()
         return job.future
 
     def close(self) -> None:
@@ -158,11 +160,15 @@ class EncoderQueue:
                 )
         while True:
             jobs, stop = self._take()
-            if self.observer is not None:
-                self.observer.waiting(self._jobs.qsize())
+            self._tell_waiting()
             self._serve(jobs)
             if stop:
                 return
+
+    def _tell_waiting(self) -> None:
+        if self.observer is not None:
+            with self._telling:
+                self.observer.waiting(self._jobs.qsize())
 
     def _take(self) -> tuple[list[_Job], bool]:
         """The first waiting call, then more already waiting while the batch has room."""
