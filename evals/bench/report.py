@@ -123,10 +123,9 @@ def _mixed_note(mixed: Results) -> str:
     said += f" (load average {cpu['load_average'][0]:g} at its end)"
     encoder = mixed.get("encoder") or {}
     if encoder.get("busy_share") is not None:
-        said += (
-            f"; the encoder was busy {encoder['busy_share']:.0%} of the mix,"
-            f" {encoder['texts_per_run']:g} texts a run"
-        )
+        said += f"; the encoder was busy {encoder['busy_share']:.0%} of the mix"
+        if encoder.get("texts_per_run") is not None:  # None: it made no run
+            said += f", {encoder['texts_per_run']:g} texts a run"
     return said
 
 
