@@ -12,16 +12,20 @@ search statement the product uses, so a floor measured through it is the product
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeAlias
 from unittest import mock
 
 import psycopg
 from psycopg import Error, sql
 from psycopg.errors import Diagnostic
-from psycopg_pool import ConnectionPool
+from psycopg.rows import class_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from store.contract.facts import Fact
 from store.db import snapshot as _snapshot
 from store.db.clock import wall_clock
 from store.db.database import (
@@ -31,8 +35,9 @@ from store.db.database import (
     temporary_database,
 )
 from store.db.migrate import migrate, migrate_database
-from store.db.roles import bootstrap_embedded_roles, login_as
-from store.db.tenants import enter_tenant
+from store.db.roles import bootstrap_embedded_roles, login_as, pool_login
+from store.db.tenants import enter_tenant, tenant_statement
+from store.db.watch import DatabaseWatch
 from store.episodes.evidence import (
     EXACT_SCAN_LIMIT,
     HNSW_EF_SEARCH,
@@ -42,8 +47,10 @@ from store.episodes.evidence import (
 )
 from store.episodes.hnsw import halfvec, index_name
 from store.episodes.record import content_hash
+from store.facts.reads import read_at_query
 from store.governance import receipts as _receipts
 from store.governance.receipts import Trace
+from store.service import make_async_pool
 from store.subjects.names import AskedKeys, find_by_keys, find_similar
 
 __all__ = [
@@ -51,6 +58,7 @@ __all__ = [
     "EXACT_SCAN_LIMIT",
     "HNSW_EF_SEARCH",
     "AskedKeys",
+    "BareReads",
     "Connection",
     "ConnectionPool",
     "Diagnostic",
@@ -59,6 +67,7 @@ __all__ = [
     "SearchScope",
     "Trace",
     "app_login",
+    "bare_reads",
     "bootstrap_embedded_roles",
     "content_hash",
     "enter_tenant",
@@ -114,3 +123,58 @@ def receipts_left_out(left_out: bool = True) -> Iterator[None]:
         mock.patch.object(_receipts, "leave_receipts", leave),
     ):
         yield
+
+
+@dataclass(frozen=True)
+class BareReads:
+    """The exact read of a served GET fact with none of the server around it: the API's
+    asyncio pool (``make_async_pool``, logged in as the served API logs in), and the read's
+    own statement sent after the tenant's in one pipeline, as ``Transactions.aread`` sends
+    them. A bare route serving these is the floor of GET fact on this stack
+    (``evals.bench.served.stack``)."""
+
+    pool: AsyncConnectionPool
+
+    async def fact(self, tenant_id: str, subject: str, attribute: str) -> Fact | None:
+        """The key's current fact (None: not known), by the served read's statement."""
+        query, params = read_at_query(
+            tenant_id,
+            datetime.now(UTC),
+            subject=subject,
+            attribute=attribute,
+            valid_at=None,
+            known_at=None,
+        )
+        async with self.pool.connection() as conn:
+            async with conn.pipeline():
+                await conn.execute(*tenant_statement(tenant_id, block=False))
+                cursor = conn.cursor(row_factory=class_row(Fact))
+                await cursor.execute(query, params)
+            found = await cursor.fetchall()
+        return found[0] if found else None
+
+    async def one(self) -> int:
+        """``SELECT 1`` on the same pool: a round trip of the driver, with no tenant or table."""
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute("SELECT 1")
+            row = await cursor.fetchone()
+        return int(row[0]) if row is not None else 0
+
+
+@asynccontextmanager
+async def bare_reads(conninfo: str, *, max_size: int = 4) -> AsyncIterator[BareReads]:
+    """``BareReads`` on ``conninfo``'s database, its pool open until the block ends."""
+    settings = app_login(conninfo)
+    login = pool_login(
+        conninfo,
+        settings.get("app_database_url"),
+        allow_superuser=bool(settings.get("allow_superuser_database_url")),
+    )
+    # Never started: the watch says the database is up, so checkouts are never refused.
+    watch = DatabaseWatch(login.conninfo)
+    pool = make_async_pool(login.conninfo, max_size=max_size, role=login.role, watch=watch)
+    await pool.open(wait=True, timeout=30)
+    try:
+        yield BareReads(pool)
+    finally:
+        await pool.close()

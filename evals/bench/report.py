@@ -19,6 +19,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evals.bench.chart import draw_chart
+from evals.bench.notes import (
+    FLOOR_OF,
+    Results,
+    copy_floor,
+    copy_note,
+    floor_note,
+    fresh_note,
+    mixed_note,
+    read_p50,
+    served_baseline_ms,
+    stack_note,
+)
 from evals.bench.profile import explain
 
 RSS_LIMIT_MIB = round(1.2e9 / 2**20, 1)
@@ -35,14 +47,6 @@ SCALED_READS = (
 )
 """The served reads whose latency the scale sweep compares."""
 
-FLOOR_OF = {
-    "fact_current": "sql_fact_current",
-    "fact_point_in_time": "sql_fact_point_in_time",
-    "fact_known_at": "sql_fact_known_at",
-    "profile": "sql_profile",
-}
-"""Each exact read's floor: the same read as one prepared statement."""
-
 
 @dataclass(frozen=True)
 class Target:
@@ -55,78 +59,6 @@ class Target:
     bound: Literal["max", "min"]
     met: bool | None
     note: str = ""
-
-
-Results = Mapping[str, Any]
-
-
-def _p50(scale: Results, case: str, clients: str = "1") -> float:
-    return float(scale["reads"][case][clients]["p50_ms"])
-
-
-def served_baseline_ms(scale: Results) -> float:
-    """The baseline's in-process search p50 plus /healthz p50: the same search behind HTTP."""
-    return float(scale["floor"]["baseline_search"]["p50_ms"]) + _p50(scale, "healthz")
-
-
-def _floor_note(scale: Results, case: str) -> str:
-    """How close the floor alone comes to a fact GET's target: the HTTP hop and the statement
-    as raw SQL, before any routing, auth, tenant setting or JSON."""
-    floor = scale.get("floor", {}).get(FLOOR_OF[case])
-    if floor is None:
-        return ""
-    hop = _p50(scale, "healthz")
-    return (
-        f"the floor alone (healthz p50 + the raw SQL p50) is {(hop + floor['p50_ms']) / hop:.2f}x; "
-    )
-
-
-def copy_floor(results: Results) -> tuple[float, str]:
-    """The COPY floor of fact versions in this run, rows/s, and what it measured: the import's
-    own floor (``import.floor_rows_per_s``: as many rows of the import's shape COPYed into
-    fact_versions with everything in force, just before and after the import) where the run
-    has it, else the first scale's rows COPY-loaded into fact_versions."""
-    imported = results["import"]
-    if "floor_rows_per_s" in imported:
-        rows = imported.get("facts", 0)
-        return float(imported["floor_rows_per_s"]), f"COPY of {rows:,} rows of the import's shape"
-    load = results["scales"][0]["load"]
-    rate = load["fact_versions"] / load["copy_s"]
-    return rate, f"COPY of the first scale's {load['fact_versions']:,} fact versions"
-
-
-def _copy_note(results: Results) -> str:
-    rate, what = copy_floor(results)
-    wrote = float(results["import"]["facts_per_s"])
-    return f"the import wrote {wrote:,.0f} facts/s; {what} ran at {rate:,.0f} rows/s"
-
-
-def _mixed_note(mixed: Results) -> str:
-    """The calls under the mix against alone, and who had the cores meanwhile: the server and
-    the clients, in cores."""
-    fact, context = mixed["mixed"]["fact"], mixed["mixed"]["context"]
-    said = (
-        f"under the mix fact GET p50 {fact['p50_ms']:g} ms, p99 {fact['p99_ms']:g} ms (alone"
-        f" p50 {mixed['fact_alone']['p50_ms']:g} ms); context {context['calls_per_s']:g} calls/s"
-        f" (alone at 8 clients {mixed['context_alone']['calls_per_s']:g})"
-    )
-    cpu = mixed.get("cpu")
-    if not cpu or not cpu.get("wall_s"):
-        return said
-    wall = float(cpu["wall_s"])
-    said += (
-        f"; the server used {cpu['server_cpu_s'] / wall:.2f} cores and the clients"
-        f" {cpu['clients_cpu_s'] / wall:.2f} of {cpu['cores']}"
-    )
-    if "machine_cpu_s" in cpu:  # the rest of the busy cores: the database, mostly
-        said += f", the whole machine {cpu['machine_cpu_s'] / wall:.2f}"
-    said += f" (load average {cpu['load_average'][0]:g} at its end)"
-    encoder = mixed.get("encoder") or {}
-    if encoder.get("busy_share") is not None:
-        said += f"; the encoder was busy {encoder['busy_share']:.0%} of the mix"
-        if encoder.get("texts_per_run") is not None:  # None: it made no run
-            said += f", {encoder['texts_per_run']:g} texts a run"
-    return said
 
 
 Bound = Literal["max", "min"]
@@ -200,14 +132,6 @@ def _scaling_note(results: Results) -> str:
     return f"worst: {case} {ratio:g}x; at the largest scale " + explain(last, case, "healthz")
 
 
-def _fresh_note(fresh: Results) -> str:
-    after_load, analyzed = fresh["after_load"], fresh["after_analyze"]
-    return (
-        f"{fresh['episodes']} episodes of one subject: p50 {after_load['p50_ms']:g} ms right"
-        f" after the load, {analyzed['p50_ms']:g} ms after ANALYZE"
-    )
-
-
 def evaluate(results: Results) -> list[Target]:
     """Every target of the issue, from the smallest scale's one-client figures; the last
     three are absolutes for this machine class, reported beside the ratios."""
@@ -217,7 +141,7 @@ def evaluate(results: Results) -> list[Target]:
     writes = results["writes"]
 
     def p50(case: str) -> float:
-        return _p50(base, case)
+        return read_p50(base, case)
 
     def tail(case: str, q: int) -> float:
         return float(base["reads"][case]["1"][f"p{q}_ms"])
@@ -260,7 +184,9 @@ def evaluate(results: Results) -> list[Target]:
             lambda: p50("fact_current") / p50("healthz"),
             limit=1.6,
             explain=lambda: (
-                _floor_note(base, "fact_current") + explain(base, "fact_current", "healthz")
+                floor_note(base, "fact_current")
+                + stack_note(results)
+                + explain(base, "fact_current", "healthz")
             ),
         ),
         _target(
@@ -285,7 +211,7 @@ def evaluate(results: Results) -> list[Target]:
             "context right after a bulk load p50 / the same after ANALYZE",
             lambda: float(results["fresh"]["after_load_over_analyzed"]),
             limit=1.2,
-            explain=lambda: _fresh_note(results["fresh"]),
+            explain=lambda: fresh_note(results["fresh"]),
         ),
         *(
             _target(
@@ -313,7 +239,7 @@ def evaluate(results: Results) -> list[Target]:
             limit=0.8,
             bound="min",
             why_not=no_import,
-            explain=lambda: _copy_note(results),
+            explain=lambda: copy_note(results),
         ),
         _target(
             "every read p50 at the largest scale / at the smallest (the worst read)",
@@ -326,7 +252,7 @@ def evaluate(results: Results) -> list[Target]:
             "mixed load (16 clients): fact GET p99 / fact GET p50 alone",
             lambda: under_mix("fact", "p99_ms") / float(mixed["fact_alone"]["p50_ms"]),
             limit=10.0,
-            explain=lambda: _mixed_note(mixed),
+            explain=lambda: mixed_note(mixed),
         ),
         _target(
             "mixed load (16 clients): context calls/s / context alone at 8 clients",
@@ -335,7 +261,7 @@ def evaluate(results: Results) -> list[Target]:
             ),
             limit=0.8,
             bound="min",
-            explain=lambda: _mixed_note(mixed),
+            explain=lambda: mixed_note(mixed),
         ),
         _target(
             "GET fact p99 (worst of current, point in time, known at)",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evals.bench.report import FLOOR_OF, Results, Target, evaluate, scaling, served_baseline_ms
+from evals.bench.notes import FLOOR_OF, Results, served_baseline_ms
+from evals.bench.report import Target, evaluate, scaling
 
 
 def _verdict(target: Target) -> str:

@@ -15,6 +15,7 @@ from evals.bench.profile import summarize_samples
 from evals.bench.report import with_targets
 from evals.bench.served.cases import READS
 from evals.bench.served.data import corpus_subjects, fact_rows, measured_keys, slug, subjects_for
+from evals.bench.served.stack import CASES as STACK_CASES
 from evals.bench.tables import cases_table, mixed_table
 from tests.evals.bench_helpers import mixed_load
 from tests.evals.bench_helpers import stats as summary
@@ -147,6 +148,12 @@ def test_sgam_bench_runs_end_to_end_and_writes_every_case(tmp_path: Path) -> Non
     assert fresh["after_load"]["calls"] >= 1, fresh
     assert fresh["after_analyze"]["calls"] >= 1, fresh
     assert fresh["after_load_over_analyzed"] > 0
+    # The bare app answered the measured key as the API did, or the stage would say why not.
+    stack = results["stack_floor"]
+    assert set(stack["p50_ms"]) == set(STACK_CASES), stack
+    assert len(stack["rounds"]) == 3
+    assert all(p50 > 0 for p50 in stack["p50_ms"].values())
+    assert stack["bare_fact_over_healthz"] > 0
     mixed = results["mixed"]
     assert set(mixed["mixed"]) == {"context", "fact", "write"}
     for stats in [mixed["fact_alone"], mixed["context_alone"], *mixed["mixed"].values()]:

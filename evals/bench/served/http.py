@@ -22,11 +22,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import platformdirs
 
 from evals.bench.evidence.corpus import generate_corpus
 from evals.bench.report import with_targets
-from evals.bench.served.cases import measure_reads
+from evals.bench.served.cases import CaseFailed, measure_reads
 from evals.bench.served.data import (
     MeasuredKey,
     corpus_subjects,
@@ -42,7 +43,8 @@ from evals.bench.served.imports import measure_import
 from evals.bench.served.load import Corpus, load_episodes, load_facts, make_corpus
 from evals.bench.served.mixed import measure_mixed
 from evals.bench.served.runner import Timing
-from evals.bench.served.server import Served, declare_attributes, rss_mib, serve
+from evals.bench.served.server import Served, ServerFailed, declare_attributes, rss_mib, serve
+from evals.bench.served.stack import measure_stack_floor
 from evals.bench.served.writes import measure_writes
 from evals.leakage.report import run_environment
 from retrieval.search.embeddings import Embedder
@@ -73,6 +75,8 @@ class Options:
     bulk_import: bool = True
     import_facts: int = 100_000
     import_episodes: int = 2_000
+    stack_rounds: int = 3
+    """Rounds of the stack's floor (``evals.bench.served.stack``), its cases alternated."""
     cache_dir: Path = field(default_factory=default_cache_dir)
     database_url: str | None = None
     """A server or Citus coordinator to run on (``evals.bench.served.database``); None: embedded."""
@@ -206,28 +210,9 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
                 scale["reads"] = _reads(served, data.keys, options)
             found["scales"].append(scale)
             if number == 0:
-                say("measuring context right after a bulk load and after ANALYZE")
-                with _stage(timings, "fresh"):
-                    found["fresh"] = measure_fresh(
-                        served,
-                        conninfo,
-                        data.texts,
-                        questions=[key.question for key in data.keys],
-                        timing=timing,
-                    )
-                say("measuring writes and the bulk import")
-                with _stage(timings, "writes"):
-                    found["writes"] = _writes(served, data.texts, options)
-                say("measuring the mixed load (context calls, fact GETs and writes at once)")
-                with _stage(timings, "mixed"):
-                    found["mixed"] = _mixed(served, data, options)
-                with _stage(timings, "import"):
-                    found["import"] = _bulk_import(conninfo, data.texts, options, scratch)
-                say("measuring /healthz while hostile bodies arrive")
-                with _stage(timings, "hostile_bodies"):
-                    found["hostile_bodies"] = measure_hostile_bodies(
-                        served, seconds=options.seconds
-                    )
+                found |= _at_first_scale(
+                    _Run(served, conninfo, data, options, scratch, timings, say)
+                )
         found["server"] = rss_mib(served.pid)
         found["server"]["hnsw_index_used_by_the_floor"] = uses_index(
             conninfo, model=embedder.model_id, dimensions=embedder.dimensions
@@ -243,6 +228,50 @@ def run(options: Options, *, say: Callable[[str], None] = _say) -> dict[str, Any
     settings["episode_vectors_cached"] = data.corpus.vectors_cached
     settings["episodes_embedded"] = data.corpus.embedded
     return with_targets({"machine": about, "settings": settings, **found, "timings": timings})
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What the cases measured once, at the first scale, work with."""
+
+    served: Served
+    conninfo: str
+    data: _Data
+    options: Options
+    scratch: Path
+    timings: dict[str, Any]
+    say: Callable[[str], None]
+
+
+def _at_first_scale(run: _Run) -> dict[str, Any]:
+    """The cases measured once: the stack's floor, context right after a bulk load, writes,
+    the mixed load, the import and hostile bodies."""
+    served, data, options, timings = run.served, run.data, run.options, run.timings
+    found: dict[str, Any] = {}
+    run.say("measuring the stack's floor: a bare app serving the same fact row")
+    with _stage(timings, "stack_floor"):
+        found["stack_floor"] = _stack_floor(run)
+    run.say("measuring context right after a bulk load and after ANALYZE")
+    with _stage(timings, "fresh"):
+        found["fresh"] = measure_fresh(
+            served,
+            run.conninfo,
+            data.texts,
+            questions=[key.question for key in data.keys],
+            timing=options.timing,
+        )
+    run.say("measuring writes and the bulk import")
+    with _stage(timings, "writes"):
+        found["writes"] = _writes(served, data.texts, options)
+    run.say("measuring the mixed load (context calls, fact GETs and writes at once)")
+    with _stage(timings, "mixed"):
+        found["mixed"] = _mixed(served, data, options)
+    with _stage(timings, "import"):
+        found["import"] = _bulk_import(run.conninfo, data.texts, options, run.scratch)
+    run.say("measuring /healthz while hostile bodies arrive")
+    with _stage(timings, "hostile_bodies"):
+        found["hostile_bodies"] = measure_hostile_bodies(served, seconds=options.seconds)
+    return found
 
 
 def _loaded(conninfo: str, path: Path, subjects: int) -> dict[str, Any]:
@@ -273,6 +302,23 @@ def _reads(served: Served, keys: Sequence[MeasuredKey], options: Options) -> dic
 def _writes(served: Served, texts: list[str], options: Options) -> dict[str, Any]:
     found = measure_writes(served, texts, clients=options.clients, timing=options.timing)
     return {name: {str(c): stats for c, stats in by.items()} for name, by in found.items()}
+
+
+def _stack_floor(run: _Run) -> dict[str, Any]:
+    # Each case runs half a read case's time: five cases a round, alternated over the rounds.
+    options = run.options
+    timing = Timing(options.seconds / 2, warmup=3, min_calls=options.min_calls)
+    try:
+        return measure_stack_floor(
+            run.served,
+            run.conninfo,
+            run.data.keys[0],
+            rounds=options.stack_rounds,
+            timing=timing,
+            log=run.scratch / "bare.log",
+        )
+    except (CaseFailed, ServerFailed, httpx.HTTPError) as error:
+        return {"error": f"{type(error).__name__}: {error}"}
 
 
 def _mixed(served: Served, data: _Data, options: Options) -> dict[str, Any]:

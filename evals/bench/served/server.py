@@ -60,19 +60,28 @@ def _tail(log: Path) -> str:
     return log.read_text(encoding="utf-8", errors="replace")[-2_000:]
 
 
-def _wait_ready(base_url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+def wait_ready(
+    base_url: str,
+    process: subprocess.Popen[bytes],
+    log: Path,
+    *,
+    name: str = "sgam serve",
+    path: str = "/readyz",
+) -> None:
+    """Return once ``path`` answers 200; ``ServerFailed`` with the log's tail if the server
+    (``name``) exits first or ``READY_TIMEOUT_S`` passes."""
     deadline = time.monotonic() + READY_TIMEOUT_S
     with httpx.Client(base_url=base_url, timeout=5.0) as client:
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise ServerFailed(f"sgam serve exited with {process.returncode}:\n{_tail(log)}")
+                raise ServerFailed(f"{name} exited with {process.returncode}:\n{_tail(log)}")
             try:
-                if client.get("/readyz").status_code == 200:
+                if client.get(path).status_code == 200:
                     return
             except httpx.TransportError:
                 pass  # not listening yet
             time.sleep(0.2)
-    raise ServerFailed(f"sgam serve was not ready in {READY_TIMEOUT_S:.0f} s:\n{_tail(log)}")
+    raise ServerFailed(f"{name} was not ready in {READY_TIMEOUT_S:.0f} s:\n{_tail(log)}")
 
 
 def _issue_key(base_url: str, admin_token: str) -> str:
@@ -127,7 +136,7 @@ def serve(
             command, env=env, stdout=output, stderr=subprocess.STDOUT, cwd=code
         )
         try:
-            _wait_ready(base_url, process, log)
+            wait_ready(base_url, process, log)
             yield Served(base_url, process.pid, _issue_key(base_url, admin_token))
         finally:
             _stop(process)
