@@ -53,6 +53,19 @@ def stack_note(results: Results) -> str:
     )
 
 
+def receipt_note(results: Results) -> str:
+    """The floor under a named context (``evals.bench.served.stack``): a GET fact for a
+    decision, one transaction that reads the key and writes its receipt."""
+    stack = results.get("stack_floor") or {}
+    if "fact_for_decision_over_fact" not in stack:
+        return ""
+    return (
+        f"a GET fact for a decision (the key read and its receipt written, in one transaction)"
+        f" is {stack['fact_for_decision_over_fact']:g}x GET fact, the named context"
+        f" {stack['named_k0_over_fact']:g}x in the same rounds; "
+    )
+
+
 def copy_floor(results: Results) -> tuple[float, str]:
     """The COPY floor of fact versions in this run, rows/s, and what it measured: the import's
     own floor (``import.floor_rows_per_s``: as many rows of the import's shape COPYed into

@@ -28,6 +28,7 @@ from evals.bench.notes import (
     fresh_note,
     mixed_note,
     read_p50,
+    receipt_note,
     served_baseline_ms,
     stack_note,
 )
@@ -193,7 +194,9 @@ def evaluate(results: Results) -> list[Target]:
             "context (attribute named, evidence_k 0) p50 / GET fact p50",
             lambda: p50("context_named_k0") / p50("fact_current"),
             limit=1.5,
-            explain=lambda: explain(base, "context_named_k0", "fact_current"),
+            explain=lambda: (
+                receipt_note(results) + explain(base, "context_named_k0", "fact_current")
+            ),
         ),
         _target(
             "full context p50 / served baseline",

@@ -8,7 +8,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from evals.bench.notes import stack_note
+from evals.bench.notes import receipt_note, stack_note
 from evals.bench.served.data import TENANT
 from evals.bench.served.stack import CASES, DATABASE_ENV, KEY_ENV, bare_app, stack_summary
 from store.service import MemoryStore
@@ -56,20 +56,25 @@ def test_the_bare_app_reads_the_row_the_store_reads_and_refuses_another_key(
 
 def test_the_summary_takes_each_cases_median_over_rounds_and_reads_the_ratios() -> None:
     rounds = [
-        dict(zip(CASES, (1.0, 2.0, 0.8, 1.0, 1.6), strict=True)),
-        dict(zip(CASES, (0.6, 1.8, 0.6, 0.9, 1.2), strict=True)),
-        dict(zip(CASES, (0.8, 2.4, 0.7, 1.4, 1.4), strict=True)),
+        dict(zip(CASES, (1.0, 2.0, 4.2, 6.0, 0.8, 1.0, 1.6), strict=True)),
+        dict(zip(CASES, (0.6, 1.8, 3.6, 5.0, 0.6, 0.9, 1.2), strict=True)),
+        dict(zip(CASES, (0.8, 2.4, 4.0, 5.4, 0.7, 1.4, 1.4), strict=True)),
     ]
 
     summary = stack_summary(rounds)
 
-    assert summary["p50_ms"] == dict(zip(CASES, (0.8, 2.0, 0.7, 1.0, 1.4), strict=True))
+    assert summary["p50_ms"] == dict(zip(CASES, (0.8, 2.0, 4.0, 5.4, 0.7, 1.0, 1.4), strict=True))
     assert summary["sgam_fact_over_healthz"] == 2.5
     assert summary["bare_fact_over_healthz"] == 2.0
     assert summary["bare_one_over_healthz"] == pytest.approx(1.429)
     assert summary["sgam_fact_over_bare_fact"] == pytest.approx(1.429)
+    assert summary["fact_for_decision_over_fact"] == 2.0
+    assert summary["named_k0_over_fact"] == 2.7
     assert len(summary["rounds"]) == 3
     note = stack_note({"stack_floor": summary})
     assert "2x its /healthz" in note
     assert "SGAM 2.5x" in note
-    assert stack_note({"stack_floor": {"error": "the bare app did not start"}}) == ""
+    said = receipt_note({"stack_floor": summary})
+    assert "is 2x GET fact, the named context 2.7x" in said
+    failed = {"stack_floor": {"error": "the bare app did not start"}}
+    assert stack_note(failed) == receipt_note(failed) == ""

@@ -1,4 +1,4 @@
-"""The floor of GET fact on this stack: a bare Litestar app serving the same row, beside SGAM.
+"""The floors of the exact reads, served: a bare Litestar app serving the same row, beside SGAM.
 
 ``sgam bench``'s in-process floor of a fact GET is ``/healthz`` plus the statement as raw SQL on
 one connection. A served read also pays for the framework's route, the asyncio driver, the
@@ -13,6 +13,12 @@ It has no middleware, no dependencies, no receipts, no tracing, and a guard that
 ``Authorization`` header with one key. uvicorn serves it as ``sgam serve`` serves the API (the
 same loop and HTTP parser, one worker). ``measure_stack_floor`` times its calls and the served
 API's, alternated over rounds, so both see the same machine.
+
+A named context opens a decision and leaves a receipt for each key and episode it read (the
+design's rule for every read made for a decision). The same rounds time the API's GET fact for a
+decision (``X-SGAM-Decision``: one transaction that reads the key and writes its receipt) and the
+named context without evidence: the first is the least any read leaving a receipt costs here,
+the floor under the second.
 """
 
 from __future__ import annotations
@@ -21,9 +27,9 @@ import os
 import statistics
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,11 +47,20 @@ from evals.bench.served.runner import Timing, run_clients
 from evals.bench.served.server import Served, free_port, wait_ready
 from server.settings import Settings
 from store.bench import BareReads, bare_reads
+from store.contract.problems import DECISION_HEADER
 
 DATABASE_ENV = "SGAM_BENCH_BARE_DATABASE_URL"
 KEY_ENV = "SGAM_BENCH_BARE_KEY"
 _Path = Annotated[str, PathParameter()]
-CASES = ("sgam_healthz", "sgam_fact", "bare_healthz", "bare_one", "bare_fact")
+CASES = (
+    "sgam_healthz",
+    "sgam_fact",
+    "sgam_fact_for_decision",
+    "sgam_named_k0",
+    "bare_healthz",
+    "bare_one",
+    "bare_fact",
+)
 """What each round times, in this order."""
 
 
@@ -115,15 +130,9 @@ def serve_bare(conninfo: str, *, api_key: str, log: Path) -> Iterator[str]:
             process.wait(30)
 
 
-@dataclass(frozen=True)
-class _Case:
-    client: httpx.Client
-    path: str
-
-
-def _time(case: _Case, timing: Timing) -> float:
+def _time(request: Callable[[], httpx.Response], timing: Timing) -> float:
     def call(_: int) -> int:
-        expect_ok(case.client.get(case.path))
+        expect_ok(request())
         return 1
 
     return float(run_clients([call], timing)["p50_ms"])
@@ -133,8 +142,10 @@ def measure_stack_floor(
     served: Served, conninfo: str, key: MeasuredKey, *, rounds: int, timing: Timing, log: Path
 ) -> dict[str, Any]:
     """Each case's p50 in every round (the cases alternated within a round), their medians,
-    and GET fact over ``/healthz`` for SGAM and for the bare app."""
+    and the ratios (``stack_summary``)."""
     fact = f"/v1/facts/{key.subject}/{key.attribute}"
+    named = {"question": key.question, "subject": key.subject, "attributes": [key.attribute]}
+    named["evidence_k"] = 0
     with (
         serve_bare(conninfo, api_key=served.api_key, log=log) as bare_url,
         served.client() as api,
@@ -146,12 +157,15 @@ def measure_stack_floor(
     ):
         if expect_ok(bare.get(fact)).json() != expect_ok(api.get(fact)).json():
             raise CaseFailed(f"the bare app and the API answer {fact} differently")
-        cases = {
-            "sgam_healthz": _Case(api, "/healthz"),
-            "sgam_fact": _Case(api, fact),
-            "bare_healthz": _Case(bare, "/healthz"),
-            "bare_one": _Case(bare, "/one"),
-            "bare_fact": _Case(bare, fact),
+        decision = expect_ok(api.post("/v1/context", json=named)).json()["decision_id"]
+        cases: dict[str, Callable[[], httpx.Response]] = {
+            "sgam_healthz": partial(api.get, "/healthz"),
+            "sgam_fact": partial(api.get, fact),
+            "sgam_fact_for_decision": partial(api.get, fact, headers={DECISION_HEADER: decision}),
+            "sgam_named_k0": partial(api.post, "/v1/context", json=named),
+            "bare_healthz": partial(bare.get, "/healthz"),
+            "bare_one": partial(bare.get, "/one"),
+            "bare_fact": partial(bare.get, fact),
         }
         by_round = [{name: _time(cases[name], timing) for name in CASES} for _ in range(rounds)]
     return stack_summary(by_round)
@@ -171,4 +185,6 @@ def stack_summary(by_round: list[dict[str, float]]) -> dict[str, Any]:
         "bare_fact_over_healthz": over("bare_fact", "bare_healthz"),
         "bare_one_over_healthz": over("bare_one", "bare_healthz"),
         "sgam_fact_over_bare_fact": over("sgam_fact", "bare_fact"),
+        "fact_for_decision_over_fact": over("sgam_fact_for_decision", "sgam_fact"),
+        "named_k0_over_fact": over("sgam_named_k0", "sgam_fact"),
     }
