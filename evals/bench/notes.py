@@ -47,8 +47,8 @@ def stack_note(results: Results) -> str:
         return ""
     return (
         f"a bare Litestar route serving the same row by the same statement and pool is"
-        f" {stack['bare_fact_over_healthz']:g}x its /healthz (SELECT 1 alone"
-        f" {stack['bare_one_over_healthz']:g}x), SGAM {stack['sgam_fact_over_healthz']:g}x in"
+        f" {stack['bare_fact_over_healthz']:.2f}x its /healthz (SELECT 1 alone"
+        f" {stack['bare_one_over_healthz']:.2f}x), SGAM {stack['sgam_fact_over_healthz']:.2f}x in"
         f" the same rounds; "
     )
 
@@ -61,8 +61,8 @@ def receipt_note(results: Results) -> str:
         return ""
     return (
         f"a GET fact for a decision (the key read and its receipt written, in one transaction)"
-        f" is {stack['fact_for_decision_over_fact']:g}x GET fact, the named context"
-        f" {stack['named_k0_over_fact']:g}x in the same rounds; "
+        f" is {stack['fact_for_decision_over_fact']:.2f}x GET fact, the named context"
+        f" {stack['named_k0_over_fact']:.2f}x in the same rounds; "
     )
 
 

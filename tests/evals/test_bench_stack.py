@@ -72,9 +72,9 @@ def test_the_summary_takes_each_cases_median_over_rounds_and_reads_the_ratios() 
     assert summary["named_k0_over_fact"] == 2.7
     assert len(summary["rounds"]) == 3
     note = stack_note({"stack_floor": summary})
-    assert "2x its /healthz" in note
-    assert "SGAM 2.5x" in note
+    assert "2.00x its /healthz" in note
+    assert "SGAM 2.50x" in note
     said = receipt_note({"stack_floor": summary})
-    assert "is 2x GET fact, the named context 2.7x" in said
+    assert "is 2.00x GET fact, the named context 2.70x" in said
     failed = {"stack_floor": {"error": "the bare app did not start"}}
     assert stack_note(failed) == receipt_note(failed) == ""
