@@ -144,8 +144,8 @@ def measure_stack_floor(
     """Each case's p50 in every round (the cases alternated within a round), their medians,
     and the ratios (``stack_summary``)."""
     fact = f"/v1/facts/{key.subject}/{key.attribute}"
-    named = {"question": key.question, "subject": key.subject, "attributes": [key.attribute]}
-    named["evidence_k"] = 0
+    named: dict[str, Any] = {"question": key.question, "subject": key.subject}
+    named |= {"attributes": [key.attribute], "evidence_k": 0}
     with (
         serve_bare(conninfo, api_key=served.api_key, log=log) as bare_url,
         served.client() as api,
