@@ -98,7 +98,9 @@ def serve(
         raise typer.Exit(1) from None
     with unwinding_on_stop_signals(), ExitStack() as owned:
         if settings.database_url is None:
-            conninfo = owned.enter_context(_own_embedded_database(settings.data_dir))
+            conninfo = owned.enter_context(
+                _own_embedded_database(settings.data_dir, settings.embedded_shared_buffers)
+            )
         else:
             from store.db.database import resolve_conninfo  # noqa: PLC0415
 
@@ -114,7 +116,7 @@ def serve(
 
 
 @contextmanager
-def _own_embedded_database(data_dir: Path) -> Iterator[str]:
+def _own_embedded_database(data_dir: Path, shared_buffers: str) -> Iterator[str]:
     """Lock the data directory for this process's life and run its database until the end.
 
     A data directory already served by another process ends the command with exit code 1.
@@ -130,7 +132,11 @@ def _own_embedded_database(data_dir: Path) -> Iterator[str]:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(1) from error
         gone = "the embedded PostgreSQL stopped and would not start again"
-        yield owned.enter_context(embedded_database(data_dir, on_gone=lambda: stop_failing(gone)))
+        yield owned.enter_context(
+            embedded_database(
+                data_dir, on_gone=lambda: stop_failing(gone), shared_buffers=shared_buffers
+            )
+        )
 
 
 def _serve(
@@ -197,7 +203,11 @@ def migrate() -> None:
     from store.errors import DatabaseUnavailable  # noqa: PLC0415
 
     settings = Settings()
-    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    conninfo = resolve_conninfo(
+        settings.database_url,
+        data_dir=settings.data_dir,
+        shared_buffers=settings.embedded_shared_buffers,
+    )
     try:
         applied = migrate_database(conninfo, text_search_config=settings.text_search_config)
     except DatabaseUnavailable as error:  # a schema ahead, or a migration refused
@@ -230,7 +240,11 @@ def reembed(
     from store.db.migrate import SchemaNotCurrent, require_current_schema  # noqa: PLC0415
 
     settings = Settings()
-    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    conninfo = resolve_conninfo(
+        settings.database_url,
+        data_dir=settings.data_dir,
+        shared_buffers=settings.embedded_shared_buffers,
+    )
     with psycopg.connect(conninfo) as conn:
         try:
             require_current_schema(conn)

@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from extraction.extractor import Extractor
 from retrieval.search.embeddings import Embedder
 from store.db.database import default_data_dir
+from store.db.tuning import EMBEDDED_SHARED_BUFFERS, SIZE_PATTERN
 
 
 class Settings(BaseSettings):
@@ -42,6 +43,14 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default_factory=default_data_dir,
         description="Folder of the embedded database (kept across restarts).",
+    )
+    embedded_shared_buffers: str = Field(
+        default=EMBEDDED_SHARED_BUFFERS,
+        pattern=SIZE_PATTERN,
+        description="Shared buffers of the embedded PostgreSQL (a size in kB, MB or GB):"
+        " 512MB holds the vectors and HNSW index of about 250,000 episodes. A new data"
+        " directory gets it at once, an existing one at its database's next start. Unused"
+        " with DATABASE_URL, whose server its operator sizes.",
     )
     pool_max_size: int = Field(
         default=10,

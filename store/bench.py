@@ -37,6 +37,7 @@ from store.db.database import (
 from store.db.migrate import migrate, migrate_database
 from store.db.roles import bootstrap_embedded_roles, login_as, pool_login
 from store.db.tenants import enter_tenant, tenant_statement
+from store.db.tuning import EMBEDDED_SHARED_BUFFERS, check_size
 from store.db.watch import DatabaseWatch
 from store.episodes.evidence import (
     EXACT_SCAN_LIMIT,
@@ -55,6 +56,7 @@ from store.subjects.names import AskedKeys, find_by_keys, find_similar
 
 __all__ = [
     "APP_ROLE",
+    "EMBEDDED_SHARED_BUFFERS",
     "EXACT_SCAN_LIMIT",
     "HNSW_EF_SEARCH",
     "AskedKeys",
@@ -69,6 +71,7 @@ __all__ = [
     "app_login",
     "bare_reads",
     "bootstrap_embedded_roles",
+    "check_size",
     "content_hash",
     "enter_tenant",
     "find_by_keys",

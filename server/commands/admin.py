@@ -28,7 +28,11 @@ def _conninfo() -> str:
     from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
 
     settings = Settings()
-    return resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    return resolve_conninfo(
+        settings.database_url,
+        data_dir=settings.data_dir,
+        shared_buffers=settings.embedded_shared_buffers,
+    )
 
 
 @contextmanager
@@ -152,7 +156,11 @@ def purge_receipts(
 
     settings = Settings()
     kept = timedelta(days=days or settings.receipt_retention_days)
-    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    conninfo = resolve_conninfo(
+        settings.database_url,
+        data_dir=settings.data_dir,
+        shared_buffers=settings.embedded_shared_buffers,
+    )
     try:
         with connect(conninfo) as conn:
             deleted = purge(conn, None, before=datetime.now(UTC) - kept)

@@ -47,7 +47,11 @@ def import_episodes(
     from store.service import open_store  # noqa: PLC0415
 
     settings = Settings()
-    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    conninfo = resolve_conninfo(
+        settings.database_url,
+        data_dir=settings.data_dir,
+        shared_buffers=settings.embedded_shared_buffers,
+    )
     embedder = settings.embedder()  # loaded once the facts are in
     try:
         with open_store(conninfo, embedder=embedder, max_connections=2) as store:

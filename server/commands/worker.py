@@ -36,7 +36,11 @@ def worker(
                    " SGAM_EXTRACTOR_MODEL)", err=True)  # fmt: skip
         raise typer.Exit(2)
     policy = policy_from(settings)
-    conninfo = resolve_conninfo(settings.database_url, data_dir=settings.data_dir)
+    conninfo = resolve_conninfo(
+        settings.database_url,
+        data_dir=settings.data_dir,
+        shared_buffers=settings.embedded_shared_buffers,
+    )
     try:
         with open_store(conninfo, max_connections=2) as store:
             if once:

@@ -160,7 +160,12 @@ def lifespan(
     @asynccontextmanager
     async def run(app: Litestar) -> AsyncIterator[None]:
         conninfo = await anyio.to_thread.run_sync(
-            partial(resolve_conninfo, settings.database_url, data_dir=settings.data_dir)
+            partial(
+                resolve_conninfo,
+                settings.database_url,
+                data_dir=settings.data_dir,
+                shared_buffers=settings.embedded_shared_buffers,
+            )
         )
         login = await anyio.to_thread.run_sync(api_login, settings, conninfo)
         model = embedder or settings.embedder(serving=True)

