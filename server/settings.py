@@ -6,13 +6,13 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from extraction.extractor import Extractor
 from retrieval.search.embeddings import Embedder
 from store.db.database import default_data_dir
-from store.db.tuning import EMBEDDED_SHARED_BUFFERS, SIZE_PATTERN
+from store.db.tuning import EMBEDDED_SHARED_BUFFERS, check_size
 
 
 class Settings(BaseSettings):
@@ -46,11 +46,11 @@ class Settings(BaseSettings):
     )
     embedded_shared_buffers: str = Field(
         default=EMBEDDED_SHARED_BUFFERS,
-        pattern=SIZE_PATTERN,
-        description="Shared buffers of the embedded PostgreSQL (a size in kB, MB or GB):"
-        " 512MB holds the vectors and HNSW index of about 250,000 episodes. A new data"
-        " directory gets it at once, an existing one at its database's next start. Unused"
-        " with DATABASE_URL, whose server its operator sizes.",
+        description="Shared buffers of the embedded PostgreSQL (a size in kB, MB or GB, at most"
+        " half the machine's memory): 512MB holds the vectors and HNSW index of about 250,000"
+        " episodes. Applied at start, with a restart of the database unless another process"
+        " uses it (then at its next start). Unused with DATABASE_URL, whose server its"
+        " operator sizes.",
     )
     pool_max_size: int = Field(
         default=10,
@@ -236,6 +236,11 @@ class Settings(BaseSettings):
         description="Whether each server process runs a worker thread when an extractor is"
         " configured (off: only `sgam worker` processes take jobs).",
     )
+
+    @field_validator("embedded_shared_buffers")
+    @classmethod
+    def _a_size_postgresql_takes(cls, size: str) -> str:
+        return check_size(size)
 
     @model_validator(mode="after")
     def _extractor_complete(self) -> Settings:

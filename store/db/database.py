@@ -75,14 +75,13 @@ def _embedded_server(data_dir: Path, *, temporary: bool, shared_buffers: str | N
 
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     forget_dead_handles(PostgresServer, data_dir)
-    new_cluster = not (data_dir / "PG_VERSION").exists()
     server = get_server(data_dir, cleanup_mode="delete" if temporary else "stop")
     # At exit hooks run last registered first: the dead are forgotten before the server's own
     # hook decides whether this process is the last user, and so stops PostgreSQL.
     atexit.register(forget_dead_handles, PostgresServer, data_dir)
     superuser = str(server.get_uri("postgres"))
     if shared_buffers is not None:
-        set_shared_buffers(server, superuser, shared_buffers, new_cluster=new_cluster)
+        set_shared_buffers(server, superuser, shared_buffers)
     bootstrap_embedded_roles(superuser)
     return server
 

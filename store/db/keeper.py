@@ -88,7 +88,7 @@ class PostmasterKeeper:
     def _run(self) -> None:
         while not self._stop.wait(self._interval_s):
             pid = self._server.get_pid()
-            if running(pid):
+            if _running(pid):
                 continue
             log.error("the embedded PostgreSQL (pid %s) is gone; starting it again", pid)
             if not self._restart():
@@ -118,7 +118,7 @@ class PostmasterKeeper:
                         return True  # the server is being stopped on purpose
                     with self._server._lock:
                         self._server.ensure_postgres_running()
-                    if not running(self._server.get_pid()):
+                    if not _running(self._server.get_pid()):
                         raise NotStarted("the dead postmaster is still listed as running")
         except RetryError:
             return False
@@ -127,7 +127,7 @@ class PostmasterKeeper:
         return True
 
 
-def running(pid: int | None) -> bool:
+def _running(pid: int | None) -> bool:
     """Whether ``pid`` runs; a zombie (dead, not yet reaped by its parent) does not."""
     if pid is None or pid <= 0:
         return False

