@@ -102,9 +102,7 @@ def serve(
                 _own_embedded_database(settings.data_dir, settings.embedded_shared_buffers)
             )
         else:
-            from store.db.database import resolve_conninfo  # noqa: PLC0415
-
-            conninfo = resolve_conninfo(settings.database_url)
+            conninfo = settings.conninfo()
         _serve(
             conninfo,
             settings=settings,
@@ -198,16 +196,11 @@ def migrate() -> None:
     migrated by a newer release is refused and left as it is. The episodes' full-text
     documents are rebuilt when SGAM_TEXT_SEARCH_CONFIG names another configuration.
     """
-    from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
     from store.db.migrate import migrate_database  # noqa: PLC0415
     from store.errors import DatabaseUnavailable  # noqa: PLC0415
 
     settings = Settings()
-    conninfo = resolve_conninfo(
-        settings.database_url,
-        data_dir=settings.data_dir,
-        shared_buffers=settings.embedded_shared_buffers,
-    )
+    conninfo = settings.conninfo()
     try:
         applied = migrate_database(conninfo, text_search_config=settings.text_search_config)
     except DatabaseUnavailable as error:  # a schema ahead, or a migration refused
@@ -236,15 +229,11 @@ def reembed(
 
     from retrieval.search.reembed import reembed_tenant  # noqa: PLC0415
     from store.db.clock import wall_clock  # noqa: PLC0415
-    from store.db.database import connect, resolve_conninfo  # noqa: PLC0415
+    from store.db.database import connect  # noqa: PLC0415
     from store.db.migrate import SchemaNotCurrent, require_current_schema  # noqa: PLC0415
 
     settings = Settings()
-    conninfo = resolve_conninfo(
-        settings.database_url,
-        data_dir=settings.data_dir,
-        shared_buffers=settings.embedded_shared_buffers,
-    )
+    conninfo = settings.conninfo()
     with psycopg.connect(conninfo) as conn:
         try:
             require_current_schema(conn)

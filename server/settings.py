@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from extraction.extractor import Extractor
 from retrieval.search.embeddings import Embedder
-from store.db.database import default_data_dir
+from store.db.database import default_data_dir, resolve_conninfo
 from store.db.tuning import EMBEDDED_SHARED_BUFFERS, check_size
 
 
@@ -247,6 +247,15 @@ class Settings(BaseSettings):
         if (self.extractor_url is None) != (self.extractor_model is None):
             raise ValueError("set both SGAM_EXTRACTOR_URL and SGAM_EXTRACTOR_MODEL, or neither")
         return self
+
+    def conninfo(self) -> str:
+        """The database to use: ``database_url`` when set (checked), else the embedded PostgreSQL
+        in ``data_dir``, started or attached to with ``embedded_shared_buffers``."""
+        return resolve_conninfo(
+            self.database_url,
+            data_dir=self.data_dir,
+            shared_buffers=self.embedded_shared_buffers,
+        )
 
     def extractor(self) -> Extractor | None:
         """The configured extractor, or None when none is configured."""

@@ -25,14 +25,7 @@ key_app = typer.Typer(help="Issue and revoke API keys (shown once, stored hashed
 def _conninfo() -> str:
     """The configured database's URL, as the operator commands log in (the tables' owner in
     the embedded default)."""
-    from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
-
-    settings = Settings()
-    return resolve_conninfo(
-        settings.database_url,
-        data_dir=settings.data_dir,
-        shared_buffers=settings.embedded_shared_buffers,
-    )
+    return Settings().conninfo()
 
 
 @contextmanager
@@ -150,17 +143,13 @@ def purge_receipts(
     """
     from datetime import UTC, datetime, timedelta  # noqa: PLC0415 - keep --help fast
 
-    from store.db.database import connect, resolve_conninfo  # noqa: PLC0415
+    from store.db.database import connect  # noqa: PLC0415
     from store.errors import StoreError, translate  # noqa: PLC0415
     from store.governance.receipts import purge_receipts as purge  # noqa: PLC0415
 
     settings = Settings()
     kept = timedelta(days=days or settings.receipt_retention_days)
-    conninfo = resolve_conninfo(
-        settings.database_url,
-        data_dir=settings.data_dir,
-        shared_buffers=settings.embedded_shared_buffers,
-    )
+    conninfo = settings.conninfo()
     try:
         with connect(conninfo) as conn:
             deleted = purge(conn, None, before=datetime.now(UTC) - kept)

@@ -41,17 +41,12 @@ def import_episodes(
     """
     from tqdm import tqdm  # noqa: PLC0415 - keep --help fast
 
-    from store.db.database import resolve_conninfo  # noqa: PLC0415
     from store.db.statistics import EMBEDDED, IMPORTED, analyze  # noqa: PLC0415
     from store.errors import StoreError  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415
 
     settings = Settings()
-    conninfo = resolve_conninfo(
-        settings.database_url,
-        data_dir=settings.data_dir,
-        shared_buffers=settings.embedded_shared_buffers,
-    )
+    conninfo = settings.conninfo()
     embedder = settings.embedder()  # loaded once the facts are in
     try:
         with open_store(conninfo, embedder=embedder, max_connections=2) as store:

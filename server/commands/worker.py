@@ -25,7 +25,6 @@ def worker(
     SIGINT after the job at hand."""
     from extraction.jobs import drain  # noqa: PLC0415 - keep --help fast
     from server.extraction.worker import METRICS, Worker, policy_from  # noqa: PLC0415
-    from store.db.database import resolve_conninfo  # noqa: PLC0415 - keep --help fast
     from store.db.migrate import SchemaNotCurrent  # noqa: PLC0415
     from store.service import open_store  # noqa: PLC0415
 
@@ -36,11 +35,7 @@ def worker(
                    " SGAM_EXTRACTOR_MODEL)", err=True)  # fmt: skip
         raise typer.Exit(2)
     policy = policy_from(settings)
-    conninfo = resolve_conninfo(
-        settings.database_url,
-        data_dir=settings.data_dir,
-        shared_buffers=settings.embedded_shared_buffers,
-    )
+    conninfo = settings.conninfo()
     try:
         with open_store(conninfo, max_connections=2) as store:
             if once:

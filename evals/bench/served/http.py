@@ -305,7 +305,7 @@ def _writes(served: Served, texts: list[str], options: Options) -> dict[str, Any
 
 
 def _stack_floor(run: _Run) -> dict[str, Any]:
-    # Each case runs half a read case's time: five cases a round, alternated over the rounds.
+    # Each case runs half a read case's time: its cases take turns in each round.
     options = run.options
     timing = Timing(options.seconds / 2, warmup=3, min_calls=options.min_calls)
     try:

@@ -139,10 +139,11 @@ def serve(
             wait_ready(base_url, process, log)
             yield Served(base_url, process.pid, _issue_key(base_url, admin_token))
         finally:
-            _stop(process)
+            stop(process)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server the benchmark started; kill it if it does not end in time."""
     process.terminate()
     try:
         process.wait(STOP_TIMEOUT_S)

@@ -44,7 +44,7 @@ from litestar.params import PathParameter
 from evals.bench.served.cases import CaseFailed, expect_ok
 from evals.bench.served.data import TENANT, MeasuredKey
 from evals.bench.served.runner import Timing, run_clients
-from evals.bench.served.server import Served, free_port, wait_ready
+from evals.bench.served.server import Served, free_port, stop, wait_ready
 from server.settings import Settings
 from store.bench import BareReads, bare_reads
 from store.contract.problems import DECISION_HEADER
@@ -126,8 +126,7 @@ def serve_bare(conninfo: str, *, api_key: str, log: Path) -> Iterator[str]:
             wait_ready(base_url, process, log, name="the bare app", path="/healthz")
             yield base_url
         finally:
-            process.terminate()
-            process.wait(30)
+            stop(process)
 
 
 def _time(request: Callable[[], httpx.Response], timing: Timing) -> float:
